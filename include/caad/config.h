@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "caad/plan.h"
+
+enum caad_mode {
+	CAAD_MODE_ENFORCE,  /* apply the plan */
+	CAAD_MODE_DRY_RUN,  /* log the plan, write nothing */
+	CAAD_MODE_OBSERVE,  /* observe flows only, no planning output */
+	_CAAD_MODE_COUNT,
+};
+
+const char *caad_mode_to_string(enum caad_mode m);
+int caad_mode_from_string(const char *s); /* -> mode or -EINVAL */
+
+struct caad_config {
+	enum caad_mode mode;
+	char **interfaces;     /* NULL-terminated list; empty = none configured */
+	size_t n_interfaces;
+	unsigned interval_ms;  /* scan period */
+	unsigned max_flows;    /* size of the BPF flow table */
+	int log_level;         /* syslog level */
+	struct caad_policy policy;
+};
+
+void caad_config_init(struct caad_config *c);
+void caad_config_done(struct caad_config *c);
+
+/*
+ * Parse one INI file into c, overriding what it sets. Unknown sections or
+ * keys and bad values are errors: the message names FILE:LINE and is logged;
+ * the return is -EINVAL (or -errno for I/O). On error c may be partially
+ * updated: callers parse into a copy and swap.
+ */
+int caad_config_parse_file(struct caad_config *c, const char *path);
+
+/*
+ * Load the configuration stack: VENDORDIR/caad.conf, then CONFDIR/caad.conf,
+ * then CONFDIR/caad.conf.d/ *.conf in lexical order; missing files are skipped.
+ * When explicit_path is non-NULL only that file is read (and it must exist).
+ */
+int caad_config_load(struct caad_config *c, const char *explicit_path);
+
+/* Parse "1G", "500M", "10000000" (bit/s, SI suffixes K M G T). */
+int caad_parse_rate(const char *s, uint64_t *ret);
+/* Parse yes/no/true/false/1/0/on/off. */
+int caad_parse_bool(const char *s, bool *ret);
+/* Replace the interface list (copies). */
+int caad_config_set_interfaces(struct caad_config *c, char *const *names, size_t n);

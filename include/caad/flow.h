@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "caad/observer-abi.h"
+
+/* A flow: a TCP connection seen from the receiver. */
+struct caad_flow {
+	uint64_t id;           /* kernel socket address: unique while it lives */
+	int family;
+	uint8_t laddr[16], raddr[16];
+	uint16_t lport, rport;
+
+	uint32_t pid, tid;     /* consuming process and thread */
+	char comm[CAAD_COMM_LEN];
+	int consumer_cpu;      /* -1 unknown */
+	int proc_cpu;          /* CPU processing its packets (softirq), -1 unknown */
+	int ifindex;           /* receiving interface, 0 unknown */
+	int rx_queue;          /* -1 unknown */
+	uint32_t napi_id;      /* 0 unknown */
+
+	uint64_t bytes;        /* total read by the consumer */
+	uint64_t rate_bps;     /* read rate over the last interval, bit/s */
+	uint64_t first_ns, last_ns;
+};
+
+/* "10.0.0.2:5201 <- 10.0.0.1:40312" (local <- remote). */
+int caad_flow_format_tuple(const struct caad_flow *f, char *buf, size_t size);
+/* Convert one BPF map record into a flow (rate left 0). */
+void caad_flow_from_stats(struct caad_flow *f, const struct caad_flow_stats *s);
+
+/*
+ * Rates: given the previous snapshot (sorted by id) and the new one, fill
+ * rate_bps of the new flows from the byte deltas over their time delta.
+ * Both arrays must be sorted by id (caad_flows_sort).
+ */
+void caad_flows_sort(struct caad_flow *flows, size_t n);
+void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
+                             uint64_t interval_ns);

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "caad/flow.h"
+
+/* The BPF observer: loads and attaches bpf/observer.bpf.c, reads its maps. */
+struct caad_observer;
+
+struct caad_observer_options {
+	uint32_t netns_inode;  /* only sockets in this netns; 0 = all */
+	uint32_t max_flows;    /* size of the flows map (LRU) */
+	uint32_t ringbuf_size; /* bytes, power of two >= page size; 0 = default */
+};
+
+int caad_observer_open(const struct caad_observer_options *opts, struct caad_observer **ret);
+void caad_observer_free(struct caad_observer *o);
+static inline void caad_observer_freep(struct caad_observer **o)
+{
+	caad_observer_free(*o);
+}
+
+/* The ring buffer's epoll fd, to be polled by the event loop. */
+int caad_observer_fd(struct caad_observer *o);
+/* Drain ring buffer events; closed flows are forgotten. Returns events handled. */
+int caad_observer_consume(struct caad_observer *o);
+/* Snapshot all flows from the map into a new sorted array, with rates
+ * computed against the previous snapshot. */
+int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n);
+/* Sum of the per-CPU counters (enum caad_counter). */
+uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c);
+
+/* Inode of the calling process's network namespace. */
+int caad_netns_self_inode(uint32_t *ret);

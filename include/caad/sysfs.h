@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stddef.h>
+
+#include "caad/macro.h"
+
+/*
+ * All procfs/sysfs access goes through a root prefix so that tests and
+ * demos can point caad at a fake tree: with root "/tmp/x", "/proc/irq/5/…"
+ * is read from "/tmp/x/proc/irq/5/…". Root "" or "/" is the host.
+ */
+
+/* Build ROOT + the formatted path into a new string. Returns 0 or -ENOMEM. */
+int caad_path(char **ret, const char *root, const char *fmt, ...) _printf_(3, 4);
+
+/* Read a whole (small) file into a NUL-terminated string with trailing
+ * newlines/spaces removed. Returns 0 or a negative errno. */
+int caad_read_file(const char *path, char **ret);
+/* Read one line of a file into buf (trimmed). */
+int caad_read_line(const char *path, char *buf, size_t size);
+/* Write value (a newline is added) in one write(2). Returns 0 or -errno,
+ * exactly as the kernel answered the write. */
+int caad_write_file(const char *path, const char *value);
+/* Write data to path atomically: temp file in the same directory, fsync,
+ * rename. mode is the file mode. */
+int caad_write_file_atomic(const char *path, const char *data, size_t len, unsigned mode);
+/* mkdir -p */
+int caad_mkdir_p(const char *path, unsigned mode);

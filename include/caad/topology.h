@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+#include "caad/cpumask.h"
+
+/*
+ * The machine as caad plans for it, taken from hwloc. CPU numbers are OS
+ * numbers (hwloc P#), never assumed contiguous per package.
+ */
+
+enum caad_relation {
+	CAAD_RELATION_UNSTEERED,          /* caad leaves the flow alone */
+	CAAD_RELATION_PEER_CORE_SAME_LLC, /* different core, same last-level cache */
+	CAAD_RELATION_SAME_PACKAGE_OTHER_LLC,
+	CAAD_RELATION_OTHER_PACKAGE,
+	CAAD_RELATION_SMT_SIBLING,
+	CAAD_RELATION_SAME_CORE,
+	_CAAD_RELATION_COUNT,
+};
+
+const char *caad_relation_to_string(enum caad_relation r);
+
+struct caad_cpu {
+	bool present;  /* known to the topology at all */
+	bool usable;   /* online, allowed, not isolated */
+	int core;      /* index into topology->cores */
+	int llc;       /* index into topology->llcs (-1: no shared cache known) */
+	int package;   /* index into topology->packages */
+	int numa;      /* OS index of the NUMA node, -1 if unknown */
+};
+
+struct caad_cpuset_group {
+	unsigned os_index;       /* hwloc os_index (packages) or logical index */
+	struct caad_cpumask cpus; /* present CPUs of the group */
+};
+
+struct caad_topology {
+	unsigned n_cpus;          /* highest present OS CPU number + 1 */
+	struct caad_cpu *cpus;    /* n_cpus entries */
+	struct caad_cpumask present;
+	struct caad_cpumask usable;
+
+	struct caad_cpuset_group *cores;
+	unsigned n_cores;
+	struct caad_cpuset_group *llcs;
+	unsigned n_llcs;
+	unsigned llc_depth_level; /* cache level used as LLC (3 on most hosts), 0 if none */
+	struct caad_cpuset_group *packages;
+	unsigned n_packages;
+
+	void *hwloc; /* hwloc_topology_t, kept for I/O (NIC locality) queries */
+};
+
+/*
+ * Load the topology: from an hwloc XML file when xml_path is non-NULL, else
+ * from the running host. sysroot (may be NULL) is where "isolated" CPUs are
+ * read: SYSROOT/sys/devices/system/cpu/isolated.
+ */
+int caad_topology_load(const char *xml_path, const char *sysroot, struct caad_topology **ret);
+/* Load from an hwloc synthetic description ("package:2 l3:2 core:6 pu:2"). */
+int caad_topology_load_synthetic(const char *description, struct caad_topology **ret);
+void caad_topology_free(struct caad_topology *t);
+static inline void caad_topology_freep(struct caad_topology **t)
+{
+	caad_topology_free(*t);
+}
+
+/*
+ * Peer cores of cpu: one usable PU (the lowest-numbered) of every other
+ * physical core sharing cpu's LLC. Never cpu's own core or SMT siblings.
+ * Returns the number of peers found (0 if none), or -EINVAL for an unknown CPU.
+ */
+int caad_topology_llc_peers(const struct caad_topology *t, unsigned cpu, struct caad_cpumask *ret);
+/* Same, for the other LLCs of cpu's package. */
+int caad_topology_package_peers(const struct caad_topology *t, unsigned cpu, struct caad_cpumask *ret);
+
+/* How CPU b relates to CPU a. */
+enum caad_relation caad_topology_relation(const struct caad_topology *t, unsigned a, unsigned b);
+
+/* CPUs local to a network interface (hwloc OS device by name), or -ENOENT. */
+int caad_topology_nic_cpus(const struct caad_topology *t, const char *ifname, struct caad_cpumask *ret);

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "caad/log.h"
+
+static int max_level = LOG_INFO;
+
+void caad_log_set_max_level(int level)
+{
+	max_level = level;
+}
+
+int caad_log_get_max_level(void)
+{
+	return max_level;
+}
+
+static const char *const level_names[] = {
+	[LOG_EMERG] = "emerg", [LOG_ALERT] = "alert",   [LOG_CRIT] = "crit", [LOG_ERR] = "err",
+	[LOG_WARNING] = "warning", [LOG_NOTICE] = "notice", [LOG_INFO] = "info", [LOG_DEBUG] = "debug",
+};
+
+int caad_log_parse_level(const char *s)
+{
+	if (!s)
+		return -EINVAL;
+	for (size_t i = 0; i < ARRAY_SIZE(level_names); i++)
+		if (strcasecmp(s, level_names[i]) == 0)
+			return (int)i;
+	if (strcasecmp(s, "error") == 0)
+		return LOG_ERR;
+	return -EINVAL;
+}
+
+int caad_log_internal(int level, int error, const char *fmt, ...)
+{
+	int e = error < 0 ? -error : error;
+
+	if (level <= max_level) {
+		char buf[2048];
+		va_list ap;
+		static int journal = -1;
+
+		if (journal < 0)
+			journal = getenv("JOURNAL_STREAM") != NULL;
+
+		errno = e; /* for %m */
+		va_start(ap, fmt);
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		va_end(ap);
+		if (journal)
+			fprintf(stderr, "<%d>%s\n", level, buf);
+		else
+			fprintf(stderr, "%s\n", buf);
+	}
+	errno = e;
+	return -e;
+}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "caad/sysfs.h"
+
+int caad_path(char **ret, const char *root, const char *fmt, ...)
+{
+	_cleanup_free_ char *rel = NULL;
+	char *p;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&rel, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+
+	if (!root || streq(root, "/"))
+		root = "";
+	/* drop a trailing slash of root so "root/" + "/proc" has one */
+	size_t rl = strlen(root);
+	while (rl > 0 && root[rl - 1] == '/')
+		rl--;
+	if (asprintf(&p, "%.*s%s", (int)rl, root, rel) < 0)
+		return -ENOMEM;
+	*ret = p;
+	return 0;
+}
+
+static void trim_trailing(char *s)
+{
+	size_t n = strlen(s);
+	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+		s[--n] = 0;
+}
+
+int caad_read_file(const char *path, char **ret)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t size = 4096, len = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+
+	buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t k;
+
+		if (len + 1 >= size) {
+			if (size >= 64u << 20)
+				return -EFBIG;
+			char *n = realloc(buf, size * 2);
+			if (!n)
+				return -ENOMEM;
+			buf = n;
+			size *= 2;
+		}
+		k = read(fd, buf + len, size - len - 1);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+	}
+	buf[len] = 0;
+	if (memchr(buf, 0, len))
+		return -EBADMSG; /* binary junk where text was expected */
+	trim_trailing(buf);
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
+int caad_read_line(const char *path, char *buf, size_t size)
+{
+	_cleanup_free_ char *s = NULL;
+	int r;
+
+	r = caad_read_file(path, &s);
+	if (r < 0)
+		return r;
+	char *nl = strchr(s, '\n');
+	if (nl)
+		*nl = 0;
+	if (strlen(s) >= size)
+		return -ENOBUFS;
+	strcpy(buf, s);
+	return 0;
+}
+
+int caad_write_file(const char *path, const char *value)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *line = NULL;
+	ssize_t k;
+	int n;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	n = asprintf(&line, "%s\n", value);
+	if (n < 0)
+		return -ENOMEM;
+	k = write(fd, line, (size_t)n);
+	if (k < 0)
+		return -errno;
+	if (k != n)
+		return -EIO;
+	return 0;
+}
+
+int caad_write_file_atomic(const char *path, const char *data, size_t len, unsigned mode)
+{
+	_cleanup_free_ char *tmp = NULL;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+		return -ENOMEM;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len > 0) {
+		ssize_t k = write(fd, data, len);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto fail;
+		}
+		data += k;
+		len -= (size_t)k;
+	}
+	if (fchmod(fd, mode) < 0 || fsync(fd) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (rename(tmp, path) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	unlink(tmp);
+	return r;
+}
+
+int caad_mkdir_p(const char *path, unsigned mode)
+{
+	char buf[PATH_MAX];
+
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
