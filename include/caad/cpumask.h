@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "caad/macro.h"
+
 /*
  * A fixed-size CPU set, indexed by OS CPU number (hwloc's P#). Fixed size
  * keeps masks copyable by value and free of allocation in the planner.

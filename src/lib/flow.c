@@ -1,1 +1,151 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <arpa/inet.h>
+#include <assert.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include "caad/macro.h"
+#include "caad/flow.h"
+
+/* sk_napi_id values below this are sender_cpu hints, not NAPI ids. */
+#define NAPI_ID_MIN 257
+/* sk_rx_queue_mapping when no queue was recorded (NO_QUEUE_MAPPING). */
+#define RX_QUEUE_NONE 65535
+
+#define NSEC_PER_SEC UINT64_C(1000000000)
+#define NSEC_PER_MSEC UINT64_C(1000000)
+
+int caad_flow_format_tuple(const struct caad_flow *f, char *buf, size_t size)
+{
+	char l[INET6_ADDRSTRLEN], r[INET6_ADDRSTRLEN];
+	char tmp[2 * (INET6_ADDRSTRLEN + sizeof("[]:65535")) + sizeof(" <- ")];
+	int n;
+
+	assert(f);
+	assert(buf || size == 0);
+
+	/* An IPv4 peer of a dual-stack socket (::ffff:a.b.c.d) reads as IPv4. */
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	if (f->family == AF_INET6 && memcmp(f->laddr, v4mapped, 12) == 0 && memcmp(f->raddr, v4mapped, 12) == 0 &&
+	    inet_ntop(AF_INET, f->laddr + 12, l, sizeof(l)) && inet_ntop(AF_INET, f->raddr + 12, r, sizeof(r)))
+		n = snprintf(tmp, sizeof(tmp), "%s:%u <- %s:%u", l, f->lport, r, f->rport);
+	else if (f->family == AF_INET && inet_ntop(AF_INET, f->laddr, l, sizeof(l)) &&
+	         inet_ntop(AF_INET, f->raddr, r, sizeof(r)))
+		n = snprintf(tmp, sizeof(tmp), "%s:%u <- %s:%u", l, f->lport, r, f->rport);
+	else if (f->family == AF_INET6 && inet_ntop(AF_INET6, f->laddr, l, sizeof(l)) &&
+	         inet_ntop(AF_INET6, f->raddr, r, sizeof(r)))
+		n = snprintf(tmp, sizeof(tmp), "[%s]:%u <- [%s]:%u", l, f->lport, r, f->rport);
+	else
+		n = snprintf(tmp, sizeof(tmp), "?");
+
+	assert(n >= 0 && (size_t)n < sizeof(tmp));
+	if ((size_t)n >= size)
+		return -ENOBUFS;
+
+	memcpy(buf, tmp, (size_t)n + 1);
+	return n;
+}
+
+static int cpu_or_unknown(uint32_t cpu)
+{
+	return cpu == CAAD_CPU_NONE || cpu > INT_MAX ? -1 : (int)cpu;
+}
+
+void caad_flow_from_stats(struct caad_flow *f, const struct caad_flow_stats *s)
+{
+	size_t n;
+
+	assert(f);
+	assert(s);
+
+	*f = (struct caad_flow){
+		.id = s->sk,
+		.family = s->family,
+		.lport = s->lport,
+		.rport = s->rport,
+		.pid = s->consumer_pid,
+		.tid = s->consumer_tid,
+		.consumer_cpu = cpu_or_unknown(s->consumer_cpu),
+		.proc_cpu = cpu_or_unknown(s->proc_cpu),
+		.ifindex = s->rx_ifindex > INT_MAX ? 0 : (int)s->rx_ifindex,
+		/* Covers CAAD_CPU_NONE too: a real mapping is a u16 below 65535. */
+		.rx_queue = s->rx_queue >= RX_QUEUE_NONE ? -1 : (int)s->rx_queue,
+		.napi_id = s->napi_id < NAPI_ID_MIN ? 0 : s->napi_id,
+		.bytes = s->bytes,
+		.first_ns = s->first_ns,
+		.last_ns = s->last_ns,
+	};
+	memcpy(f->laddr, s->laddr, sizeof(f->laddr));
+	memcpy(f->raddr, s->raddr, sizeof(f->raddr));
+
+	/* The kernel's comm is NUL-terminated, but the map is not to be trusted. */
+	n = strnlen(s->comm, sizeof(s->comm));
+	n = MIN(n, sizeof(f->comm) - 1);
+	memcpy(f->comm, s->comm, n);
+	f->comm[n] = '\0';
+}
+
+static int flow_cmp(const void *a, const void *b)
+{
+	const struct caad_flow *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+void caad_flows_sort(struct caad_flow *flows, size_t n)
+{
+	assert(flows || n == 0);
+
+	if (n > 1)
+		qsort(flows, n, sizeof(*flows), flow_cmp);
+}
+
+/* bytes * 8 bit/s over span_ns, without overflow; saturates at UINT64_MAX. */
+static uint64_t rate_bps(uint64_t bytes, uint64_t span_ns)
+{
+	unsigned __int128 r;
+
+	assert(span_ns > 0);
+
+	r = (unsigned __int128)bytes * 8 * NSEC_PER_SEC / span_ns;
+	return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
+}
+
+/* A flow not in the previous snapshot: its rate since it was first seen. */
+static uint64_t new_flow_rate(const struct caad_flow *f)
+{
+	if (f->last_ns <= f->first_ns || f->last_ns - f->first_ns < NSEC_PER_MSEC)
+		return 0;
+	return rate_bps(f->bytes, f->last_ns - f->first_ns);
+}
+
+void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
+                             uint64_t interval_ns)
+{
+	size_t j = 0;
+
+	assert(cur || n_cur == 0);
+	assert(prev || n_prev == 0);
+
+	for (size_t i = 0; i < n_cur; i++) {
+		struct caad_flow *f = &cur[i];
+
+		assert(i == 0 || cur[i - 1].id <= f->id);
+
+		if (interval_ns == 0) {
+			f->rate_bps = 0;
+			continue;
+		}
+
+		while (j < n_prev && prev[j].id < f->id)
+			j++;
+
+		if (j < n_prev && prev[j].id == f->id)
+			/* Bytes going backwards: the socket address was reused. */
+			f->rate_bps = f->bytes < prev[j].bytes ? 0 : rate_bps(f->bytes - prev[j].bytes, interval_ns);
+		else
+			f->rate_bps = new_flow_rate(f);
+	}
+}

@@ -1,1 +1,437 @@
-int main(void){return 0;}
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <cmocka.h>
+
+#include "caad/macro.h"
+#include "caad/flow.h"
+
+#define NSEC_PER_SEC UINT64_C(1000000000)
+#define NSEC_PER_MSEC UINT64_C(1000000)
+
+static struct caad_flow flow_v4(const char *l, uint16_t lport, const char *r, uint16_t rport)
+{
+	struct caad_flow f = { .family = AF_INET, .lport = lport, .rport = rport };
+
+	assert_int_equal(inet_pton(AF_INET, l, f.laddr), 1);
+	assert_int_equal(inet_pton(AF_INET, r, f.raddr), 1);
+	return f;
+}
+
+static struct caad_flow flow_v6(const char *l, uint16_t lport, const char *r, uint16_t rport)
+{
+	struct caad_flow f = { .family = AF_INET6, .lport = lport, .rport = rport };
+
+	assert_int_equal(inet_pton(AF_INET6, l, f.laddr), 1);
+	assert_int_equal(inet_pton(AF_INET6, r, f.raddr), 1);
+	return f;
+}
+
+static void test_format_tuple_v4(void **state)
+{
+	struct caad_flow f = flow_v4("10.0.0.2", 5201, "10.0.0.1", 40312);
+	char buf[128];
+
+	assert_int_equal(caad_flow_format_tuple(&f, buf, sizeof(buf)), 31);
+	assert_string_equal(buf, "10.0.0.2:5201 <- 10.0.0.1:40312");
+
+	f = flow_v4("255.255.255.255", 65535, "0.0.0.0", 0);
+	assert_int_equal(caad_flow_format_tuple(&f, buf, sizeof(buf)), 34);
+	assert_string_equal(buf, "255.255.255.255:65535 <- 0.0.0.0:0");
+}
+
+static void test_format_tuple_v6(void **state)
+{
+	struct caad_flow f = flow_v6("fd00::2", 5201, "fd00::1", 40312);
+	char buf[128];
+
+	assert_int_equal(caad_flow_format_tuple(&f, buf, sizeof(buf)), 33);
+	assert_string_equal(buf, "[fd00::2]:5201 <- [fd00::1]:40312");
+
+	f = flow_v6("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 65535, "::ffff:10.0.0.1", 443);
+	int r = caad_flow_format_tuple(&f, buf, sizeof(buf));
+	assert_string_equal(buf, "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535 <- [::ffff:10.0.0.1]:443");
+	assert_int_equal(r, strlen(buf));
+}
+
+static void test_format_tuple_v4mapped(void **state)
+{
+	/* a dual-stack listener's IPv4 peer reads as IPv4 */
+	struct caad_flow f = flow_v6("::ffff:10.99.0.2", 5201, "::ffff:10.99.0.1", 51808);
+	char buf[128];
+
+	assert_int_equal(caad_flow_format_tuple(&f, buf, sizeof(buf)), (int)strlen("10.99.0.2:5201 <- 10.99.0.1:51808"));
+	assert_string_equal(buf, "10.99.0.2:5201 <- 10.99.0.1:51808");
+}
+
+static void test_format_tuple_unknown(void **state)
+{
+	struct caad_flow f = { .family = AF_UNIX };
+	char buf[16];
+
+	assert_int_equal(caad_flow_format_tuple(&f, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "?");
+
+	f.family = 0;
+	assert_int_equal(caad_flow_format_tuple(&f, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "?");
+}
+
+static void test_format_tuple_nobufs(void **state)
+{
+	struct caad_flow f = flow_v4("10.0.0.2", 5201, "10.0.0.1", 40312);
+	const char *want = "10.0.0.2:5201 <- 10.0.0.1:40312";
+	char buf[64];
+
+	memset(buf, 'x', sizeof(buf));
+	assert_int_equal(caad_flow_format_tuple(&f, buf, strlen(want)), -ENOBUFS);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		assert_int_equal(buf[i], 'x');
+	assert_int_equal(caad_flow_format_tuple(&f, buf, strlen(want) + 1), strlen(want));
+	assert_string_equal(buf, want);
+	assert_int_equal(caad_flow_format_tuple(&f, NULL, 0), -ENOBUFS);
+
+	f.family = AF_UNIX;
+	assert_int_equal(caad_flow_format_tuple(&f, buf, 1), -ENOBUFS);
+	assert_int_equal(caad_flow_format_tuple(&f, buf, 2), 1);
+	assert_string_equal(buf, "?");
+}
+
+static struct caad_flow_stats stats_sample(void)
+{
+	struct caad_flow_stats s = {
+		.sk = UINT64_C(0xffff888112345678),
+		.netns = 4026531840u,
+		.family = AF_INET,
+		.lport = 5201,
+		.rport = 40312,
+		.consumer_pid = 4711,
+		.consumer_tid = 4712,
+		.consumer_cpu = 4,
+		.comm = "iperf3",
+		.bytes = 123456789,
+		.reads = 1000,
+		.proc_cpu = 5,
+		.rx_ifindex = 3,
+		.napi_id = 8193,
+		.rx_queue = 7,
+		.proc_events = 10,
+		.first_ns = 1000,
+		.last_ns = 2000,
+	};
+
+	s.laddr[0] = 10, s.laddr[3] = 2;
+	s.raddr[0] = 10, s.raddr[3] = 1;
+	return s;
+}
+
+static void test_from_stats(void **state)
+{
+	struct caad_flow_stats s = stats_sample();
+	struct caad_flow f;
+	char buf[64];
+
+	memset(&f, 0xa5, sizeof(f));
+	caad_flow_from_stats(&f, &s);
+
+	assert_int_equal(f.id, UINT64_C(0xffff888112345678));
+	assert_int_equal(f.family, AF_INET);
+	assert_memory_equal(f.laddr, s.laddr, 16);
+	assert_memory_equal(f.raddr, s.raddr, 16);
+	assert_int_equal(f.lport, 5201);
+	assert_int_equal(f.rport, 40312);
+	assert_int_equal(f.pid, 4711);
+	assert_int_equal(f.tid, 4712);
+	assert_string_equal(f.comm, "iperf3");
+	assert_int_equal(f.consumer_cpu, 4);
+	assert_int_equal(f.proc_cpu, 5);
+	assert_int_equal(f.ifindex, 3);
+	assert_int_equal(f.rx_queue, 7);
+	assert_int_equal(f.napi_id, 8193);
+	assert_int_equal(f.bytes, 123456789);
+	assert_int_equal(f.rate_bps, 0);
+	assert_int_equal(f.first_ns, 1000);
+	assert_int_equal(f.last_ns, 2000);
+
+	assert_int_equal(caad_flow_format_tuple(&f, buf, sizeof(buf)), 31);
+	assert_string_equal(buf, "10.0.0.2:5201 <- 10.0.0.1:40312");
+}
+
+static void test_from_stats_unknown(void **state)
+{
+	struct caad_flow_stats s = stats_sample();
+	struct caad_flow f;
+
+	s.consumer_cpu = CAAD_CPU_NONE;
+	s.proc_cpu = CAAD_CPU_NONE;
+	s.rx_queue = 65535;
+	s.napi_id = 256; /* a sender_cpu hint, not a NAPI id */
+	s.rx_ifindex = 0;
+	caad_flow_from_stats(&f, &s);
+	assert_int_equal(f.consumer_cpu, -1);
+	assert_int_equal(f.proc_cpu, -1);
+	assert_int_equal(f.rx_queue, -1);
+	assert_int_equal(f.napi_id, 0);
+	assert_int_equal(f.ifindex, 0);
+
+	s.rx_queue = CAAD_CPU_NONE;
+	s.napi_id = 257;
+	s.consumer_cpu = 0;
+	s.proc_cpu = 0;
+	caad_flow_from_stats(&f, &s);
+	assert_int_equal(f.rx_queue, -1);
+	assert_int_equal(f.napi_id, 257);
+	assert_int_equal(f.consumer_cpu, 0);
+	assert_int_equal(f.proc_cpu, 0);
+
+	s.rx_queue = 0;
+	s.napi_id = 0;
+	caad_flow_from_stats(&f, &s);
+	assert_int_equal(f.rx_queue, 0);
+	assert_int_equal(f.napi_id, 0);
+
+	s.rx_queue = 65534;
+	caad_flow_from_stats(&f, &s);
+	assert_int_equal(f.rx_queue, 65534);
+}
+
+static void test_from_stats_comm(void **state)
+{
+	struct caad_flow_stats s = stats_sample();
+	struct caad_flow f;
+
+	/* Not NUL-terminated in the map: truncated to fit. */
+	memcpy(s.comm, "0123456789abcdef", CAAD_COMM_LEN);
+	caad_flow_from_stats(&f, &s);
+	assert_string_equal(f.comm, "0123456789abcde");
+
+	memset(s.comm, 0, sizeof(s.comm));
+	caad_flow_from_stats(&f, &s);
+	assert_string_equal(f.comm, "");
+
+	/* Bytes after the NUL are not copied. */
+	memcpy(s.comm, "ab\0cdefghijklmn", CAAD_COMM_LEN);
+	memset(&f, 'z', sizeof(f));
+	caad_flow_from_stats(&f, &s);
+	assert_string_equal(f.comm, "ab");
+	for (size_t i = 2; i < sizeof(f.comm); i++)
+		assert_int_equal(f.comm[i], 0);
+}
+
+static void test_from_stats_v6(void **state)
+{
+	struct caad_flow_stats s = stats_sample();
+	struct caad_flow f;
+	char buf[128];
+
+	s.family = AF_INET6;
+	assert_int_equal(inet_pton(AF_INET6, "fd00::2", s.laddr), 1);
+	assert_int_equal(inet_pton(AF_INET6, "fd00::1", s.raddr), 1);
+	caad_flow_from_stats(&f, &s);
+	assert_int_equal(f.family, AF_INET6);
+	assert_int_equal(caad_flow_format_tuple(&f, buf, sizeof(buf)), 33);
+	assert_string_equal(buf, "[fd00::2]:5201 <- [fd00::1]:40312");
+}
+
+static void test_sort(void **state)
+{
+	const uint64_t ids[] = { 5, UINT64_MAX, 1, UINT64_C(0x8000000000000000), 0, 42, UINT64_C(0x7fffffffffffffff), 3 };
+	const uint64_t want[] = { 0, 1, 3, 5, 42, UINT64_C(0x7fffffffffffffff), UINT64_C(0x8000000000000000), UINT64_MAX };
+	struct caad_flow flows[ARRAY_SIZE(ids)];
+
+	for (size_t i = 0; i < ARRAY_SIZE(ids); i++)
+		flows[i] = (struct caad_flow){ .id = ids[i], .bytes = ids[i] ^ 0x55 };
+
+	caad_flows_sort(flows, ARRAY_SIZE(flows));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		assert_int_equal(flows[i].id, want[i]);
+		assert_int_equal(flows[i].bytes, want[i] ^ 0x55); /* moved whole */
+	}
+
+	caad_flows_sort(NULL, 0);
+	caad_flows_sort(flows, 1);
+	assert_int_equal(flows[0].id, 0);
+}
+
+static struct caad_flow flow_at(uint64_t id, uint64_t bytes, uint64_t first_ns, uint64_t last_ns)
+{
+	return (struct caad_flow){ .id = id, .bytes = bytes, .first_ns = first_ns, .last_ns = last_ns,
+		                   .rate_bps = UINT64_C(0xdeadbeef) };
+}
+
+static void test_rates_normal(void **state)
+{
+	struct caad_flow prev[] = {
+		flow_at(10, 1000000, 0, NSEC_PER_SEC),
+		flow_at(20, 0, 0, NSEC_PER_SEC),
+	};
+	struct caad_flow cur[] = {
+		flow_at(10, 2000000, 0, 2 * NSEC_PER_SEC), /* 1 MB in 1 s */
+		flow_at(20, 125, 0, 2 * NSEC_PER_SEC),     /* 125 B in 1 s */
+	};
+
+	caad_flows_update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	assert_int_equal(cur[0].rate_bps, 8000000);
+	assert_int_equal(cur[1].rate_bps, 1000);
+
+	/* Over half a second: twice the rate. */
+	caad_flows_update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC / 2);
+	assert_int_equal(cur[0].rate_bps, 16000000);
+	assert_int_equal(cur[1].rate_bps, 2000);
+
+	/* No bytes: rate 0. */
+	cur[0].bytes = prev[0].bytes;
+	caad_flows_update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	assert_int_equal(cur[0].rate_bps, 0);
+
+	/* Rounds down. */
+	cur[0].bytes = prev[0].bytes + 1;
+	caad_flows_update_rates(cur, 1, prev, ARRAY_SIZE(prev), 3 * NSEC_PER_SEC);
+	assert_int_equal(cur[0].rate_bps, 2);
+}
+
+static void test_rates_bytes_reset(void **state)
+{
+	struct caad_flow prev[] = { flow_at(10, 5000000, 0, NSEC_PER_SEC) };
+	/* Same socket address, a new connection that read less. */
+	struct caad_flow cur[] = { flow_at(10, 1000, 0, 2 * NSEC_PER_SEC) };
+
+	caad_flows_update_rates(cur, 1, prev, 1, NSEC_PER_SEC);
+	assert_int_equal(cur[0].rate_bps, 0);
+}
+
+static void test_rates_new_flow(void **state)
+{
+	struct caad_flow prev[] = { flow_at(10, 0, 0, 0) };
+	struct caad_flow cur[] = {
+		flow_at(5, 1000000, NSEC_PER_SEC, 3 * NSEC_PER_SEC),      /* 1 MB over 2 s */
+		flow_at(15, 1000000, NSEC_PER_SEC, NSEC_PER_SEC + NSEC_PER_MSEC), /* exactly 1 ms */
+		flow_at(16, 1000000, NSEC_PER_SEC, NSEC_PER_SEC + NSEC_PER_MSEC - 1), /* under 1 ms */
+		flow_at(17, 1000000, NSEC_PER_SEC, NSEC_PER_SEC),         /* no span */
+		flow_at(18, 1000000, 2 * NSEC_PER_SEC, NSEC_PER_SEC),     /* last before first */
+	};
+
+	caad_flows_update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	assert_int_equal(cur[0].rate_bps, 4000000);
+	assert_int_equal(cur[1].rate_bps, UINT64_C(8000000000));
+	assert_int_equal(cur[2].rate_bps, 0);
+	assert_int_equal(cur[3].rate_bps, 0);
+	assert_int_equal(cur[4].rate_bps, 0);
+
+	/* No previous snapshot at all. */
+	cur[0].rate_bps = 1;
+	caad_flows_update_rates(cur, 1, NULL, 0, NSEC_PER_SEC);
+	assert_int_equal(cur[0].rate_bps, 4000000);
+}
+
+static void test_rates_zero_interval(void **state)
+{
+	struct caad_flow prev[] = { flow_at(10, 0, 0, NSEC_PER_SEC) };
+	struct caad_flow cur[] = {
+		flow_at(10, 1000000, 0, 2 * NSEC_PER_SEC),
+		flow_at(11, 1000000, 0, 2 * NSEC_PER_SEC), /* new */
+	};
+
+	caad_flows_update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), 0);
+	assert_int_equal(cur[0].rate_bps, 0);
+	assert_int_equal(cur[1].rate_bps, 0);
+}
+
+static void test_rates_large(void **state)
+{
+	const uint64_t half = UINT64_C(1) << 63;
+	struct caad_flow prev[] = {
+		flow_at(1, half - 1000, 0, 0),
+		flow_at(2, 0, 0, 0),
+		flow_at(3, 0, 0, 0),
+		flow_at(4, 1, 0, 0),
+	};
+	struct caad_flow cur[] = {
+		flow_at(1, half + 1000, 0, 0),                  /* 2000 B around 2^63 */
+		flow_at(2, UINT64_C(1) << 62, 0, 0),            /* bytes * 8e9 overflows 64 bits */
+		flow_at(3, half, 0, 0),                         /* the rate itself overflows */
+		flow_at(4, UINT64_MAX, 0, 0),
+		flow_at(5, UINT64_MAX, 0, UINT64_MAX),          /* new, huge span */
+	};
+
+	caad_flows_update_rates(cur, 4, prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	assert_int_equal(cur[0].rate_bps, 16000);
+	/* 2^62 B * 8 * 1e9 / 1e9 ns = 2^65 bit/s: saturates. */
+	assert_int_equal(cur[1].rate_bps, UINT64_MAX);
+	assert_int_equal(cur[2].rate_bps, UINT64_MAX);
+	assert_int_equal(cur[3].rate_bps, UINT64_MAX);
+
+	/* 2^62 B over 2^40 ns = 2^22 * 8e9 bit/s, exact. */
+	caad_flows_update_rates(cur, 2, prev, ARRAY_SIZE(prev), UINT64_C(1) << 40);
+	assert_int_equal(cur[0].rate_bps, 14); /* floor(16000e9 / 2^40) */
+	assert_int_equal(cur[1].rate_bps, UINT64_C(33554432000000000));
+
+	/* (2^64 - 2) B over 2^63 ns. */
+	caad_flows_update_rates(cur, 4, prev, ARRAY_SIZE(prev), half);
+	assert_int_equal(cur[3].rate_bps, UINT64_C(15999999999)); /* floor((2^64-2)*8e9 / 2^63) */
+
+	caad_flows_update_rates(&cur[4], 1, prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	assert_int_equal(cur[4].rate_bps, UINT64_C(8000000000));
+}
+
+static void test_rates_merge(void **state)
+{
+	/* Closed flows in prev, new ones in cur, interleaved. */
+	struct caad_flow prev[] = {
+		flow_at(2, 100, 0, 0),
+		flow_at(4, 100, 0, 0),
+		flow_at(6, 100, 0, 0),
+		flow_at(9, 100, 0, 0),
+		flow_at(100, 100, 0, 0),
+	};
+	struct caad_flow cur[] = {
+		flow_at(1, 1000, 0, 2 * NSEC_PER_SEC), /* new: 500 B/s */
+		flow_at(4, 225, 0, 0),                 /* +125 B */
+		flow_at(5, 0, 0, 0),                   /* new, no span */
+		flow_at(9, 350, 0, 0),                 /* +250 B */
+		flow_at(50, 2000, 0, 4 * NSEC_PER_SEC), /* new: 500 B/s */
+		flow_at(200, 100, 0, 0),               /* new, no span */
+	};
+
+	caad_flows_sort(prev, ARRAY_SIZE(prev));
+	caad_flows_sort(cur, ARRAY_SIZE(cur));
+	caad_flows_update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	assert_int_equal(cur[0].rate_bps, 4000);
+	assert_int_equal(cur[1].rate_bps, 1000);
+	assert_int_equal(cur[2].rate_bps, 0);
+	assert_int_equal(cur[3].rate_bps, 2000);
+	assert_int_equal(cur[4].rate_bps, 4000);
+	assert_int_equal(cur[5].rate_bps, 0);
+
+	/* Nothing current: nothing to do, nothing read out of bounds. */
+	caad_flows_update_rates(NULL, 0, prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_format_tuple_v4),
+		cmocka_unit_test(test_format_tuple_v6),
+		cmocka_unit_test(test_format_tuple_v4mapped),
+		cmocka_unit_test(test_format_tuple_unknown),
+		cmocka_unit_test(test_format_tuple_nobufs),
+		cmocka_unit_test(test_from_stats),
+		cmocka_unit_test(test_from_stats_unknown),
+		cmocka_unit_test(test_from_stats_comm),
+		cmocka_unit_test(test_from_stats_v6),
+		cmocka_unit_test(test_sort),
+		cmocka_unit_test(test_rates_normal),
+		cmocka_unit_test(test_rates_bytes_reset),
+		cmocka_unit_test(test_rates_new_flow),
+		cmocka_unit_test(test_rates_zero_interval),
+		cmocka_unit_test(test_rates_large),
+		cmocka_unit_test(test_rates_merge),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
