@@ -1,1 +1,785 @@
-int main(void){return 0;}
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "caad-config.h"
+#include "caad/config.h"
+#include "caad/cpumask.h"
+#include "caad/log.h"
+#include "caad/macro.h"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static char tmpdir[PATH_MAX];
+
+static int setup(void **state)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/caad-test-config.XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	unsetenv("CAAD_CONF_ROOT");
+	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int teardown(void **state)
+{
+	unsetenv("CAAD_CONF_ROOT");
+	return nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void mkdir_parents(char *path)
+{
+	for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(path, 0755) < 0)
+			assert_int_equal(errno, EEXIST);
+		*s = '/';
+	}
+}
+
+/* Write content to tmpdir/rel (parents created); returns the full path. */
+static char *write_conf(const char *rel, const char *content)
+{
+	char *path;
+	FILE *f;
+
+	while (*rel == '/')
+		rel++;
+	assert_true(asprintf(&path, "%s/%s", tmpdir, rel) > 0);
+	mkdir_parents(path);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	assert_int_equal(fputs(content, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t size = 0;
+	ssize_t n;
+
+	assert_non_null(f);
+	n = getdelim(&buf, &size, '\0', f);
+	fclose(f);
+	if (n < 0) {
+		free(buf);
+		return strdup("");
+	}
+	return buf;
+}
+
+/* The log goes to stderr: point fd 2 at a file around the call. */
+struct capture {
+	int saved;
+	char path[PATH_MAX + 32];
+};
+
+static void capture_begin(struct capture *c)
+{
+	int fd;
+
+	snprintf(c->path, sizeof(c->path), "%s/stderr.XXXXXX", tmpdir);
+	fd = mkstemp(c->path);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	c->saved = dup(STDERR_FILENO);
+	assert_true(c->saved >= 0);
+	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	close(fd);
+}
+
+static char *capture_end(struct capture *c)
+{
+	char *log;
+
+	fflush(stderr);
+	assert_int_equal(dup2(c->saved, STDERR_FILENO), STDERR_FILENO);
+	close(c->saved);
+	log = read_all(c->path);
+	unlink(c->path);
+	return log;
+}
+
+/* Under systemd (JOURNAL_STREAM set) lines start with "<N>". */
+static const char *skip_prio(const char *line)
+{
+	if (line[0] == '<' && line[1] >= '0' && line[1] <= '7' && line[2] == '>')
+		return line + 3;
+	return line;
+}
+
+static unsigned count_lines(const char *s)
+{
+	unsigned n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static unsigned count_substr(const char *s, const char *needle)
+{
+	unsigned n = 0;
+
+	for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* Parse content from a file; return the error and the captured log. */
+static int parse_string(struct caad_config *c, const char *content, char **ret_path, char **ret_log)
+{
+	struct capture cap;
+	char *path = write_conf("test.conf", content);
+	int r;
+
+	capture_begin(&cap);
+	r = caad_config_parse_file(c, path);
+	*ret_log = capture_end(&cap);
+	*ret_path = path;
+	return r;
+}
+
+static void assert_defaults(const struct caad_config *c)
+{
+	assert_int_equal(c->mode, CAAD_MODE_ENFORCE);
+	assert_int_equal(c->n_interfaces, 0);
+	assert_null(c->interfaces);
+	assert_int_equal(c->interval_ms, 250);
+	assert_int_equal(c->max_flows, 16384);
+	assert_int_equal(c->log_level, LOG_INFO);
+	assert_true(c->policy.rate_threshold_bps == UINT64_C(1000000000));
+	assert_false(c->policy.allow_smt_sibling);
+	assert_false(c->policy.allow_other_package);
+	assert_true(caad_cpumask_empty(&c->policy.banned));
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+static void test_defaults(void **state)
+{
+	struct caad_config c;
+
+	memset(&c, 0xaa, sizeof(c));
+	caad_config_init(&c);
+	assert_defaults(&c);
+	caad_config_done(&c);
+	caad_config_done(&c);
+	caad_config_done(NULL);
+}
+
+static void test_mode_strings(void **state)
+{
+	assert_string_equal(caad_mode_to_string(CAAD_MODE_ENFORCE), "enforce");
+	assert_string_equal(caad_mode_to_string(CAAD_MODE_DRY_RUN), "dry-run");
+	assert_string_equal(caad_mode_to_string(CAAD_MODE_OBSERVE), "observe");
+	assert_null(caad_mode_to_string(_CAAD_MODE_COUNT));
+	assert_null(caad_mode_to_string((enum caad_mode)-1));
+
+	for (int m = 0; m < _CAAD_MODE_COUNT; m++)
+		assert_int_equal(caad_mode_from_string(caad_mode_to_string(m)), m);
+	assert_int_equal(caad_mode_from_string("dry_run"), -EINVAL);
+	assert_int_equal(caad_mode_from_string("Enforce"), -EINVAL);
+	assert_int_equal(caad_mode_from_string(""), -EINVAL);
+	assert_int_equal(caad_mode_from_string(NULL), -EINVAL);
+}
+
+static void test_parse_bool(void **state)
+{
+	static const char *const yes[] = { "yes", "YES", "true", "True", "on", "ON", "1" };
+	static const char *const no[] = { "no", "No", "false", "FALSE", "off", "Off", "0" };
+	static const char *const bad[] = { "", "2", "y", "n", "yess", "on ", " no", "enable", "-1" };
+	bool b;
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		b = false;
+		assert_int_equal(caad_parse_bool(yes[i], &b), 0);
+		assert_true(b);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(no); i++) {
+		b = true;
+		assert_int_equal(caad_parse_bool(no[i], &b), 0);
+		assert_false(b);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		b = true;
+		assert_int_equal(caad_parse_bool(bad[i], &b), -EINVAL);
+		assert_true(b); /* untouched */
+		b = false;
+		assert_int_equal(caad_parse_bool(bad[i], &b), -EINVAL);
+		assert_false(b);
+	}
+	assert_int_equal(caad_parse_bool(NULL, &b), -EINVAL);
+}
+
+static void test_parse_rate(void **state)
+{
+	static const struct {
+		const char *s;
+		int r;
+		uint64_t v;
+	} cases[] = {
+		{ "1G", 0, UINT64_C(1000000000) },
+		{ "1.5G", 0, UINT64_C(1500000000) },
+		{ "999", 0, 999 },
+		{ "10M", 0, UINT64_C(10000000) },
+		{ "0", 0, 0 },
+		{ "0G", 0, 0 },
+		{ "1K", 0, 1000 },
+		{ "1k", 0, 1000 },
+		{ "25g", 0, UINT64_C(25000000000) },
+		{ "2.5T", 0, UINT64_C(2500000000000) },
+		{ "0.001K", 0, 1 },
+		{ "1.0", 0, 1 },
+		{ "1.50000000000000G", 0, UINT64_C(1500000000) },
+		{ "007", 0, 7 },
+		{ "18446744073709551615", 0, UINT64_MAX },
+		{ "18446744073709551616", -ERANGE, 0 },
+		{ "99999999999999999999999G", -ERANGE, 0 },
+		{ "18446745T", -ERANGE, 0 },
+		{ "18446744073.709551616G", -ERANGE, 0 },
+		{ "G", -EINVAL, 0 },
+		{ "1X", -EINVAL, 0 },
+		{ "99999999999999999999999X", -EINVAL, 0 }, /* syntax beats range */
+		{ "", -EINVAL, 0 },
+		{ "-1", -EINVAL, 0 },
+		{ "+1", -EINVAL, 0 },
+		{ " 1G", -EINVAL, 0 },
+		{ "1G ", -EINVAL, 0 },
+		{ "1 G", -EINVAL, 0 },
+		{ "1GG", -EINVAL, 0 },
+		{ "1Gbit", -EINVAL, 0 },
+		{ "1.5", -EINVAL, 0 }, /* half a bit */
+		{ "1.0001K", -EINVAL, 0 },
+		{ "1.", -EINVAL, 0 },
+		{ ".5G", -EINVAL, 0 },
+		{ "1.5.G", -EINVAL, 0 },
+		{ "0x10", -EINVAL, 0 },
+		{ "1e9", -EINVAL, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		uint64_t v = UINT64_C(0xdeadbeef);
+		int r = caad_parse_rate(cases[i].s, &v);
+
+		if (r != cases[i].r)
+			fail_msg("caad_parse_rate(\"%s\") = %d, expected %d", cases[i].s, r, cases[i].r);
+		if (cases[i].r == 0 && v != cases[i].v)
+			fail_msg("caad_parse_rate(\"%s\") -> %" PRIu64 ", expected %" PRIu64, cases[i].s, v,
+			         cases[i].v);
+		if (cases[i].r < 0 && v != UINT64_C(0xdeadbeef))
+			fail_msg("caad_parse_rate(\"%s\") touched its output on failure", cases[i].s);
+	}
+	{
+		uint64_t v = 1;
+		assert_int_equal(caad_parse_rate(NULL, &v), -EINVAL);
+		assert_true(v == 1);
+	}
+}
+
+static void test_set_interfaces(void **state)
+{
+	static const char *const good[] = { "eth0", "e", "enp3s0f1np1", "abcdefghijklmno", "...", "a.b", "veth-1_x" };
+	static const char *const bad[] = { "", ".", "..", "abcdefghijklmnop", "a/b", "a b", "a\tb", "eth0:1", "/" };
+	struct caad_config c;
+	char n0[] = "eth0", n1[] = "eth1", n2[] = "eth0";
+	char *names[] = { n0, n1, n2 };
+
+	caad_config_init(&c);
+
+	assert_int_equal(caad_config_set_interfaces(&c, names, 3), 0);
+	assert_int_equal(c.n_interfaces, 2); /* repeats dropped */
+	assert_string_equal(c.interfaces[0], "eth0");
+	assert_string_equal(c.interfaces[1], "eth1");
+	assert_null(c.interfaces[2]);
+	/* copies: the caller's buffers are its own */
+	n0[3] = '9';
+	assert_string_equal(c.interfaces[0], "eth0");
+	assert_ptr_not_equal(c.interfaces[1], n1);
+
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		char *one[] = { (char *)good[i] };
+
+		assert_int_equal(caad_config_set_interfaces(&c, one, 1), 0);
+		assert_int_equal(c.n_interfaces, 1);
+		assert_string_equal(c.interfaces[0], good[i]);
+	}
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		char *two[] = { (char *)"lo", (char *)bad[i] };
+
+		if (caad_config_set_interfaces(&c, two, 2) != -EINVAL)
+			fail_msg("interface name '%s' accepted", bad[i]);
+		/* untouched on failure */
+		assert_int_equal(c.n_interfaces, 1);
+		assert_string_equal(c.interfaces[0], good[ARRAY_SIZE(good) - 1]);
+	}
+
+	assert_int_equal(caad_config_set_interfaces(&c, NULL, 0), 0);
+	assert_int_equal(c.n_interfaces, 0);
+	assert_null(c.interfaces);
+
+	caad_config_done(&c);
+}
+
+static void test_parse_each_key(void **state)
+{
+	struct caad_config c;
+	_cleanup_free_ char *path = NULL, *log = NULL;
+
+	caad_config_init(&c);
+	assert_int_equal(parse_string(&c,
+	                              "[Daemon]\n"
+	                              "Mode=dry-run\n"
+	                              "Interfaces=eth0 \t enp3s0f1\n"
+	                              "IntervalMSec=1000\n"
+	                              "MaxFlows=65536\n"
+	                              "LogLevel=debug\n"
+	                              "[Placement]\n"
+	                              "RateThreshold=2.5G\n"
+	                              "BannedCPUs=0-1,8\n"
+	                              "AllowSMTSibling=yes\n"
+	                              "AllowOtherPackage=on\n",
+	                              &path, &log),
+	                 0);
+	assert_string_equal(log, "");
+
+	assert_int_equal(c.mode, CAAD_MODE_DRY_RUN);
+	assert_int_equal(c.n_interfaces, 2);
+	assert_string_equal(c.interfaces[0], "eth0");
+	assert_string_equal(c.interfaces[1], "enp3s0f1");
+	assert_null(c.interfaces[2]);
+	assert_int_equal(c.interval_ms, 1000);
+	assert_int_equal(c.max_flows, 65536);
+	assert_int_equal(c.log_level, LOG_DEBUG);
+	assert_true(c.policy.rate_threshold_bps == UINT64_C(2500000000));
+	assert_int_equal(caad_cpumask_count(&c.policy.banned), 3);
+	assert_true(caad_cpumask_test(&c.policy.banned, 0));
+	assert_true(caad_cpumask_test(&c.policy.banned, 1));
+	assert_true(caad_cpumask_test(&c.policy.banned, 8));
+	assert_true(c.policy.allow_smt_sibling);
+	assert_true(c.policy.allow_other_package);
+	caad_config_done(&c);
+}
+
+static void test_parse_ranges(void **state)
+{
+	static const struct {
+		const char *text;
+		unsigned interval, flows;
+	} cases[] = {
+		{ "[Daemon]\nIntervalMSec=10\nMaxFlows=64\n", 10, 64 },
+		{ "[Daemon]\nIntervalMSec=60000\nMaxFlows=1048576\n", 60000, 1048576 },
+		{ "[Daemon]\nMode=observe\nLogLevel=err\n", 250, 16384 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct caad_config c;
+		_cleanup_free_ char *path = NULL, *log = NULL;
+
+		caad_config_init(&c);
+		assert_int_equal(parse_string(&c, cases[i].text, &path, &log), 0);
+		assert_string_equal(log, "");
+		assert_int_equal(c.interval_ms, cases[i].interval);
+		assert_int_equal(c.max_flows, cases[i].flows);
+		caad_config_done(&c);
+	}
+}
+
+static void test_parse_layout(void **state)
+{
+	struct caad_config c;
+	_cleanup_free_ char *path = NULL, *log = NULL;
+
+	caad_config_init(&c);
+	/* BOM, CRLF, comments, blanks, indentation, spaces around '=', a key
+	 * repeated (the later wins), an empty list clearing an earlier one. */
+	assert_int_equal(parse_string(&c,
+	                              "\xef\xbb\xbf# comment\r\n"
+	                              "; another comment\r\n"
+	                              "\r\n"
+	                              "  [Daemon]  \r\n"
+	                              "Interfaces = eth0 eth1\r\n"
+	                              "    MaxFlows = 128\r\n"
+	                              "\tMode=observe\r\n"
+	                              "Mode=dry-run\r\n"
+	                              "   # indented comment\r\n"
+	                              "[Placement]\r\n"
+	                              "BannedCPUs=3\r\n"
+	                              "BannedCPUs=\r\n"
+	                              "RateThreshold=0\r\n"
+	                              "AllowSMTSibling=TRUE",
+	                              &path, &log),
+	                 0);
+	assert_string_equal(log, "");
+	/* the indented MaxFlows= is a key, not a continuation of Interfaces= */
+	assert_int_equal(c.n_interfaces, 2);
+	assert_string_equal(c.interfaces[1], "eth1");
+	assert_int_equal(c.max_flows, 128);
+	assert_int_equal(c.mode, CAAD_MODE_DRY_RUN);
+	assert_true(caad_cpumask_empty(&c.policy.banned));
+	assert_true(c.policy.rate_threshold_bps == 0);
+	assert_true(c.policy.allow_smt_sibling);
+
+	free(path);
+	free(log);
+	assert_int_equal(parse_string(&c, "[Daemon]\nInterfaces=\n", &path, &log), 0);
+	assert_int_equal(c.n_interfaces, 0);
+	assert_null(c.interfaces);
+	caad_config_done(&c);
+}
+
+/*
+ * Each case: one error, logged exactly once, as "PATH:LINE: ..." with
+ * expect in it; the return is -EINVAL.
+ */
+static void test_parse_errors(void **state)
+{
+	static const struct {
+		const char *text;
+		unsigned line;
+		const char *expect;
+	} cases[] = {
+		{ "[Daemon]\nMode=enforce\nFoo=bar\n", 3, "Unknown key 'Foo' in section [Daemon]" },
+		{ "[Daemon]\nmode=enforce\n", 2, "Unknown key 'mode' in section [Daemon]" },
+		{ "[Placement]\nMode=enforce\n", 2, "Unknown key 'Mode' in section [Placement]" },
+		{ "[Daemon]\n\n[Bogus]\nX=1\nY=2\n", 3, "Unknown section [Bogus]" },
+		{ "[daemon]\nMode=enforce\n", 1, "Unknown section [daemon]" },
+		{ "# c\nMode=enforce\n", 2, "Assignment 'Mode=' outside of any section" },
+		{ "[Daemon\nMode=enforce\n", 1, "Invalid section header '[Daemon': expected [Section]" },
+		{ "[Daemon] x\nMode=x\n", 1, "Invalid section header" },
+		{ "[Daemon]\nMode\n", 2, "Invalid line 'Mode': expected Key=Value" },
+		{ "[Daemon]\n\n\nMode: enforce\n", 4, "Invalid line 'Mode: enforce': expected Key=Value" },
+		{ "[Daemon]\n=enforce\n", 2, "Invalid line '=enforce': missing key before '='" },
+		{ "[Daemon]\nMode=fast\n", 2, "Invalid Mode= value 'fast': expected enforce, dry-run or observe" },
+		{ "[Daemon]\nMode=\n", 2, "Invalid Mode= value ''" },
+		{ "[Daemon]\nIntervalMSec=9\n", 2, "Invalid IntervalMSec= value '9': out of range 10..60000" },
+		{ "[Daemon]\nIntervalMSec=60001\n", 2, "out of range 10..60000" },
+		{ "[Daemon]\nIntervalMSec=99999999999999999999\n", 2, "out of range 10..60000" },
+		{ "[Daemon]\nIntervalMSec=-1\n", 2, "Invalid IntervalMSec= value '-1': expected an unsigned" },
+		{ "[Daemon]\nIntervalMSec=1s\n", 2, "expected an unsigned decimal number" },
+		{ "[Daemon]\nIntervalMSec=\n", 2, "Invalid IntervalMSec= value ''" },
+		{ "[Daemon]\nMaxFlows=63\n", 2, "Invalid MaxFlows= value '63': out of range 64..1048576" },
+		{ "[Daemon]\nMaxFlows=1048577\n", 2, "out of range 64..1048576" },
+		{ "[Daemon]\nLogLevel=loud\n", 2, "Invalid LogLevel= value 'loud'" },
+		{ "[Daemon]\nInterfaces=eth0 a/b\n", 2, "Invalid Interfaces= value 'eth0 a/b': 'a/b' is not an interface name" },
+		{ "[Daemon]\nInterfaces=abcdefghijklmnop\n", 2, "'abcdefghijklmnop' is not an interface name" },
+		{ "[Daemon]\nInterfaces=eth0 ..\n", 2, "'..' is not an interface name" },
+		{ "[Placement]\nRateThreshold=1X\n", 2, "Invalid RateThreshold= value '1X': expected bit/s" },
+		{ "[Placement]\nRateThreshold=G\n", 2, "Invalid RateThreshold= value 'G'" },
+		{ "[Placement]\nRateThreshold=99999999T\n", 2, "Invalid RateThreshold= value '99999999T': larger than" },
+		{ "[Placement]\nBannedCPUs=a-b\n", 2, "Invalid BannedCPUs= value 'a-b': expected a CPU list" },
+		{ "[Placement]\nBannedCPUs=4096\n", 2, "Invalid BannedCPUs= value '4096': CPU numbers must be below 4096" },
+		{ "[Placement]\nAllowSMTSibling=maybe\n", 2, "Invalid AllowSMTSibling= value 'maybe': expected yes/no" },
+		{ "[Placement]\nAllowOtherPackage=2\n", 2, "Invalid AllowOtherPackage= value '2'" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct caad_config c;
+		_cleanup_free_ char *path = NULL, *log = NULL, *want = NULL;
+		int r;
+
+		caad_config_init(&c);
+		r = parse_string(&c, cases[i].text, &path, &log);
+		assert_true(asprintf(&want, "%s:%u: ", path, cases[i].line) > 0);
+		if (r != -EINVAL)
+			fail_msg("case %zu: returned %d, expected -EINVAL", i, r);
+		if (count_lines(log) != 1)
+			fail_msg("case %zu: expected one message, got:\n%s", i, log);
+		/* one line: "PATH:LINE: " starts it, expect is in it */
+		if (strncmp(skip_prio(log), want, strlen(want)) != 0)
+			fail_msg("case %zu: log does not start with \"%s\":\n%s", i, want, log);
+		if (!strstr(log, cases[i].expect))
+			fail_msg("case %zu: log lacks \"%s\":\n%s", i, cases[i].expect, log);
+		caad_config_done(&c);
+	}
+}
+
+static void test_parse_errors_each_once(void **state)
+{
+	struct caad_config c;
+	_cleanup_free_ char *path = NULL, *log = NULL, *l2 = NULL, *l3 = NULL, *l5 = NULL, *l9 = NULL;
+
+	caad_config_init(&c);
+	assert_int_equal(parse_string(&c,
+	                              "[Daemon]\n"              /* 1 */
+	                              "Foo=1\n"                 /* 2 */
+	                              "Mode=x\n"                /* 3 */
+	                              "[Placement]\n"           /* 4 */
+	                              "Bar=2\n"                 /* 5 */
+	                              "AllowSMTSibling=yes\n"   /* 6 */
+	                              "[Nope]\n"                /* 7 */
+	                              "Baz=3\n"                 /* 8 */
+	                              "[Daemon]\n"              /* 9 */
+	                              "MaxFlows=1\n",           /* 10 */
+	                              &path, &log),
+	                 -EINVAL);
+	assert_true(asprintf(&l2, "%s:2: Unknown key 'Foo'", path) > 0);
+	assert_true(asprintf(&l3, "%s:3: Invalid Mode= value 'x'", path) > 0);
+	assert_true(asprintf(&l5, "%s:5: Unknown key 'Bar' in section [Placement]", path) > 0);
+	assert_true(asprintf(&l9, "%s:7: Unknown section [Nope]", path) > 0);
+	assert_int_equal(count_substr(log, l2), 1);
+	assert_int_equal(count_substr(log, l3), 1);
+	assert_int_equal(count_substr(log, l5), 1);
+	assert_int_equal(count_substr(log, l9), 1);
+	assert_int_equal(count_substr(log, ":10: Invalid MaxFlows= value '1'"), 1);
+	assert_int_equal(count_substr(log, "Baz"), 0); /* inside [Nope]: reported via the header */
+	assert_int_equal(count_lines(log), 5);
+	/* good lines between bad ones still apply */
+	assert_true(c.policy.allow_smt_sibling);
+	caad_config_done(&c);
+}
+
+static void test_parse_long_lines(void **state)
+{
+	struct caad_config c;
+	_cleanup_free_ char *path = NULL, *log = NULL, *text = NULL, *want = NULL;
+	char comment[1000], value[1000];
+
+	/* A long comment is fine, a long assignment an error on its own line. */
+	memset(comment, 'c', sizeof(comment) - 1);
+	comment[sizeof(comment) - 1] = '\0';
+	memset(value, 'x', sizeof(value) - 1);
+	value[sizeof(value) - 1] = '\0';
+	assert_true(asprintf(&text, "#%s\n[Daemon]\nInterfaces=%s\nMaxFlows=100\n", comment, value) > 0);
+
+	caad_config_init(&c);
+	assert_int_equal(parse_string(&c, text, &path, &log), -EINVAL);
+	assert_true(asprintf(&want, "%s:3: Line too long", path) > 0);
+	if (!strstr(log, want))
+		fail_msg("log lacks \"%s\":\n%s", want, log);
+	assert_int_equal(count_lines(log), 1);
+	assert_int_equal(c.max_flows, 100);
+	caad_config_done(&c);
+}
+
+static void test_parse_file_missing(void **state)
+{
+	struct caad_config c;
+	struct capture cap;
+	_cleanup_free_ char *path = NULL, *log = NULL;
+
+	assert_true(asprintf(&path, "%s/nonexistent.conf", tmpdir) > 0);
+	caad_config_init(&c);
+	capture_begin(&cap);
+	assert_int_equal(caad_config_parse_file(&c, path), -ENOENT);
+	log = capture_end(&cap);
+	assert_string_equal(log, ""); /* the caller decides */
+	assert_defaults(&c);
+
+	free(log);
+	capture_begin(&cap);
+	assert_int_equal(caad_config_parse_file(&c, tmpdir), -EISDIR);
+	log = capture_end(&cap);
+	assert_non_null(strstr(log, tmpdir));
+	caad_config_done(&c);
+}
+
+static void test_load_explicit(void **state)
+{
+	struct caad_config c;
+	struct capture cap;
+	_cleanup_free_ char *missing = NULL, *log = NULL, *vendor = NULL, *explicit_path = NULL;
+
+	/* a stack that must be ignored when a file is named */
+	assert_int_equal(setenv("CAAD_CONF_ROOT", tmpdir, 1), 0);
+	vendor = write_conf(CAAD_VENDORDIR "/caad.conf", "[Daemon]\nMode=observe\nMaxFlows=64\n");
+	explicit_path = write_conf("explicit.conf", "[Daemon]\nMaxFlows=128\n");
+
+	caad_config_init(&c);
+	assert_int_equal(caad_config_load(&c, explicit_path), 0);
+	assert_int_equal(c.max_flows, 128);
+	assert_int_equal(c.mode, CAAD_MODE_ENFORCE);
+
+	assert_true(asprintf(&missing, "%s/missing.conf", tmpdir) > 0);
+	capture_begin(&cap);
+	assert_int_equal(caad_config_load(&c, missing), -ENOENT);
+	log = capture_end(&cap);
+	if (!strstr(log, missing))
+		fail_msg("log lacks the path:\n%s", log);
+	assert_int_equal(count_lines(log), 1);
+	caad_config_done(&c);
+}
+
+static void test_load_stack(void **state)
+{
+	struct caad_config c;
+	struct capture cap;
+	_cleanup_free_ char *log = NULL;
+	char *p;
+
+	assert_int_equal(setenv("CAAD_CONF_ROOT", tmpdir, 1), 0);
+
+	/* nothing there at all: defaults, silently */
+	caad_config_init(&c);
+	capture_begin(&cap);
+	assert_int_equal(caad_config_load(&c, NULL), 0);
+	log = capture_end(&cap);
+	assert_string_equal(log, "");
+	assert_defaults(&c);
+
+	/* written out of lexical order on purpose */
+	free(write_conf(CAAD_SYSCONFDIR "/caad.conf.d/20-b.conf", "[Daemon]\nMaxFlows=4096\n"));
+	free(write_conf(CAAD_SYSCONFDIR "/caad.conf.d/10-a.conf",
+	                "[Daemon]\nMaxFlows=2048\nInterfaces=\n[Placement]\nRateThreshold=5M\n"));
+	free(write_conf(CAAD_SYSCONFDIR "/caad.conf",
+	                "[Daemon]\nIntervalMSec=200\nInterfaces=eth0\nMaxFlows=1024\n"
+	                "[Placement]\nBannedCPUs=2\n"));
+	free(write_conf(CAAD_VENDORDIR "/caad.conf",
+	                "[Daemon]\nMode=observe\nIntervalMSec=100\nMaxFlows=512\nLogLevel=debug\n"
+	                "Interfaces=eth9\n[Placement]\nBannedCPUs=0-1\nAllowOtherPackage=yes\n"));
+	/* not drop-ins: would break the parse if read */
+	free(write_conf(CAAD_SYSCONFDIR "/caad.conf.d/README", "not ini\n"));
+	free(write_conf(CAAD_SYSCONFDIR "/caad.conf.d/.hidden.conf", "[Daemon]\nMaxFlows=8\n"));
+	free(write_conf(CAAD_SYSCONFDIR "/caad.conf.d/30-c.conf.bak", "[Daemon]\nMaxFlows=8\n"));
+	p = write_conf(CAAD_SYSCONFDIR "/caad.conf.d/40-d.conf/x", "");
+	free(p);
+
+	caad_config_done(&c);
+	caad_config_init(&c);
+	free(log);
+	capture_begin(&cap);
+	assert_int_equal(caad_config_load(&c, NULL), 0);
+	log = capture_end(&cap);
+	assert_string_equal(log, "");
+
+	assert_int_equal(c.mode, CAAD_MODE_OBSERVE);        /* vendor only */
+	assert_int_equal(c.log_level, LOG_DEBUG);           /* vendor only */
+	assert_true(c.policy.allow_other_package);          /* vendor only */
+	assert_int_equal(c.interval_ms, 200);               /* etc beats vendor */
+	assert_true(caad_cpumask_test(&c.policy.banned, 2)); /* etc replaces vendor's 0-1 */
+	assert_int_equal(caad_cpumask_count(&c.policy.banned), 1);
+	assert_int_equal(c.n_interfaces, 0);                /* 10-a cleared etc's */
+	assert_true(c.policy.rate_threshold_bps == UINT64_C(5000000)); /* 10-a */
+	assert_int_equal(c.max_flows, 4096);                /* 20-b after 10-a */
+	caad_config_done(&c);
+}
+
+static void test_load_stack_errors(void **state)
+{
+	struct caad_config c;
+	struct capture cap;
+	_cleanup_free_ char *log = NULL, *bad1 = NULL, *bad2 = NULL, *want1 = NULL, *want2 = NULL;
+
+	assert_int_equal(setenv("CAAD_CONF_ROOT", tmpdir, 1), 0);
+	bad1 = write_conf(CAAD_SYSCONFDIR "/caad.conf", "[Daemon]\n\nIntervalMSec=1\n");
+	free(write_conf(CAAD_SYSCONFDIR "/caad.conf.d/10-ok.conf", "[Daemon]\nMaxFlows=100\n"));
+	bad2 = write_conf(CAAD_SYSCONFDIR "/caad.conf.d/20-bad.conf", "[Placement]\nFoo=1\n");
+
+	/* every file is read and every error reported; the first error is returned */
+	caad_config_init(&c);
+	capture_begin(&cap);
+	assert_int_equal(caad_config_load(&c, NULL), -EINVAL);
+	log = capture_end(&cap);
+	assert_true(asprintf(&want1, "%s:3: Invalid IntervalMSec= value '1'", bad1) > 0);
+	assert_true(asprintf(&want2, "%s:2: Unknown key 'Foo' in section [Placement]", bad2) > 0);
+	if (!strstr(log, want1) || !strstr(log, want2))
+		fail_msg("log lacks \"%s\" or \"%s\":\n%s", want1, want2, log);
+	assert_int_equal(count_lines(log), 2);
+	assert_int_equal(c.max_flows, 100);
+	caad_config_done(&c);
+}
+
+/* etc/caad.conf: every key, commented out, with its default. */
+static void test_shipped_config(void **state)
+{
+	const char *src = getenv("CAAD_SOURCE_ROOT");
+	_cleanup_free_ char *shipped = NULL, *text = NULL, *out = NULL, *path = NULL, *log = NULL;
+	static const char *const keys[] = {
+		"Mode", "Interfaces", "IntervalMSec", "MaxFlows", "LogLevel",
+		"RateThreshold", "BannedCPUs", "AllowSMTSibling", "AllowOtherPackage",
+	};
+	struct caad_config c;
+	unsigned n_keys = 0;
+	char *o;
+
+	if (!src)
+		skip(); /* run outside meson test */
+	assert_true(asprintf(&shipped, "%s/etc/caad.conf", src) > 0);
+
+	/* as shipped: all comments, so the defaults */
+	caad_config_init(&c);
+	assert_int_equal(caad_config_parse_file(&c, shipped), 0);
+	assert_defaults(&c);
+
+	/* uncommented: still the defaults, and every key is there */
+	text = read_all(shipped);
+	out = o = calloc(1, strlen(text) + 1);
+	assert_non_null(out);
+	for (const char *l = text; *l;) {
+		size_t n = strcspn(l, "\n");
+
+		if (l[0] == '#' && n > 1 && l[1] >= 'A' && l[1] <= 'Z' && memchr(l, '=', n)) {
+			l++, n--;
+			n_keys++;
+		}
+		memcpy(o, l, n);
+		o += n;
+		l += n;
+		if (*l == '\n')
+			*o++ = *l++;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		_cleanup_free_ char *k = NULL;
+
+		assert_true(asprintf(&k, "\n%s=", keys[i]) > 0);
+		if (!strstr(out, k))
+			fail_msg("etc/caad.conf lacks %s=", keys[i]);
+	}
+	assert_int_equal(n_keys, ARRAY_SIZE(keys));
+
+	assert_int_equal(parse_string(&c, out, &path, &log), 0);
+	assert_string_equal(log, "");
+	assert_defaults(&c);
+	caad_config_done(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_mode_strings),
+		cmocka_unit_test(test_parse_bool),
+		cmocka_unit_test(test_parse_rate),
+		cmocka_unit_test(test_set_interfaces),
+		cmocka_unit_test_setup_teardown(test_parse_each_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_ranges, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_layout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_errors_each_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_long_lines, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_file_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_explicit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_stack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_load_stack_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shipped_config, setup, teardown),
+	};
+
+	/* the messages checked here are errors; make sure they are printed */
+	caad_log_set_max_level(LOG_INFO);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
