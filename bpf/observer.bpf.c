@@ -1,4 +1,242 @@
-/* placeholder */
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * caad's flow observer: per TCP socket in caad's network namespace, who
+ * consumes it (thread, CPU, bytes) and where its packets are processed
+ * (CPU of data-ready in NET_RX softirq, rx ifindex/queue, NAPI id).
+ *
+ * Tracepoints only (tp_btf): fentry and kprobes may be unavailable.
+ * Bounded LRU map; a ring buffer for new/closed flows; user space
+ * reconciles from the map on a timer because events can be lost.
+ */
 #include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "caad/observer-abi.h"
+
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+#define NET_RX_SOFTIRQ 3
+#define MSG_PEEK 2
+#define TCP_CLOSE 7
+
+/* Kernels built with CONFIG_SOCK_RX_QUEUE_MAPPING have this field; the
+ * vendored vmlinux.h may not: a CO-RE flavour lets the loader decide. */
+struct sock___rxq {
+	__u16 sk_rx_queue_mapping;
+} __attribute__((preserve_access_index));
+
+/* Set by user space before load: only sockets of this netns (0: all). */
+const volatile __u32 target_netns = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384); /* resized by user space */
+	__type(key, __u64);
+	__type(value, struct caad_flow_stats);
+} flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+/* 1 while this CPU runs the NET_RX softirq. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} in_net_rx SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CAAD_COUNTER_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &which);
+
+	if (v)
+		*v += 1;
+}
+
+/* A TCP socket in the namespace we watch? */
+static __always_inline bool watched(const struct sock *sk)
+{
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return false;
+	if (target_netns && BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) != target_netns)
+		return false;
+	return true;
+}
+
+static __always_inline void emit(__u32 type, __u64 skp, __u64 bytes)
+{
+	struct caad_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count(CAAD_COUNTER_EVENTS_LOST);
+		return;
+	}
+	e->type = type;
+	e->cpu = bpf_get_smp_processor_id();
+	e->sk = skp;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->bytes = bytes;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void fill_tuple(struct caad_flow_stats *s, const struct sock *sk)
+{
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+
+	s->family = family;
+	s->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	s->rport = __builtin_bswap16(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	s->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	if (family == AF_INET) {
+		__u32 l = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+		__u32 r = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+
+		__builtin_memcpy(s->laddr, &l, 4);
+		__builtin_memcpy(s->raddr, &r, 4);
+	} else if (family == AF_INET6) {
+		BPF_CORE_READ_INTO(&s->laddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(&s->raddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+	}
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(caad_softirq_entry, unsigned int vec)
+{
+	__u32 zero = 0, *v;
+
+	if (vec != NET_RX_SOFTIRQ)
+		return 0;
+	v = bpf_map_lookup_elem(&in_net_rx, &zero);
+	if (v)
+		*v = 1;
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(caad_softirq_exit, unsigned int vec)
+{
+	__u32 zero = 0, *v;
+
+	if (vec != NET_RX_SOFTIRQ)
+		return 0;
+	v = bpf_map_lookup_elem(&in_net_rx, &zero);
+	if (v)
+		*v = 0;
+	return 0;
+}
+
+/* Process side: a thread read ret bytes from sk. */
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
+{
+	__u64 key = (__u64)sk, now, id;
+	struct caad_flow_stats *s;
+	__u32 cpu, tid;
+
+	if (ret <= 0 || (flags & MSG_PEEK) || !watched(sk))
+		return 0;
+
+	now = bpf_ktime_get_ns();
+	id = bpf_get_current_pid_tgid();
+	tid = (__u32)id;
+	cpu = bpf_get_smp_processor_id();
+
+	s = bpf_map_lookup_elem(&flows, &key);
+	if (!s) {
+		struct caad_flow_stats init = {};
+
+		init.sk = key;
+		fill_tuple(&init, sk);
+		init.proc_cpu = CAAD_CPU_NONE;
+		init.rx_queue = 0xffff;
+		init.first_ns = now;
+		if (bpf_map_update_elem(&flows, &key, &init, BPF_NOEXIST) < 0 &&
+		    !bpf_map_lookup_elem(&flows, &key)) {
+			count(CAAD_COUNTER_MAP_FULL);
+			return 0;
+		}
+		s = bpf_map_lookup_elem(&flows, &key);
+		if (!s)
+			return 0;
+		emit(CAAD_EVENT_FLOW_NEW, key, 0);
+	}
+
+	if (s->consumer_tid != tid) {
+		s->consumer_tid = tid;
+		s->consumer_pid = id >> 32;
+		bpf_get_current_comm(s->comm, sizeof(s->comm));
+	}
+	s->consumer_cpu = cpu;
+	__sync_fetch_and_add(&s->bytes, (__u64)ret);
+	__sync_fetch_and_add(&s->reads, 1);
+	s->last_ns = now;
+	return 0;
+}
+
+/* Softirq side: data became ready on sk. In NET_RX softirq this is the CPU
+ * that processes the flow; in process context it is a backlog flush by the
+ * socket's owner (release_sock) and says nothing about steering. */
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
+{
+	__u64 key = (__u64)sk;
+	struct caad_flow_stats *s;
+	__u32 zero = 0, *net_rx, cpu;
+
+	if (!watched(sk))
+		return 0;
+	s = bpf_map_lookup_elem(&flows, &key);
+	if (!s)
+		return 0; /* known from its first read on */
+
+	net_rx = bpf_map_lookup_elem(&in_net_rx, &zero);
+	if (!net_rx || !*net_rx) {
+		__sync_fetch_and_add(&s->backlog_events, 1);
+		return 0;
+	}
+
+	cpu = bpf_get_smp_processor_id();
+	s->proc_cpu = cpu;
+	__sync_fetch_and_add(&s->proc_events, 1);
+	if (cpu == s->consumer_cpu)
+		__sync_fetch_and_add(&s->proc_events_same_cpu, 1);
+	if (bpf_core_field_exists(sk->sk_rx_dst_ifindex))
+		s->rx_ifindex = BPF_CORE_READ(sk, sk_rx_dst_ifindex);
+	s->napi_id = BPF_CORE_READ(sk, sk_napi_id);
+	if (bpf_core_field_exists(((struct sock___rxq *)sk)->sk_rx_queue_mapping))
+		s->rx_queue = BPF_CORE_READ((struct sock___rxq *)sk, sk_rx_queue_mapping);
+	s->last_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate, const int newstate)
+{
+	__u64 key = (__u64)sk;
+	struct caad_flow_stats *s;
+
+	if (newstate != TCP_CLOSE || !watched(sk))
+		return 0;
+	s = bpf_map_lookup_elem(&flows, &key);
+	if (!s)
+		return 0;
+	emit(CAAD_EVENT_FLOW_CLOSE, key, s->bytes);
+	bpf_map_delete_elem(&flows, &key);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

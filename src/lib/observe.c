@@ -1,1 +1,221 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "caad/log.h"
+#include "caad/observe.h"
+#include "observer.skel.h"
+
+struct caad_observer {
+	struct caad_observer_bpf *skel;
+	struct ring_buffer *rb;
+	int n_cpus;
+
+	struct caad_flow *prev; /* last snapshot, sorted by id */
+	size_t n_prev;
+	uint64_t prev_ns;
+
+	uint64_t events_new, events_closed;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	static int verbose = -1;
+	char buf[1024];
+	int l = level == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG;
+	size_t n;
+
+	/* libbpf's debug output (every relocation) only when asked for */
+	if (verbose < 0)
+		verbose = getenv("CAAD_LIBBPF_DEBUG") != NULL;
+	if (level == LIBBPF_DEBUG && !verbose)
+		return 0;
+	if (l > caad_log_get_max_level())
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[n - 1] = 0;
+	log_full_errno(l, 0, "%s", buf);
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int caad_netns_self_inode(uint32_t *ret)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/net", &st) < 0)
+		return -errno;
+	*ret = (uint32_t)st.st_ino;
+	return 0;
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct caad_observer *o = ctx;
+	const struct caad_event *e = data;
+
+	if (size < sizeof(*e))
+		return 0;
+	switch (e->type) {
+	case CAAD_EVENT_FLOW_NEW:
+		o->events_new++;
+		break;
+	case CAAD_EVENT_FLOW_CLOSE:
+		o->events_closed++;
+		log_debug("flow %#llx closed after %llu bytes", (unsigned long long)e->sk,
+		          (unsigned long long)e->bytes);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int caad_observer_open(const struct caad_observer_options *opts, struct caad_observer **ret)
+{
+	_cleanup_(caad_observer_freep) struct caad_observer *o = NULL;
+	int r;
+
+	libbpf_set_print(libbpf_print);
+
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->n_cpus = libbpf_num_possible_cpus();
+	if (o->n_cpus <= 0)
+		return log_error_errno(o->n_cpus ? o->n_cpus : -EINVAL, "Failed to count possible CPUs: %m");
+
+	o->skel = caad_observer_bpf__open();
+	if (!o->skel)
+		return log_error_errno(errno ? errno : EINVAL, "Failed to open BPF observer: %m");
+
+	o->skel->rodata->target_netns = opts->netns_inode;
+	if (opts->max_flows > 0) {
+		r = bpf_map__set_max_entries(o->skel->maps.flows, opts->max_flows);
+		if (r < 0)
+			return log_error_errno(r, "Failed to size the flow map to %u: %m", opts->max_flows);
+	}
+	if (opts->ringbuf_size > 0) {
+		r = bpf_map__set_max_entries(o->skel->maps.events, opts->ringbuf_size);
+		if (r < 0)
+			return log_error_errno(r, "Failed to size the ring buffer to %u: %m", opts->ringbuf_size);
+	}
+
+	r = caad_observer_bpf__load(o->skel);
+	if (r < 0)
+		return log_error_errno(r, "Failed to load BPF observer (is BTF available and are we privileged?): %m");
+	r = caad_observer_bpf__attach(o->skel);
+	if (r < 0)
+		return log_error_errno(r, "Failed to attach BPF observer to its tracepoints: %m");
+
+	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), handle_event, o, NULL);
+	if (!o->rb)
+		return log_error_errno(errno ? errno : ENOMEM, "Failed to set up the BPF ring buffer: %m");
+
+	log_debug("BPF observer attached (netns %u, %u flows max)", opts->netns_inode,
+	          bpf_map__max_entries(o->skel->maps.flows));
+	*ret = TAKE_PTR(o);
+	return 0;
+}
+
+void caad_observer_free(struct caad_observer *o)
+{
+	if (!o)
+		return;
+	ring_buffer__free(o->rb);
+	caad_observer_bpf__destroy(o->skel);
+	free(o->prev);
+	free(o);
+}
+
+int caad_observer_fd(struct caad_observer *o)
+{
+	return ring_buffer__epoll_fd(o->rb);
+}
+
+int caad_observer_consume(struct caad_observer *o)
+{
+	int r = ring_buffer__consume(o->rb);
+
+	return r < 0 ? log_warning_errno(r, "Failed to read BPF events: %m") : r;
+}
+
+int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n)
+{
+	int fd = bpf_map__fd(o->skel->maps.flows);
+	size_t cap = 64, n = 0;
+	_cleanup_free_ struct caad_flow *flows = NULL;
+	uint64_t key, next, now = now_ns();
+	bool first = true;
+
+	flows = calloc(cap, sizeof(*flows));
+	if (!flows)
+		return -ENOMEM;
+
+	for (;;) {
+		struct caad_flow_stats s;
+
+		if (bpf_map_get_next_key(fd, first ? NULL : &key, &next) < 0) {
+			if (errno == ENOENT)
+				break;
+			return log_error_errno(errno, "Failed to walk the BPF flow map: %m");
+		}
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &s) < 0)
+			continue; /* deleted meanwhile */
+		if (n == cap) {
+			struct caad_flow *nf = reallocarray(flows, cap * 2, sizeof(*flows));
+			if (!nf)
+				return -ENOMEM;
+			flows = nf;
+			cap *= 2;
+		}
+		caad_flow_from_stats(&flows[n++], &s);
+	}
+
+	caad_flows_sort(flows, n);
+	caad_flows_update_rates(flows, n, o->prev, o->n_prev, o->prev_ns ? now - o->prev_ns : 0);
+
+	/* keep a copy as the base of the next rates */
+	struct caad_flow *copy = n ? malloc(n * sizeof(*copy)) : NULL;
+	if (n && !copy)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, flows, n * sizeof(*copy));
+	free(o->prev);
+	o->prev = copy;
+	o->n_prev = n;
+	o->prev_ns = now;
+
+	*ret = TAKE_PTR(flows);
+	*ret_n = n;
+	return 0;
+}
+
+uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c)
+{
+	__u32 key = c;
+	uint64_t sum = 0;
+	_cleanup_free_ uint64_t *vals = calloc((size_t)o->n_cpus, sizeof(uint64_t));
+
+	if (!vals || bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.counters), &key, vals) < 0)
+		return 0;
+	for (int i = 0; i < o->n_cpus; i++)
+		sum += vals[i];
+	return sum;
+}
