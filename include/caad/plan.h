@@ -10,7 +10,7 @@
 #include "caad/inventory.h"
 #include "caad/topology.h"
 
-#define CAAD_REASON_MAX 192
+#define CAAD_REASON_MAX 256
 
 struct caad_policy {
 	uint64_t rate_threshold_bps; /* flows below this are left alone */

@@ -1,1 +1,342 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The actuator: writes only what differs, journals each object's original
+ * value durably before its first write, restores on exit or after a crash.
+ *
+ * Journal: one line per object, "PATH<TAB>ORIGINAL", rewritten atomically
+ * (temp file, fsync, rename) whenever an object is added.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "caad/apply.h"
+#include "caad/log.h"
+#include "caad/sysfs.h"
+
+struct journal_entry {
+	char *path;
+	char *label;     /* "eth0 rx-3 RPS", "IRQ 112" */
+	char *original;  /* as read */
+	enum caad_setting_kind kind;
+	struct caad_cpumask written;
+};
+
+struct caad_actuator {
+	char *sysroot;
+	char *journal_path;
+	bool dry_run;
+	struct journal_entry *entries;
+	size_t n_entries, cap_entries;
+};
+
+static void entry_done(struct journal_entry *e)
+{
+	free(e->path);
+	free(e->label);
+	free(e->original);
+}
+
+void caad_actuator_free(struct caad_actuator *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n_entries; i++)
+		entry_done(&a->entries[i]);
+	free(a->entries);
+	free(a->sysroot);
+	free(a->journal_path);
+	free(a);
+}
+
+int caad_actuator_new(const struct caad_actuator_options *opts, struct caad_actuator **ret)
+{
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = NULL;
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->sysroot = strdup(opts->sysroot ? opts->sysroot : "");
+	a->journal_path = strdup(opts->journal_path);
+	if (!a->sysroot || !a->journal_path)
+		return -ENOMEM;
+	a->dry_run = opts->dry_run;
+	*ret = TAKE_PTR(a);
+	return 0;
+}
+
+unsigned caad_actuator_n_changed(const struct caad_actuator *a)
+{
+	return (unsigned)a->n_entries;
+}
+
+static int journal_write(struct caad_actuator *a)
+{
+	_cleanup_free_ char *buf = NULL, *dir = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if (a->n_entries == 0) {
+		if (unlink(a->journal_path) < 0 && errno != ENOENT)
+			return log_error_errno(errno, "Failed to remove journal %s: %m", a->journal_path);
+		return 0;
+	}
+
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n_entries; i++)
+		fprintf(f, "%s\t%s\n", a->entries[i].path, a->entries[i].original);
+	if (fclose(f) != 0)
+		return -ENOMEM;
+
+	dir = strdup(a->journal_path);
+	if (!dir)
+		return -ENOMEM;
+	r = caad_mkdir_p(dirname(dir), 0755);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the journal's directory for %s: %m", a->journal_path);
+	r = caad_write_file_atomic(a->journal_path, buf, len, 0600);
+	if (r < 0)
+		return log_error_errno(r, "Failed to write journal %s: %m", a->journal_path);
+	return 0;
+}
+
+static struct journal_entry *find_entry(struct caad_actuator *a, const char *path)
+{
+	for (size_t i = 0; i < a->n_entries; i++)
+		if (streq(a->entries[i].path, path))
+			return &a->entries[i];
+	return NULL;
+}
+
+static int parse_value(enum caad_setting_kind kind, const char *s, struct caad_cpumask *ret)
+{
+	return kind == CAAD_SETTING_RPS_CPUS ? caad_cpumask_parse_hex(s, ret) : caad_cpumask_parse_list(s, ret);
+}
+
+static const char *fmt_list(const struct caad_cpumask *m, char *buf, size_t size)
+{
+	if (caad_cpumask_empty(m))
+		return "none";
+	if (caad_cpumask_format_list(m, buf, size) < 0)
+		return "(many)";
+	return buf;
+}
+
+/* Width of rps_cpus: the kernel's nr_cpu_ids, else enough for the mask. */
+static unsigned rps_width(const struct caad_inventory *inv, const struct caad_cpumask *m)
+{
+	unsigned w = inv->n_possible_cpus;
+	int last = -1;
+
+	CAAD_CPUMASK_FOREACH(cpu, m)
+		last = cpu;
+	if ((int)w <= last)
+		w = (unsigned)last + 1;
+	return w ? w : 1;
+}
+
+static const char *error_class(int r)
+{
+	switch (-r) {
+	case EIO:
+	case EPERM:
+		return "kernel-managed or protected IRQ";
+	case EINVAL:
+	case ERANGE:
+	case EOVERFLOW:
+		return "offline or invalid CPU";
+	case ENOSPC:
+		return "interrupt vectors exhausted on the target CPU";
+	case ENOENT:
+	case ENODEV:
+		return "device gone";
+	default:
+		return "unexpected error";
+	}
+}
+
+static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s)
+{
+	const struct caad_iface *iface = &inv->ifaces[s->iface];
+	_cleanup_free_ char *path = NULL, *label = NULL, *current = NULL;
+	struct caad_cpumask cur;
+	char want[CAAD_CPUS_MAX / 4 + CAAD_CPUS_MAX / 32 + 8], from_buf[256], to_buf[256];
+	const char *from, *to;
+	int r;
+
+	if (s->kind == CAAD_SETTING_RPS_CPUS) {
+		r = caad_path(&path, a->sysroot, "/sys/class/net/%s/queues/rx-%u/rps_cpus", iface->name, s->queue);
+		if (r >= 0 && asprintf(&label, "%s rx-%u: RPS CPUs", iface->name, s->queue) < 0)
+			r = -ENOMEM;
+	} else {
+		r = caad_path(&path, a->sysroot, "/proc/irq/%d/smp_affinity_list", s->irq);
+		if (r >= 0 && asprintf(&label, "%s rx-%u: IRQ %d CPUs", iface->name, s->queue, s->irq) < 0)
+			r = -ENOMEM;
+	}
+	if (r < 0)
+		return r;
+
+	r = caad_read_file(path, &current);
+	if (r < 0)
+		return log_warning_errno(r, "%s: cannot read %s (%s): %m", label, path, error_class(r));
+	r = parse_value(s->kind, current, &cur);
+	if (r < 0)
+		return log_warning_errno(r, "%s: unexpected content \"%s\" in %s, leaving it alone", label, current,
+		                         path);
+	if (caad_cpumask_equal(&cur, &s->cpus))
+		return 0;
+
+	if (s->kind == CAAD_SETTING_RPS_CPUS)
+		r = caad_cpumask_format_hex(&s->cpus, rps_width(inv, &s->cpus), want, sizeof(want));
+	else
+		r = caad_cpumask_format_list(&s->cpus, want, sizeof(want));
+	if (r < 0)
+		return log_error_errno(r, "%s: cannot format the new value: %m", label);
+
+	from = fmt_list(&cur, from_buf, sizeof(from_buf));
+	to = fmt_list(&s->cpus, to_buf, sizeof(to_buf));
+	if (a->dry_run) {
+		log_info("%s %s -> %s (dry run: not written; %s)", label, from, to, s->reason);
+		return 1;
+	}
+
+	struct journal_entry *e = find_entry(a, path);
+	bool added = false;
+	if (!e) {
+		if (a->n_entries == a->cap_entries) {
+			size_t ncap = a->cap_entries ? a->cap_entries * 2 : 16;
+			struct journal_entry *ne = reallocarray(a->entries, ncap, sizeof(*ne));
+			if (!ne)
+				return -ENOMEM;
+			a->entries = ne;
+			a->cap_entries = ncap;
+		}
+		e = &a->entries[a->n_entries++];
+		*e = (struct journal_entry){ .path = TAKE_PTR(path), .label = TAKE_PTR(label),
+			                     .original = TAKE_PTR(current), .kind = s->kind };
+		added = true;
+		r = journal_write(a);
+		if (r < 0) {
+			/* Not journaled: do not touch the host. */
+			entry_done(e);
+			a->n_entries--;
+			return r;
+		}
+	}
+
+	r = caad_write_file(e->path, want);
+	if (r < 0) {
+		log_warning_errno(r, "%s: writing \"%s\" to %s failed (%s): %m", e->label, want, e->path,
+		                  error_class(r));
+		if (added) {
+			/* Nothing changed: forget it again. */
+			entry_done(e);
+			a->n_entries--;
+			(void)journal_write(a);
+		}
+		return r;
+	}
+	e->written = s->cpus;
+	log_info("%s %s -> %s (%s)", e->label, from, to, s->reason);
+	return 1;
+}
+
+int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < plan->n_settings; i++) {
+		int r = apply_one(a, inv, &plan->settings[i]);
+
+		if (r == -ENOMEM)
+			return r;
+		if (r > 0)
+			n += r;
+	}
+	return n;
+}
+
+int caad_actuator_restore(struct caad_actuator *a)
+{
+	int failed = 0;
+
+	for (size_t i = a->n_entries; i-- > 0;) {
+		struct journal_entry *e = &a->entries[i];
+		_cleanup_free_ char *current = NULL;
+		struct caad_cpumask cur;
+		int r;
+
+		r = caad_read_file(e->path, &current);
+		if (r == -ENOENT || r == -ENODEV) {
+			log_info("%s: gone, nothing to restore", e->label);
+			continue;
+		}
+		if (r >= 0 && parse_value(e->kind, current, &cur) >= 0 && !caad_cpumask_equal(&cur, &e->written)) {
+			log_notice("%s: changed by someone else to \"%s\" since caad wrote it, leaving it", e->label,
+			           current);
+			continue;
+		}
+		r = caad_write_file(e->path, e->original);
+		if (r < 0) {
+			log_error_errno(r, "%s: failed to restore \"%s\" to %s: %m", e->label, e->original, e->path);
+			failed++;
+			continue;
+		}
+		log_info("%s restored to %s", e->label, e->original);
+	}
+
+	for (size_t i = 0; i < a->n_entries; i++)
+		entry_done(&a->entries[i]);
+	a->n_entries = 0;
+	if (failed)
+		return -EIO; /* keep the journal for the next start */
+	return journal_write(a);
+}
+
+int caad_journal_restore(const char *journal_path)
+{
+	_cleanup_free_ char *text = NULL;
+	char *save = NULL;
+	int r, n = 0, failed = 0;
+	unsigned lineno = 0;
+
+	r = caad_read_file(journal_path, &text);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return log_error_errno(r, "Failed to read journal %s: %m", journal_path);
+
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *tab = strchr(line, '\t');
+
+		lineno++;
+		if (!tab || tab == line) {
+			log_warning("%s:%u: malformed journal line, skipped", journal_path, lineno);
+			continue;
+		}
+		*tab = 0;
+		r = caad_write_file(line, tab + 1);
+		if (r == -ENOENT || r == -ENODEV) {
+			log_info("%s: gone, nothing to restore", line);
+			continue;
+		}
+		if (r < 0) {
+			log_error_errno(r, "%s:%u: failed to restore \"%s\" to %s: %m", journal_path, lineno, tab + 1, line);
+			failed++;
+			continue;
+		}
+		log_notice("Restored %s to \"%s\" from the journal of an earlier run", line, tab + 1);
+		n++;
+	}
+	if (failed)
+		return -EIO;
+	if (unlink(journal_path) < 0 && errno != ENOENT)
+		return log_error_errno(errno, "Failed to remove journal %s: %m", journal_path);
+	return n;
+}

@@ -1,1 +1,368 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "caad/inventory.h"
+#include "caad/log.h"
+#include "caad/sysfs.h"
+
+static void iface_done(struct caad_iface *iface)
+{
+	free(iface->rx);
+	iface->rx = NULL;
+	iface->n_rx = 0;
+}
+
+void caad_inventory_free(struct caad_inventory *inv)
+{
+	if (!inv)
+		return;
+	for (size_t i = 0; i < inv->n_ifaces; i++)
+		iface_done(&inv->ifaces[i]);
+	free(inv->ifaces);
+	free(inv);
+}
+
+const struct caad_iface *caad_inventory_find_ifindex(const struct caad_inventory *inv, int ifindex)
+{
+	for (size_t i = 0; i < inv->n_ifaces; i++)
+		if (inv->ifaces[i].ifindex == ifindex)
+			return &inv->ifaces[i];
+	return NULL;
+}
+
+/* Parse a non-negative decimal number that ends at end (or at NUL). */
+static int parse_index(const char *s, const char *end, unsigned *ret)
+{
+	unsigned long v = 0;
+
+	if (!end)
+		end = s + strlen(s);
+	if (s == end)
+		return -EINVAL;
+	for (const char *p = s; p < end; p++) {
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		v = v * 10 + (unsigned long)(*p - '0');
+		if (v > 65535)
+			return -ERANGE;
+	}
+	*ret = (unsigned)v;
+	return 0;
+}
+
+static bool has_prefix(const char *s, const char *prefix, const char **rest)
+{
+	size_t n = strlen(prefix);
+
+	if (strncmp(s, prefix, n) != 0)
+		return false;
+	*rest = s + n;
+	return true;
+}
+
+int caad_inventory_match_irq_name(const char *ifname, const char *action)
+{
+	const char *rest;
+	unsigned q;
+
+	/* mlx5: "mlx5_comp<N>@pci:<bdf>"; completion vector N serves channel N */
+	if (has_prefix(action, "mlx5_comp", &rest)) {
+		const char *at = strchr(rest, '@');
+		if (at && parse_index(rest, at, &q) == 0)
+			return (int)q;
+		return -ENOENT;
+	}
+
+	/* virtio: "<virtioX>-input.<N>", ifname here is the virtio device name */
+	if (has_prefix(action, ifname, &rest)) {
+		static const char *const rx_infixes[] = { "-TxRx-", "-rx-", "-input.", "-fp-", "-" };
+
+		for (size_t i = 0; i < ARRAY_SIZE(rx_infixes); i++) {
+			const char *num;
+
+			if (has_prefix(rest, rx_infixes[i], &num) && parse_index(num, NULL, &q) == 0)
+				return (int)q;
+		}
+		return -ENOENT;
+	}
+
+	/* i40e/iavf/ice prefix the driver: "i40e-eth0-TxRx-3", "ice-eth0-TxRx-3" */
+	const char *dash = strchr(action, '-');
+	if (dash && has_prefix(dash + 1, ifname, &rest) && has_prefix(rest, "-TxRx-", &rest) &&
+	    parse_index(rest, NULL, &q) == 0)
+		return (int)q;
+
+	return -ENOENT;
+}
+
+static int cmp_queue(const void *a, const void *b)
+{
+	const struct caad_queue *x = a, *y = b;
+
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+static int load_rx_queues(const char *sysroot, struct caad_iface *iface)
+{
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_free_ struct caad_queue *rx = NULL;
+	size_t n = 0, cap = 0;
+	DIR *d;
+	struct dirent *de;
+	int r;
+
+	r = caad_path(&dir, sysroot, "/sys/class/net/%s/queues", iface->name);
+	if (r < 0)
+		return r;
+	d = opendir(dir);
+	if (!d)
+		return log_error_errno(errno, "%s: cannot list rx queues in %s: %m", iface->name, dir);
+	while ((de = readdir(d))) {
+		unsigned idx;
+
+		if (strncmp(de->d_name, "rx-", 3) != 0 || parse_index(de->d_name + 3, NULL, &idx) < 0)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 8;
+			struct caad_queue *nrx = reallocarray(rx, ncap, sizeof(*rx));
+			if (!nrx) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			rx = nrx;
+			cap = ncap;
+		}
+		rx[n] = (struct caad_queue){ .index = idx, .irq = -1 };
+		n++;
+	}
+	closedir(d);
+	qsort(rx, n, sizeof(*rx), cmp_queue);
+
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *path = NULL, *value = NULL;
+
+		r = caad_path(&path, sysroot, "/sys/class/net/%s/queues/rx-%u/rps_cpus", iface->name, rx[i].index);
+		if (r < 0)
+			return r;
+		r = caad_read_file(path, &value);
+		if (r == -ENOENT)
+			continue; /* kernel without CONFIG_RPS */
+		if (r < 0)
+			return log_error_errno(r, "%s: failed to read %s: %m", iface->name, path);
+		r = caad_cpumask_parse_hex(value, &rx[i].rps);
+		if (r < 0)
+			return log_error_errno(r, "%s: unexpected content \"%s\" in %s", iface->name, value, path);
+		rx[i].has_rps = true;
+	}
+
+	iface->rx = TAKE_PTR(rx);
+	iface->n_rx = (unsigned)n;
+	return 0;
+}
+
+/* IRQ numbers of the device behind ifname (MSI/MSI-X vectors). Returns count. */
+static int load_msi_irqs(const char *sysroot, const char *ifname, struct caad_cpumask *irqs, char *devname,
+                         size_t devname_size)
+{
+	_cleanup_free_ char *dev = NULL, *dir = NULL;
+	char target[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	ssize_t k;
+	int r, n = 0;
+
+	r = caad_path(&dev, sysroot, "/sys/class/net/%s/device", ifname);
+	if (r < 0)
+		return r;
+	k = readlink(dev, target, sizeof(target) - 1);
+	if (k < 0)
+		return 0; /* no device: veth, loopback, bridges */
+	target[k] = 0;
+	const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+	if (strlen(base) >= devname_size)
+		return -ENAMETOOLONG;
+	strcpy(devname, base);
+
+	/* virtio-net's device is the virtio device; its MSI vectors sit on the PCI parent */
+	static const char *const where[] = { "msi_irqs", "../msi_irqs" };
+	for (size_t w = 0; w < ARRAY_SIZE(where) && n == 0; w++) {
+		free(dir);
+		dir = NULL;
+		if (asprintf(&dir, "%s/%s", dev, where[w]) < 0)
+			return -ENOMEM;
+		d = opendir(dir);
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			unsigned irq;
+
+			if (parse_index(de->d_name, NULL, &irq) == 0 && irq < CAAD_CPUS_MAX * 4) {
+				if (irq >= CAAD_CPUS_MAX)
+					continue; /* IRQ numbers beyond the mask width are ignored */
+				caad_cpumask_set(irqs, irq);
+				n++;
+			}
+		}
+		closedir(d);
+	}
+	return n;
+}
+
+/* Walk SYSROOT/proc/interrupts; for each IRQ whose action names an rx queue of
+ * iface, record it. When msi is non-empty only those IRQs are considered. */
+static int match_interrupts(const char *sysroot, struct caad_iface *iface, const struct caad_cpumask *msi,
+                            const char *devname)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	char *save = NULL;
+	unsigned lineno = 0;
+	int r;
+
+	r = caad_path(&path, sysroot, "/proc/interrupts");
+	if (r < 0)
+		return r;
+	r = caad_read_file(path, &text);
+	if (r < 0)
+		return log_warning_errno(r, "Failed to read %s, IRQs of %s unknown: %m", path, iface->name);
+
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *p = line, *tok, *tsave = NULL;
+		unsigned irq;
+
+		lineno++;
+		while (*p == ' ')
+			p++;
+		char *colon = strchr(p, ':');
+		if (!colon || parse_index(p, colon, &irq) < 0)
+			continue; /* header, NMI, LOC, ... */
+		if (!caad_cpumask_empty(msi) && !caad_cpumask_test(msi, irq))
+			continue;
+
+		for (tok = strtok_r(colon + 1, " \t", &tsave); tok; tok = strtok_r(NULL, " \t", &tsave)) {
+			size_t l = strlen(tok);
+			int q;
+
+			if (l > 0 && tok[l - 1] == ',')
+				tok[l - 1] = 0;
+			q = caad_inventory_match_irq_name(iface->name, tok);
+			if (q < 0 && devname[0])
+				q = caad_inventory_match_irq_name(devname, tok);
+			if (q < 0)
+				continue;
+			for (unsigned i = 0; i < iface->n_rx; i++)
+				if (iface->rx[i].index == (unsigned)q && iface->rx[i].irq < 0)
+					iface->rx[i].irq = (int)irq;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
+{
+	_cleanup_free_ char *path = NULL, *value = NULL;
+	int r;
+
+	r = caad_path(&path, sysroot, "/proc/irq/%d/smp_affinity_list", q->irq);
+	if (r < 0)
+		return r;
+	r = caad_read_file(path, &value);
+	if (r < 0) {
+		log_debug_errno(r, "IRQ %d: cannot read %s: %m", q->irq, path);
+		return 0;
+	}
+	r = caad_cpumask_parse_list(value, &q->irq_affinity);
+	if (r < 0)
+		return log_warning_errno(r, "IRQ %d: unexpected content \"%s\" in %s", q->irq, value, path);
+	q->has_irq_affinity = true;
+	return 0;
+}
+
+static int load_iface(const char *sysroot, const char *name, struct caad_iface *iface)
+{
+	_cleanup_free_ char *path = NULL;
+	char buf[32];
+	struct caad_cpumask msi;
+	char devname[256] = "";
+	int r;
+
+	if (strlen(name) >= sizeof(iface->name) || !name[0] || strchr(name, '/'))
+		return log_error_errno(EINVAL, "Invalid interface name \"%s\"", name);
+	snprintf(iface->name, sizeof(iface->name), "%s", name);
+
+	r = caad_path(&path, sysroot, "/sys/class/net/%s/ifindex", name);
+	if (r < 0)
+		return r;
+	r = caad_read_line(path, buf, sizeof(buf));
+	if (r == -ENOENT)
+		return log_error_errno(ENODEV, "Interface %s not found (no %s)", name, path);
+	if (r < 0)
+		return log_error_errno(r, "Interface %s: failed to read %s: %m", name, path);
+	unsigned idx;
+	if (parse_index(buf, NULL, &idx) < 0 || idx == 0)
+		return log_error_errno(EINVAL, "Interface %s: bad ifindex \"%s\" in %s", name, buf, path);
+	iface->ifindex = (int)idx;
+
+	r = load_rx_queues(sysroot, iface);
+	if (r < 0)
+		return r;
+
+	caad_cpumask_zero(&msi);
+	r = load_msi_irqs(sysroot, name, &msi, devname, sizeof(devname));
+	if (r < 0)
+		return r;
+	if (r > 0 || devname[0]) {
+		r = match_interrupts(sysroot, iface, &msi, devname);
+		if (r < 0)
+			return r;
+	}
+	for (unsigned i = 0; i < iface->n_rx; i++)
+		if (iface->rx[i].irq >= 0) {
+			r = load_irq_affinity(sysroot, &iface->rx[i]);
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+static unsigned possible_cpus(const char *sysroot)
+{
+	_cleanup_free_ char *path = NULL, *value = NULL;
+	struct caad_cpumask m;
+	int last = -1;
+
+	if (caad_path(&path, sysroot, "/sys/devices/system/cpu/possible") < 0 ||
+	    caad_read_file(path, &value) < 0 || caad_cpumask_parse_list(value, &m) < 0)
+		return 0;
+	CAAD_CPUMASK_FOREACH(cpu, &m)
+		last = cpu;
+	return (unsigned)(last + 1);
+}
+
+int caad_inventory_load(const char *sysroot, char *const *ifnames, size_t n, struct caad_inventory **ret)
+{
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	int r;
+
+	inv = calloc(1, sizeof(*inv));
+	if (!inv)
+		return -ENOMEM;
+	inv->ifaces = calloc(n ? n : 1, sizeof(*inv->ifaces));
+	if (!inv->ifaces)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		r = load_iface(sysroot, ifnames[i], &inv->ifaces[i]);
+		inv->n_ifaces = i + 1; /* so that free sees it */
+		if (r < 0)
+			return r;
+	}
+	inv->n_possible_cpus = possible_cpus(sysroot);
+	*ret = TAKE_PTR(inv);
+	return 0;
+}

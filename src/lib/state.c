@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "caad/json.h"
+#include "caad/log.h"
+#include "caad/state.h"
+#include "caad/sysfs.h"
+
+static void cpulist(FILE *f, const struct caad_cpumask *m)
+{
+	char buf[4096];
+
+	if (caad_cpumask_format_list(m, buf, sizeof(buf)) < 0)
+		buf[0] = 0;
+	caad_json_string(f, buf);
+}
+
+int caad_state_format(FILE *f, const struct caad_flow *flows, size_t n_flows, const struct caad_inventory *inv,
+                      const struct caad_plan *plan, const char *mode)
+{
+	fputs("{\"mode\": ", f);
+	caad_json_string(f, mode);
+	fputs(",\n \"flows\": [", f);
+	for (size_t i = 0; i < n_flows; i++) {
+		const struct caad_flow *fl = &flows[i];
+		const struct caad_decision *d = NULL;
+		char tuple[128];
+
+		for (size_t k = 0; plan && k < plan->n_decisions; k++)
+			if (plan->decisions[k].flow == i)
+				d = &plan->decisions[k];
+		caad_flow_format_tuple(fl, tuple, sizeof(tuple));
+		fprintf(f, "%s\n  {\"id\": \"%#llx\", \"tuple\": ", i ? "," : "", (unsigned long long)fl->id);
+		caad_json_string(f, tuple);
+		fputs(", \"comm\": ", f);
+		caad_json_string(f, fl->comm);
+		fprintf(f,
+		        ", \"pid\": %u, \"tid\": %u, \"consumer_cpu\": %d, \"proc_cpu\": %d, \"ifindex\": %d, "
+		        "\"rx_queue\": %d, \"napi_id\": %u, \"bytes\": %llu, \"rate_bps\": %llu, \"heavy\": %s",
+		        fl->pid, fl->tid, fl->consumer_cpu, fl->proc_cpu, fl->ifindex, fl->rx_queue, fl->napi_id,
+		        (unsigned long long)fl->bytes, (unsigned long long)fl->rate_bps, d ? "true" : "false");
+		if (d) {
+			if (d->steer_cpu >= 0)
+				fprintf(f, ", \"steer_cpu\": %d", d->steer_cpu);
+			else
+				fputs(", \"steer_cpu\": null", f);
+			fputs(", \"relation\": ", f);
+			caad_json_string(f, caad_relation_to_string(d->relation));
+			fputs(", \"reason\": ", f);
+			caad_json_string(f, d->reason);
+		}
+		fputc('}', f);
+	}
+	fputs("\n ],\n \"queues\": [", f);
+	bool first = true;
+	for (size_t i = 0; inv && i < inv->n_ifaces; i++)
+		for (unsigned q = 0; q < inv->ifaces[i].n_rx; q++) {
+			const struct caad_queue *rq = &inv->ifaces[i].rx[q];
+
+			fprintf(f, "%s\n  {\"iface\": ", first ? "" : ",");
+			first = false;
+			caad_json_string(f, inv->ifaces[i].name);
+			fprintf(f, ", \"queue\": %u, \"irq\": %d", rq->index, rq->irq);
+			if (rq->has_rps) {
+				fputs(", \"rps_cpus\": ", f);
+				cpulist(f, &rq->rps);
+			}
+			if (rq->has_irq_affinity) {
+				fputs(", \"irq_cpus\": ", f);
+				cpulist(f, &rq->irq_affinity);
+			}
+			fputc('}', f);
+		}
+	fputs("\n ]}\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+int caad_state_write(const char *path, const struct caad_flow *flows, size_t n_flows,
+                     const struct caad_inventory *inv, const struct caad_plan *plan, const char *mode)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return -ENOMEM;
+	r = caad_state_format(f, flows, n_flows, inv, plan, mode);
+	if (fclose(f) != 0 || r < 0)
+		return r < 0 ? r : -ENOMEM;
+	return caad_write_file_atomic(path, buf, len, 0644);
+}
