@@ -1,1 +1,523 @@
-int main(void){return 0;}
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * caad: the cache-aware affinitization daemon. The loop: observe flows
+ * (BPF), read the queues (sysfs/procfs, rtnetlink), plan (pure), apply
+ * what differs (journaled), and restore everything on exit.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "caad-config.h"
+#include "caad/apply.h"
+#include "caad/config.h"
+#include "caad/inventory.h"
+#include "caad/log.h"
+#include "caad/observe.h"
+#include "caad/plan.h"
+#include "caad/state.h"
+#include "caad/sysfs.h"
+#include "caad/topology.h"
+#include "netlink.h"
+
+#define EX_CONFIG 78
+
+struct args {
+	const char *config_path;
+	const char *sysroot;
+	const char *topology_path;
+	const char *runtime_dir;
+	char **interfaces;
+	size_t n_interfaces;
+	unsigned interval_ms;
+	int log_level;
+	bool foreground;
+	bool dry_run;
+	bool restore_only;
+};
+
+struct daemon {
+	struct args *args;
+	struct caad_config config;
+	struct caad_topology *topo;
+	struct caad_inventory *inv;
+	struct caad_observer *observer;
+	struct caad_actuator *actuator;
+	struct caad_link_watch *links;
+	sd_event *event;
+	sd_event_source *timer;
+	char *state_path;
+	bool inventory_dirty;
+	uint64_t scans;
+	/* last logged decision per flow, to log each change once */
+	struct seen { uint64_t id; int steer_cpu; } *seen;
+	size_t n_seen;
+};
+
+static void help(void)
+{
+	printf("Usage: caad [OPTIONS]\n"
+	       "\n"
+	       "Cache-aware affinitization daemon: steers the receive processing of heavy TCP\n"
+	       "flows to a peer core sharing the consuming thread's last-level cache.\n"
+	       "\n"
+	       "  -h --help                 Show this help and exit\n"
+	       "     --version              Show the version and exit\n"
+	       "  -f --foreground           Stay in the foreground (also under systemd)\n"
+	       "  -c --config=PATH          Read only this configuration file\n"
+	       "                            (default: %s/caad.conf, %s/caad.conf,\n"
+	       "                            %s/caad.conf.d/*.conf)\n"
+	       "  -n --dry-run              Log the plan, write nothing\n"
+	       "  -i --interface=IFNAME     Manage this interface (repeatable; overrides Interfaces=)\n"
+	       "     --interval=MS          Scan period in milliseconds (overrides IntervalMSec=)\n"
+	       "     --sysroot=DIR          Read and write DIR/proc and DIR/sys instead of /proc, /sys\n"
+	       "     --topology=FILE.xml    Plan for this hwloc XML topology instead of the host's\n"
+	       "     --runtime-dir=DIR      Journal and state here (default: %s)\n"
+	       "     --log-level=LEVEL      emerg..debug (overrides LogLevel=)\n"
+	       "     --restore              Restore what an earlier run's journal records, then exit\n",
+	       CAAD_VENDORDIR, CAAD_SYSCONFDIR, CAAD_SYSCONFDIR, CAAD_RUNTIME_DIR);
+}
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	enum { ARG_VERSION = 0x100, ARG_INTERVAL, ARG_SYSROOT, ARG_TOPOLOGY, ARG_RUNTIME_DIR, ARG_LOG_LEVEL,
+	       ARG_RESTORE };
+	static const struct option options[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "interface", required_argument, NULL, 'i' },
+		{ "interval", required_argument, NULL, ARG_INTERVAL },
+		{ "sysroot", required_argument, NULL, ARG_SYSROOT },
+		{ "topology", required_argument, NULL, ARG_TOPOLOGY },
+		{ "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
+		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+		{ "restore", no_argument, NULL, ARG_RESTORE },
+		{}
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "hfc:ni:", options, NULL)) >= 0) {
+		switch (c) {
+		case 'h':
+			help();
+			exit(EXIT_SUCCESS);
+		case ARG_VERSION:
+			printf("caad %s\n", CAAD_VERSION);
+			exit(EXIT_SUCCESS);
+		case 'f':
+			a->foreground = true;
+			break;
+		case 'c':
+			a->config_path = optarg;
+			break;
+		case 'n':
+			a->dry_run = true;
+			break;
+		case 'i': {
+			char **n = reallocarray(a->interfaces, a->n_interfaces + 1, sizeof(char *));
+			if (!n)
+				return -ENOMEM;
+			a->interfaces = n;
+			a->interfaces[a->n_interfaces++] = optarg;
+			break;
+		}
+		case ARG_INTERVAL: {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || v < 10 || v > 60000) {
+				fprintf(stderr, "caad: --interval: expected milliseconds from 10 to 60000, got \"%s\"\n",
+				        optarg);
+				return -EINVAL;
+			}
+			a->interval_ms = (unsigned)v;
+			break;
+		}
+		case ARG_SYSROOT:
+			a->sysroot = optarg;
+			break;
+		case ARG_TOPOLOGY:
+			a->topology_path = optarg;
+			break;
+		case ARG_RUNTIME_DIR:
+			a->runtime_dir = optarg;
+			break;
+		case ARG_LOG_LEVEL:
+			a->log_level = caad_log_parse_level(optarg);
+			if (a->log_level < 0) {
+				fprintf(stderr, "caad: --log-level: unknown level \"%s\"\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case ARG_RESTORE:
+			a->restore_only = true;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "caad: unexpected argument \"%s\"\n", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* After BPF is attached caad needs only: CAP_NET_ADMIN (rps_cpus, netlink),
+ * CAP_SYS_NICE (threaded-NAPI kthread affinity). /proc/irq and the journal
+ * are owned by root, which caad stays. */
+static int drop_privileges(void)
+{
+	static const cap_value_t keep[] = { CAP_NET_ADMIN, CAP_SYS_NICE };
+	cap_t caps;
+	int r = 0;
+
+	if (geteuid() != 0) {
+		log_debug("Not root: no capabilities to drop");
+		return 0;
+	}
+	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
+		bool k = false;
+		for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+			k = k || keep[i] == c;
+		if (!k && CAP_IS_SUPPORTED(c) && cap_drop_bound(c) < 0 && errno != EINVAL)
+			return log_error_errno(errno, "Failed to drop capability %s from the bounding set: %m",
+			                       cap_to_name(c));
+	}
+	caps = cap_init();
+	if (!caps)
+		return -ENOMEM;
+	if (cap_set_flag(caps, CAP_PERMITTED, ARRAY_SIZE(keep), keep, CAP_SET) < 0 ||
+	    cap_set_flag(caps, CAP_EFFECTIVE, ARRAY_SIZE(keep), keep, CAP_SET) < 0 || cap_set_proc(caps) < 0)
+		r = log_error_errno(errno, "Failed to drop capabilities: %m");
+	cap_free(caps);
+	if (r < 0)
+		return r;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return log_error_errno(errno, "Failed to set no_new_privs: %m");
+	log_debug("Capabilities dropped to cap_net_admin,cap_sys_nice");
+	return 0;
+}
+
+static void on_link_change(void *userdata, const char *ifname)
+{
+	struct daemon *d = userdata;
+
+	if (!ifname) {
+		d->inventory_dirty = true;
+		return;
+	}
+	for (size_t i = 0; i < d->config.n_interfaces; i++)
+		if (streq(d->config.interfaces[i], ifname))
+			d->inventory_dirty = true;
+}
+
+static int reload_inventory(struct daemon *d)
+{
+	struct caad_inventory *inv = NULL;
+	int r;
+
+	r = caad_inventory_load(d->args->sysroot, d->config.interfaces, d->config.n_interfaces, &inv);
+	if (r < 0)
+		return r; /* keep the old one; try again next scan */
+	caad_inventory_free(d->inv);
+	d->inv = inv;
+	d->inventory_dirty = false;
+	return 0;
+}
+
+static struct seen *seen_find(struct daemon *d, uint64_t id)
+{
+	for (size_t i = 0; i < d->n_seen; i++)
+		if (d->seen[i].id == id)
+			return &d->seen[i];
+	return NULL;
+}
+
+/* Log each heavy flow's decision when it first appears or changes. */
+static void log_decisions(struct daemon *d, const struct caad_flow *flows, size_t n_flows,
+                          const struct caad_plan *plan)
+{
+	struct seen *next = calloc(plan->n_decisions ? plan->n_decisions : 1, sizeof(*next));
+
+	if (!next)
+		return;
+	for (size_t k = 0; k < plan->n_decisions; k++) {
+		const struct caad_decision *dec = &plan->decisions[k];
+		const struct caad_flow *f = &flows[dec->flow];
+		struct seen *s = seen_find(d, f->id);
+
+		if (!s || s->steer_cpu != dec->steer_cpu)
+			log_info("Heavy flow %.1f Gbit/s, processed on CPU %d: %s -> %s", f->rate_bps / 1e9, f->proc_cpu,
+			         dec->reason,
+			         dec->steer_cpu >= 0 ? caad_relation_to_string(dec->relation) : "left alone");
+		next[k] = (struct seen){ .id = f->id, .steer_cpu = dec->steer_cpu };
+	}
+	(void)n_flows;
+	free(d->seen);
+	d->seen = next;
+	d->n_seen = plan->n_decisions;
+}
+
+static int scan(struct daemon *d)
+{
+	_cleanup_free_ struct caad_flow *flows = NULL;
+	_cleanup_(caad_plan_freep) struct caad_plan *plan = NULL;
+	size_t n = 0;
+	int r;
+
+	d->scans++;
+	(void)caad_observer_consume(d->observer);
+	r = caad_observer_snapshot(d->observer, &flows, &n);
+	if (r < 0)
+		return r;
+
+	if (d->inventory_dirty || (d->scans % 20) == 0) {
+		r = reload_inventory(d);
+		if (r < 0 && d->inventory_dirty) {
+			log_warning_errno(r, "Queues unknown for now (%m); not steering until they are back");
+			(void)caad_state_write(d->state_path, flows, n, NULL, NULL, caad_mode_to_string(d->config.mode));
+			return 0;
+		}
+	}
+
+	if (d->config.mode != CAAD_MODE_OBSERVE) {
+		r = caad_plan_compute(d->topo, d->inv, flows, n, &d->config.policy, &plan);
+		if (r < 0)
+			return log_error_errno(r, "Planning failed: %m");
+		log_decisions(d, flows, n, plan);
+		r = caad_actuator_apply(d->actuator, d->inv, plan);
+		if (r > 0)
+			d->inventory_dirty = true; /* show the new values */
+	}
+
+	(void)caad_state_write(d->state_path, flows, n, d->inv, plan, caad_mode_to_string(d->config.mode));
+	sd_notifyf(false, "STATUS=%zu flows, %zu heavy, %u values changed", n, plan ? plan->n_decisions : 0,
+	           caad_actuator_n_changed(d->actuator));
+	return 0;
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+	int r;
+
+	r = scan(d);
+	if (r == -ENOMEM)
+		return sd_event_exit(d->event, r);
+	return sd_event_source_set_time(s, usec + (uint64_t)d->config.interval_ms * 1000);
+}
+
+static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	(void)caad_observer_consume(d->observer);
+	return 0;
+}
+
+static int on_links(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	return caad_link_watch_dispatch(d->links);
+}
+
+static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	log_info("Received %s, restoring and exiting", strsignal((int)si->ssi_signo));
+	return sd_event_exit(d->event, 0);
+}
+
+static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct daemon *d = userdata;
+	struct caad_config c;
+	int r;
+
+	sd_notify(false, "RELOADING=1");
+	caad_config_init(&c);
+	r = caad_config_load(&c, d->args->config_path);
+	if (r < 0) {
+		log_error("Reload failed: keeping the running configuration");
+		caad_config_done(&c);
+	} else {
+		/* command-line overrides stay in force */
+		if (d->args->n_interfaces)
+			(void)caad_config_set_interfaces(&c, d->args->interfaces, d->args->n_interfaces);
+		if (d->args->interval_ms)
+			c.interval_ms = d->args->interval_ms;
+		if (d->args->dry_run)
+			c.mode = CAAD_MODE_DRY_RUN;
+		caad_config_done(&d->config);
+		d->config = c;
+		d->inventory_dirty = true;
+		log_info("Configuration reloaded");
+	}
+	sd_notify(false, "READY=1");
+	return 0;
+}
+
+static int run(struct daemon *d)
+{
+	struct args *a = d->args;
+	_cleanup_free_ char *journal = NULL;
+	uint32_t netns;
+	sigset_t mask;
+	int r;
+
+	if (asprintf(&journal, "%s/journal", a->runtime_dir) < 0 || asprintf(&d->state_path, "%s/state.json",
+	                                                                      a->runtime_dir) < 0)
+		return -ENOMEM;
+
+	/* A journal left by a crashed run comes first: put the host back. */
+	r = caad_journal_restore(journal);
+	if (r < 0)
+		return r;
+	if (a->restore_only)
+		return 0;
+
+	if (d->config.n_interfaces == 0)
+		return log_error_errno(EINVAL, "No interface to manage: use --interface or Interfaces= in the configuration");
+
+	r = caad_topology_load(a->topology_path, a->sysroot, &d->topo);
+	if (r < 0)
+		return log_error_errno(r, "Failed to load the topology%s%s: %m", a->topology_path ? " from " : "",
+		                       a->topology_path ? a->topology_path : "");
+	r = reload_inventory(d);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < d->inv->n_ifaces; i++) {
+		const struct caad_iface *ifc = &d->inv->ifaces[i];
+		unsigned irqs = 0;
+		for (unsigned q = 0; q < ifc->n_rx; q++)
+			irqs += ifc->rx[q].irq >= 0;
+		log_info("Managing %s (ifindex %d): %u rx queues, %u with an IRQ", ifc->name, ifc->ifindex, ifc->n_rx,
+		         irqs);
+	}
+
+	r = caad_netns_self_inode(&netns);
+	if (r < 0)
+		return log_error_errno(r, "Failed to find our network namespace: %m");
+	struct caad_observer_options oo = { .netns_inode = netns, .max_flows = d->config.max_flows };
+	r = caad_observer_open(&oo, &d->observer);
+	if (r < 0)
+		return r;
+
+	r = caad_mkdir_p(a->runtime_dir, 0755);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create %s: %m", a->runtime_dir);
+	struct caad_actuator_options ao = {
+		.sysroot = a->sysroot,
+		.journal_path = journal,
+		.dry_run = d->config.mode == CAAD_MODE_DRY_RUN,
+	};
+	r = caad_actuator_new(&ao, &d->actuator);
+	if (r < 0)
+		return r;
+
+	r = caad_link_watch_new(on_link_change, d, &d->links);
+	if (r < 0)
+		return r;
+
+	r = drop_privileges();
+	if (r < 0)
+		return r;
+
+	r = sd_event_default(&d->event);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the event loop: %m");
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if ((r = sd_event_add_signal(d->event, NULL, SIGTERM, on_exit_signal, d)) < 0 ||
+	    (r = sd_event_add_signal(d->event, NULL, SIGINT, on_exit_signal, d)) < 0 ||
+	    (r = sd_event_add_signal(d->event, NULL, SIGHUP, on_reload_signal, d)) < 0 ||
+	    (r = sd_event_add_io(d->event, NULL, caad_observer_fd(d->observer), EPOLLIN, on_ringbuf, d)) < 0 ||
+	    (r = sd_event_add_io(d->event, NULL, caad_link_watch_fd(d->links), EPOLLIN, on_links, d)) < 0 ||
+	    (r = sd_event_add_time_relative(d->event, &d->timer, CLOCK_MONOTONIC, 0, 1000, on_timer, d)) < 0)
+		return log_error_errno(r, "Failed to set up the event loop: %m");
+	r = sd_event_source_set_enabled(d->timer, SD_EVENT_ON);
+	if (r < 0)
+		return r;
+	(void)sd_event_set_watchdog(d->event, true);
+
+	log_info("caad %s running: mode %s, scan every %u ms, heavy from %.2f Gbit/s", CAAD_VERSION,
+	         caad_mode_to_string(d->config.mode), d->config.interval_ms,
+	         d->config.policy.rate_threshold_bps / 1e9);
+	sd_notify(false, "READY=1\nSTATUS=running");
+
+	r = sd_event_loop(d->event);
+
+	sd_notify(false, "STOPPING=1");
+	int q = caad_actuator_restore(d->actuator);
+	if (q < 0)
+		log_error_errno(q, "Some values could not be restored; the journal %s is kept for the next start: %m",
+		                journal);
+	return r < 0 ? r : q;
+}
+
+int main(int argc, char **argv)
+{
+	struct args args = { .runtime_dir = CAAD_RUNTIME_DIR, .log_level = -1 };
+	struct daemon d = { .args = &args };
+	int r;
+
+	r = parse_args(argc, argv, &args);
+	if (r < 0)
+		return r == -ENOMEM ? EXIT_FAILURE : 2;
+	if (args.log_level >= 0)
+		caad_log_set_max_level(args.log_level);
+
+	caad_config_init(&d.config);
+	r = caad_config_load(&d.config, args.config_path);
+	if (r < 0)
+		return EX_CONFIG;
+	if (args.log_level < 0)
+		caad_log_set_max_level(d.config.log_level);
+	if (args.n_interfaces && caad_config_set_interfaces(&d.config, args.interfaces, args.n_interfaces) < 0)
+		return EXIT_FAILURE;
+	if (args.interval_ms)
+		d.config.interval_ms = args.interval_ms;
+	if (args.dry_run)
+		d.config.mode = CAAD_MODE_DRY_RUN;
+
+	if (!args.foreground && !getenv("NOTIFY_SOCKET") && !args.restore_only && daemon(0, 0) < 0) {
+		log_error_errno(errno, "Failed to go to the background: %m");
+		return EXIT_FAILURE;
+	}
+
+	r = run(&d);
+
+	caad_link_watch_free(d.links);
+	sd_event_source_unref(d.timer);
+	sd_event_unref(d.event);
+	caad_actuator_free(d.actuator);
+	caad_observer_free(d.observer);
+	caad_inventory_free(d.inv);
+	caad_topology_free(d.topo);
+	caad_config_done(&d.config);
+	free(d.seen);
+	free(d.state_path);
+	free(args.interfaces);
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
