@@ -278,8 +278,13 @@ static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
 		return 0;
 	}
 	r = caad_cpumask_parse_list(value, &q->irq_affinity);
-	if (r < 0)
-		return log_warning_errno(r, "IRQ %d: unexpected content \"%s\" in %s", q->irq, value, path);
+	if (r < 0) {
+		/* odd procfs content costs this queue its IRQ, not the whole inventory */
+		log_warning_errno(r, "IRQ %d: unexpected content \"%s\" in %s, treating the queue as without IRQ",
+		                  q->irq, value, path);
+		q->irq = -1;
+		return 0;
+	}
 	q->has_irq_affinity = true;
 	return 0;
 }

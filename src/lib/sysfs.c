@@ -110,7 +110,8 @@ int caad_write_file(const char *path, const char *value)
 	ssize_t k;
 	int n;
 
-	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_TRUNC: procfs/sysfs ignore it; a regular file (a fake tree) needs it */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	n = asprintf(&line, "%s\n", value);

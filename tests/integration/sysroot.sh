@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# --sysroot: IRQ affinity is steered in a fake /proc and /sys tree (veth has
+# no IRQs, and the host's IRQs are never touched). The flow is real (iperf3
+# over veth in namespaces); the fake NIC "fk0" carries the ifindex of the
+# receiving veth so caad manages it. Checks that caad writes only inside
+# the fake tree, restores it on SIGTERM, writes nothing in --dry-run, and
+# that after kill -9 "caad --restore" puts the originals back from the journal.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+require_root_tools
+[ "$(nproc)" -ge 2 ] || fail "needs 2 CPUs, this machine has $(nproc)"
+
+TMP=$(mktemp -d)
+CAAD_PID=
+cleanup() {
+	[ -n "$CAAD_PID" ] && kill -KILL "$CAAD_PID" 2>/dev/null
+	tb_cleanup
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+tb_setup "caads$$" 78
+R=$TMP/root
+IFINDEX=$(in_b cat /sys/class/net/vb/ifindex)
+
+make_tree() {
+	rm -rf "$R"
+	mkdir -p "$R/proc/irq/100" "$R/proc/irq/101" "$R/sys/devices/system/cpu" \
+		"$R/sys/devices/pci0000:00/0000:04:00.0/msi_irqs" \
+		"$R/sys/class/net/fk0/queues/rx-0" "$R/sys/class/net/fk0/queues/rx-1"
+	echo "$IFINDEX" >"$R/sys/class/net/fk0/ifindex"
+	echo 3 >"$R/sys/class/net/fk0/queues/rx-0/rps_cpus"
+	echo 0 >"$R/sys/class/net/fk0/queues/rx-1/rps_cpus"
+	ln -s "$R/sys/devices/pci0000:00/0000:04:00.0" "$R/sys/class/net/fk0/device"
+	touch "$R/sys/devices/pci0000:00/0000:04:00.0/msi_irqs/"{99,100,101}
+	echo 0-1 >"$R/sys/devices/system/cpu/possible"
+	echo 0-1 >"$R/proc/irq/100/smp_affinity_list"
+	echo 0-1 >"$R/proc/irq/101/smp_affinity_list"
+	cat >"$R/proc/interrupts" <<'IRQS'
+            CPU0       CPU1
+  99:          1          0  IR-PCI-MSI 2097152-edge      i40e-0000:04:00.0:misc
+ 100:       1234       5678  IR-PCI-MSI 2097153-edge      i40e-fk0-TxRx-0
+ 101:        321        765  IR-PCI-MSI 2097154-edge      i40e-fk0-TxRx-1
+ NMI:          0          0   Non-maskable interrupts
+IRQS
+}
+
+snapshot() { (cd "$R" && find . -type f | sort | xargs -d '\n' md5sum); }
+
+# start_caad LOG ARGS...; then a flow with the receiver on CPU 1
+start_flow() {
+	in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
+	sleep 0.3
+	in_a iperf3 -c "$TB_DST" -t "$1" >/dev/null 2>&1 &
+	CLI=$!
+}
+irq100_is() { [ "$(cat "$R/proc/irq/100/smp_affinity_list")" = "$1" ]; }
+
+# 1. enforce: IRQ 100 -> CPU 0 (peer of the consumer's CPU 1), RPS of a
+#    queue with a movable IRQ turned off; the real veth untouched.
+make_tree
+real_before=$(rps_b 0)
+ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt" \
+	>"$TMP/caad1.log" 2>&1 &
+CAAD_PID=$!
+wait_for 10 test -s "$TMP/rt/state.json" || { cat "$TMP/caad1.log"; fail "caad did not start"; }
+jq -e '.queues | map(select(.iface == "fk0")) | (.[0].irq == 100 and .[1].irq == 101)' "$TMP/rt/state.json" \
+	>/dev/null || { jq . "$TMP/rt/state.json"; fail "fake queues not mapped to IRQs 100/101"; }
+start_flow 4
+wait_for 5 irq100_is 0 || { cat "$TMP/caad1.log"; jq . "$TMP/rt/state.json"; fail "IRQ 100 affinity is $(cat "$R/proc/irq/100/smp_affinity_list"), wanted 0"; }
+info "fake IRQ 100 -> CPU $(cat "$R/proc/irq/100/smp_affinity_list"), rx-0 rps_cpus $(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")"
+[ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" = 0 ] || fail "RPS not turned off on a queue steered by its IRQ"
+[ "$(rps_b 0)" = "$real_before" ] || fail "the real veth's rps_cpus changed under --sysroot"
+grep -q "$R/proc/irq/100/smp_affinity_list" "$TMP/rt/journal" || fail "journal does not record IRQ 100"
+grep -q "IRQ 100 CPUs 0-1 -> 0" "$TMP/caad1.log" || fail "the IRQ change was not logged with from/to"
+wait "$CLI" || true
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
+irq100_is 0-1 || fail "IRQ 100 not restored: $(cat "$R/proc/irq/100/smp_affinity_list")"
+[ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" = 3 ] || fail "rx-0 rps_cpus not restored"
+[ "$(rps_b 0)" = "$real_before" ] || fail "the real veth's rps_cpus changed"
+info "SIGTERM restored the fake tree"
+
+# 2. dry run: the plan is logged, nothing in the tree changes.
+make_tree
+before=$(snapshot)
+ip netns exec "$TB_B" "$CAAD" --foreground --dry-run --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt2" \
+	>"$TMP/caad2.log" 2>&1 &
+CAAD_PID=$!
+start_flow 3
+wait_for 5 grep -q "dry run: not written" "$TMP/caad2.log" || { cat "$TMP/caad2.log"; fail "dry run logged no plan"; }
+wait "$CLI" || true
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || true; CAAD_PID=
+[ "$(snapshot)" = "$before" ] || fail "--dry-run changed the tree"
+[ ! -e "$TMP/rt2/journal" ] || fail "--dry-run wrote a journal"
+info "dry run wrote nothing"
+
+# 3. kill -9 leaves the changes; "caad --restore" puts back the originals.
+make_tree
+before=$(snapshot)
+ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt3" \
+	>"$TMP/caad3.log" 2>&1 &
+CAAD_PID=$!
+start_flow 3
+wait_for 5 irq100_is 0 || { cat "$TMP/caad3.log"; fail "not steered before kill -9"; }
+kill -KILL "$CAAD_PID"; wait "$CAAD_PID" 2>/dev/null || true; CAAD_PID=
+irq100_is 0 || fail "expected the change to survive kill -9"
+[ -s "$TMP/rt3/journal" ] || fail "no journal after kill -9"
+wait "$CLI" || true
+"$CAAD" --restore --runtime-dir "$TMP/rt3" >"$TMP/restore.log" 2>&1 || { cat "$TMP/restore.log"; fail "caad --restore failed"; }
+[ "$(snapshot)" = "$before" ] || fail "the tree differs from the original after --restore"
+[ ! -e "$TMP/rt3/journal" ] || fail "journal still there after --restore"
+info "kill -9 then --restore: tree byte-for-byte original"
+
+# 4. a bad sysroot: clear error naming the interface, nothing written
+make_tree
+rm "$R/sys/class/net/fk0/ifindex"
+before=$(snapshot)
+rc=0; "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt4" >"$TMP/caad4.log" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "caad exit status $rc with a missing interface, wanted 1"
+grep -q "fk0" "$TMP/caad4.log" || fail "the error does not name the interface: $(cat "$TMP/caad4.log")"
+[ "$(snapshot)" = "$before" ] || fail "the tree changed"
+info "missing interface: $(head -1 "$TMP/caad4.log")"
+echo "PASS: sysroot"
