@@ -164,15 +164,17 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 		init.proc_cpu = CAAD_CPU_NONE;
 		init.rx_queue = 0xffff;
 		init.first_ns = now;
-		if (bpf_map_update_elem(&flows, &key, &init, BPF_NOEXIST) < 0 &&
-		    !bpf_map_lookup_elem(&flows, &key)) {
+		/* Fails with EEXIST when another CPU added it just now: then only
+		 * that CPU reports it as new. */
+		bool added = bpf_map_update_elem(&flows, &key, &init, BPF_NOEXIST) == 0;
+
+		s = bpf_map_lookup_elem(&flows, &key);
+		if (!s) {
 			count(CAAD_COUNTER_MAP_FULL);
 			return 0;
 		}
-		s = bpf_map_lookup_elem(&flows, &key);
-		if (!s)
-			return 0;
-		emit(CAAD_EVENT_FLOW_NEW, key, 0);
+		if (added)
+			emit(CAAD_EVENT_FLOW_NEW, key, 0);
 	}
 
 	if (s->consumer_tid != tid) {

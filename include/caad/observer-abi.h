@@ -47,7 +47,7 @@ struct caad_flow_stats {
 
 enum caad_event_type {
 	CAAD_EVENT_FLOW_NEW = 1,   /* first read seen on a socket */
-	CAAD_EVENT_FLOW_CLOSE = 2, /* socket left ESTABLISHED for CLOSE* */
+	CAAD_EVENT_FLOW_CLOSE = 2, /* socket reached TCP_CLOSE (and left the map) */
 };
 
 /* Ring buffer record. */

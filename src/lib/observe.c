@@ -189,6 +189,13 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
 	}
 
 	caad_flows_sort(flows, n);
+	/* get_next_key restarts from the first key when the current one was
+	 * deleted meanwhile (a socket closed): drop the repeats. */
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (u == 0 || flows[u - 1].id != flows[i].id)
+			flows[u++] = flows[i];
+	n = u;
 	caad_flows_update_rates(flows, n, o->prev, o->n_prev, o->prev_ns ? now - o->prev_ns : 0);
 
 	/* keep a copy as the base of the next rates */
