@@ -250,8 +250,7 @@ static struct seen *seen_find(struct daemon *d, uint64_t id)
 }
 
 /* Log each heavy flow's decision when it first appears or changes. */
-static void log_decisions(struct daemon *d, const struct caad_flow *flows, size_t n_flows,
-                          const struct caad_plan *plan)
+static void log_decisions(struct daemon *d, const struct caad_flow *flows, const struct caad_plan *plan)
 {
 	struct seen *next = calloc(plan->n_decisions ? plan->n_decisions : 1, sizeof(*next));
 
@@ -262,13 +261,16 @@ static void log_decisions(struct daemon *d, const struct caad_flow *flows, size_
 		const struct caad_flow *f = &flows[dec->flow];
 		struct seen *s = seen_find(d, f->id);
 
-		if (!s || s->steer_cpu != dec->steer_cpu)
-			log_info("Heavy flow %.1f Gbit/s, processed on CPU %d: %s -> %s", f->rate_bps / 1e9, f->proc_cpu,
-			         dec->reason,
-			         dec->steer_cpu >= 0 ? caad_relation_to_string(dec->relation) : "left alone");
+		bool changed = !s || s->steer_cpu != dec->steer_cpu;
+
+		if (changed && dec->steer_cpu >= 0)
+			log_info("Heavy flow (%.1f Gbit/s, processed on CPU %d) -> CPU %d, %s: %s", f->rate_bps / 1e9,
+			         f->proc_cpu, dec->steer_cpu, caad_relation_to_string(dec->relation), dec->reason);
+		else if (changed)
+			log_info("Heavy flow (%.1f Gbit/s, processed on CPU %d) left alone: %s", f->rate_bps / 1e9,
+			         f->proc_cpu, dec->reason);
 		next[k] = (struct seen){ .id = f->id, .steer_cpu = dec->steer_cpu };
 	}
-	(void)n_flows;
 	free(d->seen);
 	d->seen = next;
 	d->n_seen = plan->n_decisions;
@@ -300,7 +302,7 @@ static int scan(struct daemon *d)
 		r = caad_plan_compute(d->topo, d->inv, flows, n, &d->config.policy, &plan);
 		if (r < 0)
 			return log_error_errno(r, "Planning failed: %m");
-		log_decisions(d, flows, n, plan);
+		log_decisions(d, flows, plan);
 		r = caad_actuator_apply(d->actuator, d->inv, plan);
 		if (r > 0)
 			d->inventory_dirty = true; /* show the new values */
