@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install everything caad needs to build, test and run its demo on
+# Debian 12 (bookworm). Safe to repeat: apt runs only when something is missing.
+set -euo pipefail
+
+PACKAGES=(
+	# build
+	meson ninja-build pkg-config gcc clang llvm bpftool
+	# libraries
+	libbpf-dev libelf-dev zlib1g-dev libhwloc-dev libnl-3-dev libnl-genl-3-dev
+	libnl-route-3-dev libsystemd-dev libcap-dev libinih-dev libcmocka-dev
+	# tests and demo
+	hwloc iperf3 iproute2 jq procps
+)
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps.sh: run as root (it installs Debian packages)" >&2
+	exit 1
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "Installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
