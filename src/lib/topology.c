@@ -1,1 +1,512 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <hwloc.h>
+
+#include "caad/log.h"
+#include "caad/sysfs.h"
+#include "caad/topology.h"
+
+static const char *const relation_names[_CAAD_RELATION_COUNT] = {
+	[CAAD_RELATION_UNSTEERED] = "unsteered",
+	[CAAD_RELATION_PEER_CORE_SAME_LLC] = "peer-core-same-llc",
+	[CAAD_RELATION_SAME_PACKAGE_OTHER_LLC] = "same-package-other-llc",
+	[CAAD_RELATION_OTHER_PACKAGE] = "other-package",
+	[CAAD_RELATION_SMT_SIBLING] = "smt-sibling",
+	[CAAD_RELATION_SAME_CORE] = "same-core",
+};
+
+const char *caad_relation_to_string(enum caad_relation r)
+{
+	if ((unsigned)r >= ARRAY_SIZE(relation_names))
+		return NULL;
+	return relation_names[r];
+}
+
+static void hwloc_topology_destroyp(hwloc_topology_t *topo)
+{
+	if (*topo)
+		hwloc_topology_destroy(*topo);
+}
+
+/* hwloc reports failures as -1 with errno, sometimes without setting errno. */
+static int hwloc_errno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
+void caad_topology_free(struct caad_topology *t)
+{
+	if (!t)
+		return;
+	free(t->cpus);
+	free(t->cores);
+	free(t->llcs);
+	free(t->packages);
+	if (t->hwloc)
+		hwloc_topology_destroy(t->hwloc);
+	free(t);
+}
+
+/* The present CPUs of an hwloc cpuset. */
+static void mask_from_bitmap(struct caad_cpumask *m, hwloc_const_bitmap_t b, const struct caad_cpumask *present)
+{
+	unsigned cpu;
+
+	caad_cpumask_zero(m);
+	hwloc_bitmap_foreach_begin(cpu, b) {
+		if (cpu >= CAAD_CPUS_MAX)
+			break;
+		if (!present || caad_cpumask_test(present, cpu))
+			caad_cpumask_set(m, cpu);
+	}
+	hwloc_bitmap_foreach_end();
+}
+
+static int group_add(struct caad_cpuset_group **groups, unsigned *n, unsigned os_index,
+                     const struct caad_cpumask *cpus)
+{
+	/* The array only grows: its capacity is the power of two at or above *n. */
+	if ((*n & (*n - 1)) == 0) {
+		struct caad_cpuset_group *g;
+
+		g = reallocarray(*groups, *n ? *n * 2 : 1, sizeof(**groups));
+		if (!g)
+			return -ENOMEM;
+		*groups = g;
+	}
+	(*groups)[*n] = (struct caad_cpuset_group){ .os_index = os_index, .cpus = *cpus };
+	(*n)++;
+	return 0;
+}
+
+/*
+ * Cores: hwloc's Core objects, by their complete cpuset so that an offline
+ * SMT sibling still belongs to its core. A present PU that no Core object
+ * covers (no Core level at all, or a core hwloc lost because all of its PUs
+ * are offline) is a core of its own.
+ */
+static int build_cores(struct caad_topology *t, hwloc_topology_t topo)
+{
+	hwloc_obj_t o = NULL;
+	int r;
+
+	while ((o = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, o))) {
+		struct caad_cpumask m;
+
+		mask_from_bitmap(&m, o->complete_cpuset, &t->present);
+		if (caad_cpumask_empty(&m))
+			continue;
+		r = group_add(&t->cores, &t->n_cores, t->n_cores, &m);
+		if (r < 0)
+			return r;
+		CAAD_CPUMASK_FOREACH(cpu, &m)
+			if (t->cpus[cpu].core < 0)
+				t->cpus[cpu].core = (int)t->n_cores - 1;
+	}
+
+	CAAD_CPUMASK_FOREACH(cpu, &t->present) {
+		struct caad_cpumask m;
+
+		if (t->cpus[cpu].core >= 0)
+			continue;
+		caad_cpumask_zero(&m);
+		caad_cpumask_set(&m, (unsigned)cpu);
+		r = group_add(&t->cores, &t->n_cores, t->n_cores, &m);
+		if (r < 0)
+			return r;
+		t->cpus[cpu].core = (int)t->n_cores - 1;
+	}
+	return 0;
+}
+
+/* Packages; present PUs outside every Package object form one pseudo package. */
+static int build_packages(struct caad_topology *t, hwloc_topology_t topo)
+{
+	struct caad_cpumask rest;
+	hwloc_obj_t o = NULL;
+	int r;
+
+	while ((o = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PACKAGE, o))) {
+		struct caad_cpumask m;
+
+		mask_from_bitmap(&m, o->complete_cpuset, &t->present);
+		if (caad_cpumask_empty(&m))
+			continue;
+		r = group_add(&t->packages, &t->n_packages, o->os_index, &m);
+		if (r < 0)
+			return r;
+		CAAD_CPUMASK_FOREACH(cpu, &m)
+			if (t->cpus[cpu].package < 0)
+				t->cpus[cpu].package = (int)t->n_packages - 1;
+	}
+
+	caad_cpumask_zero(&rest);
+	CAAD_CPUMASK_FOREACH(cpu, &t->present)
+		if (t->cpus[cpu].package < 0)
+			caad_cpumask_set(&rest, (unsigned)cpu);
+	if (caad_cpumask_empty(&rest))
+		return 0;
+
+	r = group_add(&t->packages, &t->n_packages, t->n_packages == 0 ? 0 : UINT_MAX, &rest);
+	if (r < 0)
+		return r;
+	CAAD_CPUMASK_FOREACH(cpu, &rest)
+		t->cpus[cpu].package = (int)t->n_packages - 1;
+	return 0;
+}
+
+static const hwloc_obj_type_t cache_types[] = {
+	HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE,
+};
+
+/* Whether the present CPUs of a cache span more than one core. */
+static bool cache_is_shared(const struct caad_topology *t, hwloc_obj_t o)
+{
+	struct caad_cpumask m;
+	int core = -1;
+
+	mask_from_bitmap(&m, o->complete_cpuset, &t->present);
+	CAAD_CPUMASK_FOREACH(cpu, &m) {
+		if (core < 0)
+			core = t->cpus[cpu].core;
+		else if (t->cpus[cpu].core != core)
+			return true;
+	}
+	return false;
+}
+
+/* The highest cache level of which some cache spans more than one core, or 0. */
+static unsigned find_llc_level(const struct caad_topology *t, hwloc_topology_t topo)
+{
+	for (size_t i = ARRAY_SIZE(cache_types); i-- > 0;) {
+		hwloc_obj_t o = NULL;
+
+		while ((o = hwloc_get_next_obj_by_type(topo, cache_types[i], o)))
+			if (cache_is_shared(t, o))
+				return (unsigned)i + 1;
+	}
+	return 0;
+}
+
+/*
+ * LLCs: the caches of the highest shared level. Without any shared cache
+ * (no cache information, or one core per cache) each package stands for
+ * its LLC, and llc_depth_level stays 0.
+ */
+static int build_llcs(struct caad_topology *t, hwloc_topology_t topo)
+{
+	hwloc_obj_t o = NULL;
+	int r;
+
+	t->llc_depth_level = find_llc_level(t, topo);
+	if (t->llc_depth_level == 0) {
+		for (unsigned i = 0; i < t->n_packages; i++) {
+			r = group_add(&t->llcs, &t->n_llcs, t->packages[i].os_index, &t->packages[i].cpus);
+			if (r < 0)
+				return r;
+		}
+		CAAD_CPUMASK_FOREACH(cpu, &t->present)
+			t->cpus[cpu].llc = t->cpus[cpu].package;
+		return 0;
+	}
+
+	while ((o = hwloc_get_next_obj_by_type(topo, cache_types[t->llc_depth_level - 1], o))) {
+		struct caad_cpumask m;
+
+		mask_from_bitmap(&m, o->complete_cpuset, &t->present);
+		if (caad_cpumask_empty(&m))
+			continue;
+		r = group_add(&t->llcs, &t->n_llcs, o->logical_index, &m);
+		if (r < 0)
+			return r;
+		CAAD_CPUMASK_FOREACH(cpu, &m)
+			if (t->cpus[cpu].llc < 0)
+				t->cpus[cpu].llc = (int)t->n_llcs - 1;
+	}
+	return 0;
+}
+
+static void assign_numa(struct caad_topology *t, hwloc_topology_t topo)
+{
+	hwloc_obj_t o = NULL;
+
+	while ((o = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, o))) {
+		struct caad_cpumask m;
+
+		if (o->os_index == HWLOC_UNKNOWN_INDEX || o->os_index > INT_MAX)
+			continue;
+		mask_from_bitmap(&m, o->complete_cpuset, &t->present);
+		CAAD_CPUMASK_FOREACH(cpu, &m)
+			if (t->cpus[cpu].numa < 0)
+				t->cpus[cpu].numa = (int)o->os_index;
+	}
+}
+
+/*
+ * Turn a loaded hwloc topology into a caad one, taking ownership of *topo.
+ * Present CPUs are hwloc's complete cpuset (offline ones included); usable
+ * ones are online (the topology cpuset), allowed and not isolated.
+ */
+static int topology_build(hwloc_topology_t *topo, const char *what, const struct caad_cpumask *isolated,
+                          struct caad_topology **ret)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	hwloc_const_bitmap_t complete;
+	struct caad_cpumask online, allowed;
+	int last, r;
+
+	complete = hwloc_topology_get_complete_cpuset(*topo);
+	last = hwloc_bitmap_last(complete);
+	if (last < 0)
+		return log_error_errno(ENODATA, "Topology of %s has no CPUs (or infinitely many).", what);
+	if (last >= CAAD_CPUS_MAX)
+		return log_error_errno(E2BIG, "Topology of %s has CPU %d, caad handles CPUs below %d.", what, last,
+		                       CAAD_CPUS_MAX);
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return log_error_errno(ENOMEM, "Failed to allocate topology: %m");
+	t->hwloc = TAKE_PTR(*topo);
+	t->n_cpus = (unsigned)last + 1;
+	t->cpus = calloc(t->n_cpus, sizeof(*t->cpus));
+	if (!t->cpus)
+		return log_error_errno(ENOMEM, "Failed to allocate topology: %m");
+
+	mask_from_bitmap(&t->present, complete, NULL);
+	mask_from_bitmap(&online, hwloc_topology_get_topology_cpuset(t->hwloc), &t->present);
+	mask_from_bitmap(&allowed, hwloc_topology_get_allowed_cpuset(t->hwloc), &t->present);
+	caad_cpumask_and(&t->usable, &online, &allowed);
+	caad_cpumask_andnot(&t->usable, &t->usable, isolated);
+
+	for (unsigned cpu = 0; cpu < t->n_cpus; cpu++)
+		t->cpus[cpu] = (struct caad_cpu){
+			.present = caad_cpumask_test(&t->present, cpu),
+			.usable = caad_cpumask_test(&t->usable, cpu),
+			.core = -1,
+			.llc = -1,
+			.package = -1,
+			.numa = -1,
+		};
+
+	r = build_cores(t, t->hwloc);
+	if (r >= 0)
+		r = build_packages(t, t->hwloc);
+	if (r >= 0)
+		r = build_llcs(t, t->hwloc);
+	if (r < 0)
+		return log_error_errno(r, "Failed to build topology of %s: %m", what);
+	assign_numa(t, t->hwloc);
+
+	log_debug("Topology of %s: %u CPUs (%u present, %u usable), %u cores, %u LLCs (L%u), %u packages.", what,
+	          t->n_cpus, caad_cpumask_count(&t->present), caad_cpumask_count(&t->usable), t->n_cores,
+	          t->n_llcs, t->llc_depth_level, t->n_packages);
+
+	*ret = TAKE_PTR(t);
+	return 0;
+}
+
+static int topology_new(hwloc_topology_t *ret)
+{
+	_cleanup_(hwloc_topology_destroyp) hwloc_topology_t topo = NULL;
+
+	if (hwloc_topology_init(&topo) < 0) {
+		topo = NULL;
+		return log_error_errno(hwloc_errno(), "Failed to initialize hwloc topology: %m");
+	}
+	/* Keep disallowed PUs as objects: they are present, just not usable. */
+	if (hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) < 0 ||
+	    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0)
+		return log_error_errno(hwloc_errno(), "Failed to configure hwloc topology: %m");
+
+	*ret = TAKE_PTR(topo);
+	return 0;
+}
+
+/* SYSROOT/sys/devices/system/cpu/isolated; a missing file isolates nothing. */
+static int read_isolated(const char *sysroot, struct caad_cpumask *ret)
+{
+	_cleanup_free_ char *path = NULL, *s = NULL;
+	struct caad_cpumask m;
+	int r;
+
+	r = caad_path(&path, sysroot, "/sys/devices/system/cpu/isolated");
+	if (r < 0)
+		return log_error_errno(r, "Failed to build path: %m");
+
+	r = caad_read_file(path, &s);
+	if (r == -ENOENT) {
+		caad_cpumask_zero(ret);
+		return 0;
+	}
+	if (r < 0)
+		return log_error_errno(r, "Failed to read %s: %m", path);
+
+	r = caad_cpumask_parse_list(s, &m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to parse %s (\"%s\"): %m", path, s);
+
+	*ret = m;
+	return 0;
+}
+
+int caad_topology_load(const char *xml_path, const char *sysroot, struct caad_topology **ret)
+{
+	_cleanup_(hwloc_topology_destroyp) hwloc_topology_t topo = NULL;
+	struct caad_cpumask isolated;
+	int r;
+
+	assert(ret);
+
+	/* An XML file describes another machine: the host's isolated CPUs do not apply. */
+	caad_cpumask_zero(&isolated);
+	if (!xml_path || sysroot) {
+		r = read_isolated(sysroot, &isolated);
+		if (r < 0)
+			return r;
+	}
+
+	r = topology_new(&topo);
+	if (r < 0)
+		return r;
+
+	/* On failure hwloc would silently fall back to the host: never load then. */
+	if (xml_path && hwloc_topology_set_xml(topo, xml_path) < 0)
+		return log_error_errno(hwloc_errno(), "Failed to read hwloc XML topology %s: %m", xml_path);
+
+	if (hwloc_topology_load(topo) < 0)
+		return log_error_errno(hwloc_errno(), "Failed to load topology of %s: %m", xml_path ?: "this host");
+
+	return topology_build(&topo, xml_path ?: "this host", &isolated, ret);
+}
+
+int caad_topology_load_synthetic(const char *description, struct caad_topology **ret)
+{
+	_cleanup_(hwloc_topology_destroyp) hwloc_topology_t topo = NULL;
+	struct caad_cpumask isolated;
+	int r;
+
+	assert(description);
+	assert(ret);
+
+	r = topology_new(&topo);
+	if (r < 0)
+		return r;
+
+	if (hwloc_topology_set_synthetic(topo, description) < 0)
+		return log_error_errno(hwloc_errno(), "Invalid synthetic topology \"%s\": %m", description);
+
+	if (hwloc_topology_load(topo) < 0)
+		return log_error_errno(hwloc_errno(), "Failed to load synthetic topology \"%s\": %m", description);
+
+	caad_cpumask_zero(&isolated);
+	return topology_build(&topo, description, &isolated, ret);
+}
+
+static bool cpu_known(const struct caad_topology *t, unsigned cpu)
+{
+	return cpu < t->n_cpus && t->cpus[cpu].present;
+}
+
+/*
+ * One usable PU (the lowest-numbered) of every other core that shares cpu's
+ * LLC (same_llc) or that is in cpu's package outside that LLC (!same_llc).
+ */
+static int core_peers(const struct caad_topology *t, unsigned cpu, bool same_llc, struct caad_cpumask *ret)
+{
+	const struct caad_cpu *c;
+	struct caad_cpumask peers;
+	int n = 0;
+
+	assert(t);
+	assert(ret);
+
+	if (!cpu_known(t, cpu))
+		return -EINVAL;
+	c = &t->cpus[cpu];
+
+	caad_cpumask_zero(&peers);
+	for (unsigned i = 0; i < t->n_cores; i++) {
+		const struct caad_cpu *o;
+		struct caad_cpumask avail;
+		bool in_llc;
+		int p;
+
+		if ((int)i == c->core)
+			continue;
+		caad_cpumask_and(&avail, &t->cores[i].cpus, &t->usable);
+		p = caad_cpumask_next(&avail, 0);
+		if (p < 0)
+			continue;
+		o = &t->cpus[p];
+
+		in_llc = c->llc >= 0 && o->llc == c->llc;
+		if (same_llc ? !in_llc : (in_llc || o->package != c->package))
+			continue;
+
+		caad_cpumask_set(&peers, (unsigned)p);
+		n++;
+	}
+
+	*ret = peers;
+	return n;
+}
+
+int caad_topology_llc_peers(const struct caad_topology *t, unsigned cpu, struct caad_cpumask *ret)
+{
+	return core_peers(t, cpu, true, ret);
+}
+
+int caad_topology_package_peers(const struct caad_topology *t, unsigned cpu, struct caad_cpumask *ret)
+{
+	return core_peers(t, cpu, false, ret);
+}
+
+enum caad_relation caad_topology_relation(const struct caad_topology *t, unsigned a, unsigned b)
+{
+	const struct caad_cpu *ca, *cb;
+
+	assert(t);
+
+	if (!cpu_known(t, a) || !cpu_known(t, b))
+		return CAAD_RELATION_UNSTEERED;
+	if (a == b)
+		return CAAD_RELATION_SAME_CORE;
+
+	ca = &t->cpus[a];
+	cb = &t->cpus[b];
+	if (ca->core == cb->core)
+		return CAAD_RELATION_SMT_SIBLING;
+	if (ca->llc >= 0 && ca->llc == cb->llc)
+		return CAAD_RELATION_PEER_CORE_SAME_LLC;
+	if (ca->package == cb->package)
+		return CAAD_RELATION_SAME_PACKAGE_OTHER_LLC;
+	return CAAD_RELATION_OTHER_PACKAGE;
+}
+
+int caad_topology_nic_cpus(const struct caad_topology *t, const char *ifname, struct caad_cpumask *ret)
+{
+	hwloc_topology_t topo;
+	hwloc_obj_t o = NULL;
+
+	assert(t);
+	assert(t->hwloc);
+	assert(ifname);
+	assert(ret);
+
+	topo = t->hwloc;
+	while ((o = hwloc_get_next_osdev(topo, o)))
+		if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && o->name && streq(o->name, ifname))
+			break;
+	if (!o)
+		return -ENOENT;
+
+	/* The first non-I/O ancestor always exists: at worst the Machine. */
+	o = hwloc_get_non_io_ancestor_obj(topo, o);
+	assert(o);
+	mask_from_bitmap(ret, o->complete_cpuset, &t->present);
+	return 0;
+}

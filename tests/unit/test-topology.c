@@ -1,1 +1,723 @@
-int main(void){return 0;}
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "caad/cpumask.h"
+#include "caad/macro.h"
+#include "caad/sysfs.h"
+#include "caad/topology.h"
+
+static const char *const synthetic_topologies[] = {
+	"package:2 l3:2 core:6 pu:2",
+	"package:2 l3:4 core:4 pu:2",
+	"package:1 l3:8 core:8 pu:2",
+	"package:4 numa:2 l3:2 core:4 pu:1",
+	"package:2 core:4 pu:2", /* no caches at all: the package is the LLC */
+	"package:2 l2:2 pu:2",   /* no Core level: each PU is a core */
+	"package:1 l3:1 l2:2 core:2 pu:2", /* shared L2 under a shared L3: the L3 is the LLC */
+};
+
+static const char *fixtures_dir(void)
+{
+	const char *d = getenv("CAAD_TOPOLOGIES");
+
+	if (!d) {
+		print_message("SKIP: CAAD_TOPOLOGIES is not set (run through meson test)\n");
+		skip();
+	}
+	return d;
+}
+
+static struct caad_topology *load_fixture(const char *name)
+{
+	_cleanup_free_ char *path = NULL;
+	struct caad_topology *t = NULL;
+
+	assert_int_equal(caad_path(&path, fixtures_dir(), "/%s", name), 0);
+	assert_int_equal(caad_topology_load(path, NULL, &t), 0);
+	assert_non_null(t);
+	return t;
+}
+
+static struct caad_topology *load_synthetic(const char *desc)
+{
+	struct caad_topology *t = NULL;
+
+	assert_int_equal(caad_topology_load_synthetic(desc, &t), 0);
+	assert_non_null(t);
+	return t;
+}
+
+static struct caad_cpumask mask_of(const unsigned *cpus, size_t n)
+{
+	struct caad_cpumask m;
+
+	caad_cpumask_zero(&m);
+	for (size_t i = 0; i < n; i++)
+		caad_cpumask_set(&m, cpus[i]);
+	return m;
+}
+
+static void assert_mask_equal(const struct caad_cpumask *got, const struct caad_cpumask *want)
+{
+	char g[256], w[256];
+
+	if (caad_cpumask_equal(got, want))
+		return;
+	assert_true(caad_cpumask_format_list(got, g, sizeof(g)) >= 0);
+	assert_true(caad_cpumask_format_list(want, w, sizeof(w)) >= 0);
+	fail_msg("mask %s, expected %s", g, w);
+}
+
+static void assert_peers(const struct caad_topology *t, unsigned cpu, bool llc, const unsigned *want, size_t n)
+{
+	struct caad_cpumask got, expected = mask_of(want, n);
+	int r;
+
+	r = llc ? caad_topology_llc_peers(t, cpu, &got) : caad_topology_package_peers(t, cpu, &got);
+	assert_int_equal(r, (int)n);
+	assert_mask_equal(&got, &expected);
+}
+
+/* Temp dir with a few files, removed by the test. */
+static char *make_tempdir(void)
+{
+	char *d = strdup("/tmp/caad-test-topology-XXXXXX");
+
+	assert_non_null(d);
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+static void write_file(const char *dir, const char *rel, const char *data)
+{
+	_cleanup_free_ char *path = NULL;
+	FILE *f;
+
+	assert_int_equal(caad_path(&path, dir, "/%s", rel), 0);
+	for (char *p = path + strlen(dir) + 1; (p = strchr(p, '/')); p++) {
+		*p = 0;
+		assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+		*p = '/';
+	}
+	f = fopen(path, "we");
+	assert_non_null(f);
+	assert_int_equal(fputs(data, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void remove_tree(const char *dir, const char *const *rels, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *path = NULL;
+
+		assert_int_equal(caad_path(&path, dir, "/%s", rels[i]), 0);
+		(void)(unlink(path) == 0 || rmdir(path) == 0);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/*
+ * What must hold on every topology: groups partition the present CPUs,
+ * every present CPU points at groups that contain it, and the peer sets
+ * are exactly one usable PU (the lowest) per other core of the right domain,
+ * never the CPU itself, its siblings or a CPU that is not usable.
+ */
+static void check_invariants(const struct caad_topology *t)
+{
+	struct caad_cpumask seen_core, seen_llc, seen_pkg, tmp;
+
+	assert_true(t->n_cpus > 0 && t->n_cpus <= CAAD_CPUS_MAX);
+	assert_true(caad_cpumask_test(&t->present, t->n_cpus - 1));
+	assert_int_equal(caad_cpumask_next(&t->present, (int)t->n_cpus), -1);
+	caad_cpumask_andnot(&tmp, &t->usable, &t->present);
+	assert_true(caad_cpumask_empty(&tmp));
+	assert_false(caad_cpumask_empty(&t->usable));
+	assert_true(t->n_cores > 0 && t->n_llcs > 0 && t->n_packages > 0);
+	assert_true(t->llc_depth_level <= 5);
+
+	caad_cpumask_zero(&seen_core);
+	for (unsigned i = 0; i < t->n_cores; i++) {
+		caad_cpumask_and(&tmp, &seen_core, &t->cores[i].cpus);
+		assert_true(caad_cpumask_empty(&tmp));
+		assert_false(caad_cpumask_empty(&t->cores[i].cpus));
+		caad_cpumask_or(&seen_core, &seen_core, &t->cores[i].cpus);
+	}
+	assert_true(caad_cpumask_equal(&seen_core, &t->present));
+
+	caad_cpumask_zero(&seen_pkg);
+	for (unsigned i = 0; i < t->n_packages; i++) {
+		caad_cpumask_and(&tmp, &seen_pkg, &t->packages[i].cpus);
+		assert_true(caad_cpumask_empty(&tmp));
+		caad_cpumask_or(&seen_pkg, &seen_pkg, &t->packages[i].cpus);
+	}
+	assert_true(caad_cpumask_equal(&seen_pkg, &t->present));
+
+	caad_cpumask_zero(&seen_llc);
+	for (unsigned i = 0; i < t->n_llcs; i++) {
+		caad_cpumask_and(&tmp, &seen_llc, &t->llcs[i].cpus);
+		assert_true(caad_cpumask_empty(&tmp));
+		caad_cpumask_or(&seen_llc, &seen_llc, &t->llcs[i].cpus);
+	}
+
+	for (unsigned cpu = 0; cpu < t->n_cpus; cpu++) {
+		const struct caad_cpu *c = &t->cpus[cpu];
+		struct caad_cpumask llc_peers, pkg_peers, cores_seen;
+		unsigned want_llc = 0, want_pkg = 0;
+		int n_llc, n_pkg;
+
+		assert_int_equal(c->present, caad_cpumask_test(&t->present, cpu));
+		assert_int_equal(c->usable, caad_cpumask_test(&t->usable, cpu));
+		if (!c->present) {
+			assert_int_equal(caad_topology_llc_peers(t, cpu, &llc_peers), -EINVAL);
+			assert_int_equal(caad_topology_relation(t, cpu, cpu), CAAD_RELATION_UNSTEERED);
+			continue;
+		}
+		assert_true(c->core >= 0 && (unsigned)c->core < t->n_cores);
+		assert_true(caad_cpumask_test(&t->cores[c->core].cpus, cpu));
+		assert_true(c->package >= 0 && (unsigned)c->package < t->n_packages);
+		assert_true(caad_cpumask_test(&t->packages[c->package].cpus, cpu));
+		if (c->llc >= 0) {
+			assert_true((unsigned)c->llc < t->n_llcs);
+			assert_true(caad_cpumask_test(&t->llcs[c->llc].cpus, cpu));
+		} else {
+			assert_false(caad_cpumask_test(&seen_llc, cpu));
+		}
+		assert_int_equal(caad_topology_relation(t, cpu, cpu), CAAD_RELATION_SAME_CORE);
+
+		n_llc = caad_topology_llc_peers(t, cpu, &llc_peers);
+		n_pkg = caad_topology_package_peers(t, cpu, &pkg_peers);
+		assert_true(n_llc >= 0 && n_pkg >= 0);
+		assert_int_equal((unsigned)n_llc, caad_cpumask_count(&llc_peers));
+		assert_int_equal((unsigned)n_pkg, caad_cpumask_count(&pkg_peers));
+		caad_cpumask_and(&tmp, &llc_peers, &pkg_peers);
+		assert_true(caad_cpumask_empty(&tmp));
+
+		caad_cpumask_zero(&cores_seen);
+		CAAD_CPUMASK_FOREACH(p, &llc_peers) {
+			const struct caad_cpu *o = &t->cpus[p];
+			struct caad_cpumask below;
+
+			assert_true(o->usable);
+			assert_int_not_equal(p, cpu);
+			assert_int_not_equal(o->core, c->core);
+			assert_true(c->llc >= 0);
+			assert_int_equal(o->llc, c->llc);
+			assert_int_equal(caad_topology_relation(t, cpu, (unsigned)p), CAAD_RELATION_PEER_CORE_SAME_LLC);
+			/* the lowest usable PU of its core, one per core */
+			caad_cpumask_and(&below, &t->cores[o->core].cpus, &t->usable);
+			assert_int_equal(caad_cpumask_next(&below, 0), p);
+			assert_false(caad_cpumask_test(&cores_seen, (unsigned)o->core));
+			caad_cpumask_set(&cores_seen, (unsigned)o->core);
+		}
+		CAAD_CPUMASK_FOREACH(p, &pkg_peers) {
+			const struct caad_cpu *o = &t->cpus[p];
+			struct caad_cpumask below;
+
+			assert_true(o->usable);
+			assert_int_not_equal(o->core, c->core);
+			assert_int_equal(o->package, c->package);
+			assert_true(c->llc < 0 || o->llc != c->llc);
+			assert_int_equal(caad_topology_relation(t, cpu, (unsigned)p), CAAD_RELATION_SAME_PACKAGE_OTHER_LLC);
+			caad_cpumask_and(&below, &t->cores[o->core].cpus, &t->usable);
+			assert_int_equal(caad_cpumask_next(&below, 0), p);
+			assert_false(caad_cpumask_test(&cores_seen, (unsigned)o->core));
+			caad_cpumask_set(&cores_seen, (unsigned)o->core);
+		}
+
+		/* Completeness: count the cores that should have been offered. */
+		for (unsigned i = 0; i < t->n_cores; i++) {
+			int first;
+
+			caad_cpumask_and(&tmp, &t->cores[i].cpus, &t->usable);
+			first = caad_cpumask_next(&tmp, 0);
+			if (first < 0 || (int)i == c->core)
+				continue;
+			if (c->llc >= 0 && t->cpus[first].llc == c->llc)
+				want_llc++;
+			else if (t->cpus[first].package == c->package)
+				want_pkg++;
+		}
+		assert_int_equal((unsigned)n_llc, want_llc);
+		assert_int_equal((unsigned)n_pkg, want_pkg);
+
+		/* Relations of every other CPU agree with the groups. */
+		for (unsigned b = 0; b < t->n_cpus; b++) {
+			enum caad_relation r = caad_topology_relation(t, cpu, b);
+			const struct caad_cpu *o = &t->cpus[b];
+
+			if (!o->present)
+				assert_int_equal(r, CAAD_RELATION_UNSTEERED);
+			else if (b == cpu)
+				assert_int_equal(r, CAAD_RELATION_SAME_CORE);
+			else if (o->core == c->core)
+				assert_int_equal(r, CAAD_RELATION_SMT_SIBLING);
+			else if (c->llc >= 0 && o->llc == c->llc)
+				assert_int_equal(r, CAAD_RELATION_PEER_CORE_SAME_LLC);
+			else if (o->package == c->package)
+				assert_int_equal(r, CAAD_RELATION_SAME_PACKAGE_OTHER_LLC);
+			else
+				assert_int_equal(r, CAAD_RELATION_OTHER_PACKAGE);
+		}
+	}
+}
+
+static void test_relation_strings(void **state)
+{
+	static const struct {
+		enum caad_relation r;
+		const char *s;
+	} table[] = {
+		{ CAAD_RELATION_UNSTEERED, "unsteered" },
+		{ CAAD_RELATION_PEER_CORE_SAME_LLC, "peer-core-same-llc" },
+		{ CAAD_RELATION_SAME_PACKAGE_OTHER_LLC, "same-package-other-llc" },
+		{ CAAD_RELATION_OTHER_PACKAGE, "other-package" },
+		{ CAAD_RELATION_SMT_SIBLING, "smt-sibling" },
+		{ CAAD_RELATION_SAME_CORE, "same-core" },
+	};
+
+	assert_int_equal(ARRAY_SIZE(table), _CAAD_RELATION_COUNT);
+	for (size_t i = 0; i < ARRAY_SIZE(table); i++)
+		assert_string_equal(caad_relation_to_string(table[i].r), table[i].s);
+	assert_null(caad_relation_to_string(_CAAD_RELATION_COUNT));
+	assert_null(caad_relation_to_string((enum caad_relation)-1));
+}
+
+static void test_every_fixture(void **state)
+{
+	DIR *d;
+	struct dirent *de;
+	unsigned n = 0;
+
+	d = opendir(fixtures_dir());
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+		size_t l = strlen(de->d_name);
+
+		if (l < 4 || !streq(de->d_name + l - 4, ".xml"))
+			continue;
+		print_message("%s\n", de->d_name);
+		t = load_fixture(de->d_name);
+		check_invariants(t);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 4);
+}
+
+static void test_every_synthetic(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(synthetic_topologies); i++) {
+		_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+
+		print_message("%s\n", synthetic_topologies[i]);
+		t = load_synthetic(synthetic_topologies[i]);
+		check_invariants(t);
+	}
+}
+
+static void test_24em64t_peers(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_fixture("24em64t-2n6c2t-pci.xml");
+	struct caad_cpumask m, sentinel;
+
+	assert_peers(t, 0, true, (const unsigned[]){ 2, 4, 6, 8, 10 }, 5);
+	assert_peers(t, 1, true, (const unsigned[]){ 3, 5, 7, 9, 11 }, 5);
+	/* the SMT sibling of 0 has 0's peers; the sibling of 2 is offered 2's core's lowest PU */
+	assert_peers(t, 12, true, (const unsigned[]){ 2, 4, 6, 8, 10 }, 5);
+	assert_peers(t, 14, true, (const unsigned[]){ 0, 4, 6, 8, 10 }, 5);
+	assert_peers(t, 23, true, (const unsigned[]){ 1, 3, 5, 7, 9 }, 5);
+	/* one L3 per package: nothing in the package outside the LLC */
+	assert_peers(t, 0, false, NULL, 0);
+	assert_peers(t, 13, false, NULL, 0);
+
+	/* unknown CPUs: -EINVAL and the output left alone */
+	caad_cpumask_zero(&sentinel);
+	caad_cpumask_set(&sentinel, 4000);
+	m = sentinel;
+	assert_int_equal(caad_topology_llc_peers(t, 24, &m), -EINVAL);
+	assert_int_equal(caad_topology_package_peers(t, 24, &m), -EINVAL);
+	assert_int_equal(caad_topology_llc_peers(t, CAAD_CPUS_MAX, &m), -EINVAL);
+	assert_int_equal(caad_topology_llc_peers(t, UINT_MAX, &m), -EINVAL);
+	assert_true(caad_cpumask_equal(&m, &sentinel));
+}
+
+static void test_24em64t_layout(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_fixture("24em64t-2n6c2t-pci.xml");
+
+	assert_int_equal(t->n_cpus, 24);
+	assert_int_equal(caad_cpumask_count(&t->present), 24);
+	assert_int_equal(caad_cpumask_count(&t->usable), 24);
+	assert_int_equal(t->n_cores, 12);
+	assert_int_equal(t->n_llcs, 2);
+	assert_int_equal(t->llc_depth_level, 3);
+	assert_int_equal(t->n_packages, 2);
+
+	for (unsigned cpu = 0; cpu < 24; cpu++) {
+		const struct caad_cpu *c = &t->cpus[cpu];
+		unsigned sibling = cpu < 12 ? cpu + 12 : cpu - 12;
+
+		assert_true(c->present && c->usable);
+		assert_int_equal(t->packages[c->package].os_index, cpu % 2);
+		assert_int_equal(c->numa, (int)(cpu % 2));
+		assert_int_equal(c->core, t->cpus[sibling].core);
+		assert_int_equal(caad_cpumask_count(&t->cores[c->core].cpus), 2);
+		assert_int_equal(caad_cpumask_count(&t->llcs[c->llc].cpus), 12);
+		assert_int_equal(caad_topology_relation(t, cpu, sibling), CAAD_RELATION_SMT_SIBLING);
+	}
+
+	assert_int_equal(caad_topology_relation(t, 0, 0), CAAD_RELATION_SAME_CORE);
+	assert_int_equal(caad_topology_relation(t, 0, 12), CAAD_RELATION_SMT_SIBLING);
+	assert_int_equal(caad_topology_relation(t, 0, 2), CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_equal(caad_topology_relation(t, 0, 14), CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_equal(caad_topology_relation(t, 0, 1), CAAD_RELATION_OTHER_PACKAGE);
+	assert_int_equal(caad_topology_relation(t, 13, 0), CAAD_RELATION_OTHER_PACKAGE);
+	assert_int_equal(caad_topology_relation(t, 0, 24), CAAD_RELATION_UNSTEERED);
+	assert_int_equal(caad_topology_relation(t, 99, 0), CAAD_RELATION_UNSTEERED);
+	assert_string_equal(caad_relation_to_string(caad_topology_relation(t, 0, 2)), "peer-core-same-llc");
+	assert_string_equal(caad_relation_to_string(caad_topology_relation(t, 0, 1)), "other-package");
+}
+
+static void test_nic_cpus(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t24 = load_fixture("24em64t-2n6c2t-pci.xml");
+	_cleanup_(caad_topology_freep) struct caad_topology *t32 = load_fixture("32em64t-2n8c2t-pci-normalio.xml");
+	_cleanup_(caad_topology_freep) struct caad_topology *vf = load_fixture("16intel64-manyVFs.xml");
+	_cleanup_(caad_topology_freep) struct caad_topology *syn = load_synthetic("package:2 l3:2 core:6 pu:2");
+	struct caad_cpumask m, want, sentinel;
+
+	/* 24em64t: eth0 and the InfiniBand port hang off package 0 (even P#). */
+	assert_int_equal(caad_topology_nic_cpus(t24, "eth0", &m), 0);
+	assert_mask_equal(&m, &t24->packages[t24->cpus[0].package].cpus);
+	caad_cpumask_zero(&want);
+	for (unsigned cpu = 0; cpu < 24; cpu += 2)
+		caad_cpumask_set(&want, cpu);
+	assert_mask_equal(&m, &want);
+	assert_int_equal(caad_topology_nic_cpus(t24, "ib0", &m), 0);
+	assert_mask_equal(&m, &want);
+
+	/* 32em64t: the NICs are on package 1 (P#8-15 and their siblings 24-31). */
+	assert_int_equal(caad_topology_nic_cpus(t32, "eth1", &m), 0);
+	caad_cpumask_zero(&want);
+	for (unsigned cpu = 8; cpu < 16; cpu++) {
+		caad_cpumask_set(&want, cpu);
+		caad_cpumask_set(&want, cpu + 16);
+	}
+	assert_mask_equal(&m, &want);
+
+	/* manyVFs: eth0 on package 0, eth6 on package 1. */
+	assert_int_equal(caad_topology_nic_cpus(vf, "eth0", &m), 0);
+	want = mask_of((const unsigned[]){ 0, 1, 2, 3, 4, 5, 6, 7 }, 8);
+	assert_mask_equal(&m, &want);
+	assert_int_equal(caad_topology_nic_cpus(vf, "eth6", &m), 0);
+	want = mask_of((const unsigned[]){ 8, 9, 10, 11, 12, 13, 14, 15 }, 8);
+	assert_mask_equal(&m, &want);
+
+	/* not NICs, unknown names, no I/O at all: -ENOENT, output untouched */
+	caad_cpumask_zero(&sentinel);
+	caad_cpumask_set(&sentinel, 3000);
+	m = sentinel;
+	assert_int_equal(caad_topology_nic_cpus(t24, "sda", &m), -ENOENT);
+	assert_int_equal(caad_topology_nic_cpus(t24, "mlx4_0", &m), -ENOENT);
+	assert_int_equal(caad_topology_nic_cpus(t24, "eth9", &m), -ENOENT);
+	assert_int_equal(caad_topology_nic_cpus(t24, "", &m), -ENOENT);
+	assert_int_equal(caad_topology_nic_cpus(syn, "eth0", &m), -ENOENT);
+	assert_true(caad_cpumask_equal(&m, &sentinel));
+}
+
+/*
+ * 16em64t-4s2c2t-offlines.xml: 16 CPUs exist (complete cpuset 0-15) but
+ * only P#0,1,3,4,6,12,15 are online; the others have no PU object at all,
+ * and whole cores are missing (package 1 shows one core for P#1 only).
+ */
+static void test_offlines(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_fixture("16em64t-4s2c2t-offlines.xml");
+	static const unsigned online[] = { 0, 1, 3, 4, 6, 12, 15 };
+	struct caad_cpumask want = mask_of(online, ARRAY_SIZE(online));
+
+	assert_int_equal(t->n_cpus, 16);
+	assert_int_equal(caad_cpumask_count(&t->present), 16);
+	assert_mask_equal(&t->usable, &want);
+	for (unsigned cpu = 0; cpu < 16; cpu++) {
+		bool on = caad_cpumask_test(&want, cpu);
+
+		assert_true(t->cpus[cpu].present);
+		assert_int_equal(t->cpus[cpu].usable, on);
+		/* packages are P# modulo 4 here */
+		assert_int_equal(t->packages[t->cpus[cpu].package].os_index, cpu % 4);
+		assert_int_equal(t->cpus[cpu].numa, 0);
+	}
+	assert_int_equal(t->n_packages, 4);
+	/* 6 Core objects, and P#2, 5, 10, 13 whose cores hwloc lost entirely */
+	assert_int_equal(t->n_cores, 10);
+	assert_int_equal(t->n_llcs, 4);
+	assert_int_equal(t->llc_depth_level, 3);
+
+	/* offline P#8 is 0's SMT sibling (Core L#0's complete cpuset is 0,8) */
+	assert_int_equal(caad_topology_relation(t, 0, 8), CAAD_RELATION_SMT_SIBLING);
+	assert_int_equal(caad_topology_relation(t, 0, 4), CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_equal(caad_topology_relation(t, 0, 1), CAAD_RELATION_OTHER_PACKAGE);
+
+	/* only online CPUs are offered */
+	assert_peers(t, 0, true, (const unsigned[]){ 4 }, 1);
+	assert_peers(t, 12, true, (const unsigned[]){ 0 }, 1);
+	assert_peers(t, 8, true, (const unsigned[]){ 4 }, 1);
+	assert_peers(t, 3, true, (const unsigned[]){ 15 }, 1);
+	assert_peers(t, 1, true, NULL, 0); /* 5, 9, 13 are offline */
+	assert_peers(t, 6, true, NULL, 0);
+	/* offline P#2 has no Core object: a core of its own, present, with a peer */
+	assert_peers(t, 2, true, (const unsigned[]){ 6 }, 1);
+	assert_int_equal(caad_topology_relation(t, 2, 10), CAAD_RELATION_PEER_CORE_SAME_LLC);
+	for (unsigned cpu = 0; cpu < 16; cpu++) {
+		struct caad_cpumask peers, bad;
+
+		assert_true(caad_topology_llc_peers(t, cpu, &peers) >= 0);
+		caad_cpumask_andnot(&bad, &peers, &want);
+		assert_true(caad_cpumask_empty(&bad));
+		assert_true(caad_topology_package_peers(t, cpu, &peers) >= 0);
+		assert_true(caad_cpumask_empty(&peers));
+	}
+}
+
+static void test_synthetic_layouts(void **state)
+{
+	static const struct {
+		const char *desc;
+		unsigned n_cpus, n_packages, n_llcs, cores_per_llc, pus_per_core, llc_level;
+		int llc_peers, package_peers;
+	} table[] = {
+		{ "package:2 l3:2 core:6 pu:2", 48, 2, 4, 6, 2, 3, 5, 6 },
+		{ "package:2 l3:4 core:4 pu:2", 64, 2, 8, 4, 2, 3, 3, 12 },
+		{ "package:1 l3:8 core:8 pu:2", 128, 1, 8, 8, 2, 3, 7, 56 },
+		{ "package:4 numa:2 l3:2 core:4 pu:1", 64, 4, 16, 4, 1, 3, 3, 12 },
+		{ "package:2 core:4 pu:2", 16, 2, 2, 4, 2, 0, 3, 0 },
+		{ "package:2 l2:2 pu:2", 8, 2, 4, 2, 1, 2, 1, 2 },
+		{ "package:1 l3:1 core:1 pu:2", 2, 1, 1, 1, 2, 0, 0, 0 },
+		{ "package:1 l3:1 l2:2 core:2 pu:2", 8, 1, 1, 4, 2, 3, 3, 0 },
+		{ "package:2 l3:2 l2:2 core:2 pu:1", 16, 2, 4, 4, 1, 3, 3, 4 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(table); i++) {
+		_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic(table[i].desc);
+
+		print_message("%s\n", table[i].desc);
+		assert_int_equal(t->n_cpus, table[i].n_cpus);
+		assert_int_equal(t->n_packages, table[i].n_packages);
+		assert_int_equal(t->n_llcs, table[i].n_llcs);
+		assert_int_equal(t->n_cores, table[i].n_llcs * table[i].cores_per_llc);
+		assert_int_equal(t->llc_depth_level, table[i].llc_level);
+		for (unsigned l = 0; l < t->n_llcs; l++)
+			assert_int_equal(caad_cpumask_count(&t->llcs[l].cpus),
+			                 table[i].cores_per_llc * table[i].pus_per_core);
+		for (unsigned c = 0; c < t->n_cores; c++)
+			assert_int_equal(caad_cpumask_count(&t->cores[c].cpus), table[i].pus_per_core);
+		for (unsigned cpu = 0; cpu < t->n_cpus; cpu++) {
+			struct caad_cpumask m;
+
+			assert_int_equal(caad_topology_llc_peers(t, cpu, &m), table[i].llc_peers);
+			assert_int_equal(caad_topology_package_peers(t, cpu, &m), table[i].package_peers);
+		}
+	}
+}
+
+/* AMD-like CCX layout: exact sets, P# are contiguous in synthetic topologies. */
+static void test_synthetic_ccx_peers(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic("package:2 l3:4 core:4 pu:2");
+	_cleanup_(caad_topology_freep) struct caad_topology *n = load_synthetic("package:4 numa:2 l3:2 core:4 pu:1");
+	assert_peers(t, 0, true, (const unsigned[]){ 2, 4, 6 }, 3);
+	assert_peers(t, 1, true, (const unsigned[]){ 2, 4, 6 }, 3);
+	assert_peers(t, 13, true, (const unsigned[]){ 8, 10, 14 }, 3);
+	assert_peers(t, 0, false, (const unsigned[]){ 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30 }, 12);
+	assert_peers(t, 33, false, (const unsigned[]){ 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62 }, 12);
+	assert_int_equal(caad_topology_relation(t, 0, 8), CAAD_RELATION_SAME_PACKAGE_OTHER_LLC);
+	assert_int_equal(caad_topology_relation(t, 0, 32), CAAD_RELATION_OTHER_PACKAGE);
+	assert_int_equal(caad_topology_relation(t, 0, 1), CAAD_RELATION_SMT_SIBLING);
+	assert_int_equal(caad_topology_relation(t, 0, 7), CAAD_RELATION_PEER_CORE_SAME_LLC);
+
+	/* two NUMA nodes per package, each holding two L3s */
+	for (unsigned cpu = 0; cpu < n->n_cpus; cpu++)
+		assert_int_equal(n->cpus[cpu].numa, (int)(cpu / 8));
+	assert_peers(n, 9, true, (const unsigned[]){ 8, 10, 11 }, 3);
+	assert_peers(n, 0, false, (const unsigned[]){ 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 }, 12);
+}
+
+/* Isolated CPUs are present but not usable; a peer core offers its next usable PU. */
+static void test_isolated(void **state)
+{
+	static const char *const files[] = {
+		"sys/devices/system/cpu/isolated", "sys/devices/system/cpu", "sys/devices/system", "sys/devices",
+		"sys",
+	};
+	_cleanup_free_ char *root = make_tempdir(), *xml = NULL;
+	struct caad_topology *t = NULL;
+
+	assert_int_equal(caad_path(&xml, fixtures_dir(), "/24em64t-2n6c2t-pci.xml"), 0);
+
+	/* no isolated file: nothing isolated */
+	assert_int_equal(caad_topology_load(xml, root, &t), 0);
+	assert_int_equal(caad_cpumask_count(&t->usable), 24);
+	caad_topology_free(t);
+	t = NULL;
+
+	write_file(root, "sys/devices/system/cpu/isolated", "2,4,13-15\n");
+	assert_int_equal(caad_topology_load(xml, root, &t), 0);
+	assert_int_equal(caad_cpumask_count(&t->usable), 19);
+	assert_true(t->cpus[2].present);
+	assert_false(t->cpus[2].usable);
+	assert_false(t->cpus[14].usable);
+	assert_peers(t, 0, true, (const unsigned[]){ 16, 6, 8, 10 }, 4); /* 2 and 14 both isolated */
+	/* a consumer may sit on an isolated CPU: it still has peers */
+	assert_peers(t, 2, true, (const unsigned[]){ 0, 16, 6, 8, 10 }, 5);
+	assert_peers(t, 1, true, (const unsigned[]){ 3, 5, 7, 9, 11 }, 5);
+	check_invariants(t);
+	caad_topology_free(t);
+	t = NULL;
+
+	write_file(root, "sys/devices/system/cpu/isolated", "\n");
+	assert_int_equal(caad_topology_load(xml, root, &t), 0);
+	assert_int_equal(caad_cpumask_count(&t->usable), 24);
+	caad_topology_free(t);
+	t = NULL;
+
+	write_file(root, "sys/devices/system/cpu/isolated", "banana\n");
+	assert_int_equal(caad_topology_load(xml, root, &t), -EINVAL);
+	assert_null(t);
+
+	remove_tree(root, files, ARRAY_SIZE(files));
+}
+
+/* An XML whose allowed cpuset leaves out P#0-3: those stay present, not usable. */
+static void test_disallowed(void **state)
+{
+	static const char *const files[] = { "restricted.xml" };
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	_cleanup_free_ char *root = make_tempdir(), *src = NULL, *data = NULL, *path = NULL;
+	char *p;
+
+	assert_int_equal(caad_path(&src, fixtures_dir(), "/24em64t-2n6c2t-pci.xml"), 0);
+	assert_int_equal(caad_read_file(src, &data), 0);
+	p = strstr(data, "allowed_cpuset=\"0x00ffffff\"");
+	assert_non_null(p);
+	memcpy(p, "allowed_cpuset=\"0x00fffff0\"", strlen("allowed_cpuset=\"0x00fffff0\""));
+	write_file(root, "restricted.xml", data);
+
+	assert_int_equal(caad_path(&path, root, "/restricted.xml"), 0);
+	assert_int_equal(caad_topology_load(path, NULL, &t), 0);
+	remove_tree(root, files, ARRAY_SIZE(files));
+
+	assert_int_equal(t->n_cpus, 24);
+	assert_int_equal(caad_cpumask_count(&t->present), 24);
+	assert_int_equal(caad_cpumask_count(&t->usable), 20);
+	for (unsigned cpu = 0; cpu < 4; cpu++) {
+		assert_true(t->cpus[cpu].present);
+		assert_false(t->cpus[cpu].usable);
+	}
+	/* core {2,14} offers 14, core {0,12} offers 12 */
+	assert_peers(t, 6, true, (const unsigned[]){ 12, 14, 4, 8, 10 }, 5);
+	assert_peers(t, 0, true, (const unsigned[]){ 14, 4, 6, 8, 10 }, 5);
+	assert_peers(t, 5, true, (const unsigned[]){ 13, 15, 7, 9, 11 }, 5); /* 1 and 3 are disallowed */
+	check_invariants(t);
+}
+
+static void test_load_errors(void **state)
+{
+	static const char *const files[] = { "garbage.xml", "empty.xml", "truncated.xml" };
+	_cleanup_free_ char *root = make_tempdir(), *missing = NULL, *garbage = NULL, *empty = NULL,
+	                    *truncated = NULL;
+	struct caad_topology *sentinel = (struct caad_topology *)(uintptr_t)0x1234, *t = sentinel;
+
+	assert_int_equal(caad_path(&missing, root, "/does-not-exist.xml"), 0);
+	assert_int_equal(caad_path(&garbage, root, "/garbage.xml"), 0);
+	assert_int_equal(caad_path(&empty, root, "/empty.xml"), 0);
+	assert_int_equal(caad_path(&truncated, root, "/truncated.xml"), 0);
+	write_file(root, "garbage.xml", "this is not a topology\n");
+	write_file(root, "empty.xml", "");
+	write_file(root, "truncated.xml", "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object type=\"Mach");
+
+	assert_int_equal(caad_topology_load(missing, NULL, &t), -ENOENT);
+	assert_ptr_equal(t, sentinel);
+	assert_true(caad_topology_load(garbage, NULL, &t) < 0);
+	assert_ptr_equal(t, sentinel);
+	assert_true(caad_topology_load(empty, NULL, &t) < 0);
+	assert_ptr_equal(t, sentinel);
+	assert_true(caad_topology_load(truncated, NULL, &t) < 0);
+	assert_ptr_equal(t, sentinel);
+	assert_true(caad_topology_load(root, NULL, &t) < 0); /* a directory */
+	assert_ptr_equal(t, sentinel);
+	remove_tree(root, files, ARRAY_SIZE(files));
+
+	assert_int_equal(caad_topology_load_synthetic("package:banana", &t), -EINVAL);
+	assert_ptr_equal(t, sentinel);
+	assert_true(caad_topology_load_synthetic("", &t) < 0);
+	assert_ptr_equal(t, sentinel);
+	/* P#4096 does not fit a caad_cpumask */
+	assert_int_equal(caad_topology_load_synthetic("core:4097 pu:1", &t), -E2BIG);
+	assert_ptr_equal(t, sentinel);
+}
+
+static void test_largest(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic("package:2 l3:8 core:128 pu:2");
+	struct caad_cpumask m;
+
+	assert_int_equal(t->n_cpus, CAAD_CPUS_MAX);
+	assert_int_equal(t->n_cores, 2048);
+	assert_int_equal(caad_topology_llc_peers(t, CAAD_CPUS_MAX - 1, &m), 127);
+	assert_int_equal(caad_topology_package_peers(t, CAAD_CPUS_MAX - 1, &m), 7 * 128);
+	assert_true(caad_cpumask_test(&m, 2048));
+	assert_false(caad_cpumask_test(&m, 2047));
+}
+
+static void test_host(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+
+	assert_int_equal(caad_topology_load(NULL, NULL, &t), 0);
+	check_invariants(t);
+}
+
+static void test_free_null(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+
+	caad_topology_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_relation_strings),
+		cmocka_unit_test(test_every_fixture),
+		cmocka_unit_test(test_every_synthetic),
+		cmocka_unit_test(test_24em64t_peers),
+		cmocka_unit_test(test_24em64t_layout),
+		cmocka_unit_test(test_nic_cpus),
+		cmocka_unit_test(test_offlines),
+		cmocka_unit_test(test_synthetic_layouts),
+		cmocka_unit_test(test_synthetic_ccx_peers),
+		cmocka_unit_test(test_isolated),
+		cmocka_unit_test(test_disallowed),
+		cmocka_unit_test(test_load_errors),
+		cmocka_unit_test(test_largest),
+		cmocka_unit_test(test_host),
+		cmocka_unit_test(test_free_null),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
