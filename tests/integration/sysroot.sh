@@ -111,7 +111,25 @@ wait "$CLI" || true
 [ ! -e "$TMP/rt3/journal" ] || fail "journal still there after --restore"
 info "kill -9 then --restore: tree byte-for-byte original"
 
-# 4. a bad sysroot: clear error naming the interface, nothing written
+# 4. --topology: plan for a dual-socket hwloc XML (24em64t-2n6c2t-pci.xml:
+#    package 0 = even CPUs, package 1 = odd, SMT siblings n and n+12). The
+#    reader on CPU 1 (package 1) must get a peer core of package 1.
+make_tree
+echo 0-23 >"$R/sys/devices/system/cpu/possible"
+ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt5" \
+	--topology "$CAAD_TOPOLOGIES/24em64t-2n6c2t-pci.xml" >"$TMP/caad5.log" 2>&1 &
+CAAD_PID=$!
+start_flow 3
+irq100_moved() { ! irq100_is 0-1; }
+wait_for 5 irq100_moved || { cat "$TMP/caad5.log"; fail "not steered with --topology"; }
+got=$(cat "$R/proc/irq/100/smp_affinity_list")
+case " 3 5 7 9 11 " in *" $got "*) ;; *) fail "IRQ 100 -> $got: not a peer core of CPU 1 in package 1" ;; esac
+info "--topology 24em64t: consumer CPU 1 -> IRQ 100 on CPU $got (peer core in package 1's L3)"
+wait "$CLI" || true
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
+irq100_is 0-1 || fail "IRQ 100 not restored after --topology run"
+
+# 5. a bad sysroot: clear error naming the interface, nothing written
 make_tree
 rm "$R/sys/class/net/fk0/ifindex"
 before=$(snapshot)
