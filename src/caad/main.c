@@ -58,6 +58,7 @@ struct daemon {
 	sd_event_source *timer;
 	char *state_path;
 	bool inventory_dirty;
+	bool inventory_lost; /* last re-read failed: a managed interface is gone */
 	uint64_t scans;
 	/* last logged decision per flow, to log each change once */
 	struct seen { uint64_t id; int steer_cpu; } *seen;
@@ -289,13 +290,20 @@ static int scan(struct daemon *d)
 	if (r < 0)
 		return r;
 
+	/* Re-read the queues when rtnetlink says a link changed, after caad
+	 * wrote, and every 20 scans in case an event was missed. */
 	if (d->inventory_dirty || (d->scans % 20) == 0) {
 		r = reload_inventory(d);
-		if (r < 0 && d->inventory_dirty) {
-			log_warning_errno(r, "Queues unknown for now (%m); not steering until they are back");
-			(void)caad_state_write(d->state_path, flows, n, NULL, NULL, caad_mode_to_string(d->config.mode));
-			return 0;
-		}
+		d->inventory_dirty = false;
+		if (r < 0 && !d->inventory_lost)
+			log_warning_errno(r, "Queues unknown for now (%m): not steering until they are back");
+		else if (r >= 0 && d->inventory_lost)
+			log_info("Queues readable again: steering resumes");
+		d->inventory_lost = r < 0;
+	}
+	if (d->inventory_lost) {
+		(void)caad_state_write(d->state_path, flows, n, NULL, NULL, caad_mode_to_string(d->config.mode));
+		return 0;
 	}
 
 	if (d->config.mode != CAAD_MODE_OBSERVE) {

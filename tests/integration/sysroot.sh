@@ -129,7 +129,25 @@ wait "$CLI" || true
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
 irq100_is 0-1 || fail "IRQ 100 not restored after --topology run"
 
-# 5. a bad sysroot: clear error naming the interface, nothing written
+# 5. the interface vanishes mid-run: caad keeps running, says so once,
+#    stops steering it, and still restores what remains on exit.
+make_tree
+ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt6" \
+	>"$TMP/caad6.log" 2>&1 &
+CAAD_PID=$!
+start_flow 3
+wait_for 5 irq100_is 0 || { cat "$TMP/caad6.log"; fail "not steered before the interface vanished"; }
+rm -rf "$R/sys/class/net/fk0"
+sleep 1.5
+kill -0 "$CAAD_PID" || fail "caad died when its interface vanished"
+[ "$(grep -c 'Queues unknown' "$TMP/caad6.log")" = 1 ] || fail "the vanished interface was not reported exactly once"
+wait "$CLI" || true
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
+irq100_is 0-1 || fail "IRQ 100 not restored after its interface vanished"
+grep -q "gone, nothing to restore" "$TMP/caad6.log" || fail "the vanished rps_cpus was not reported as gone"
+info "vanished interface: reported once, IRQ restored, its queues reported gone"
+
+# 6. a bad sysroot: clear error naming the interface, nothing written
 make_tree
 rm "$R/sys/class/net/fk0/ifindex"
 before=$(snapshot)
