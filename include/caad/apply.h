@@ -34,5 +34,10 @@ int caad_actuator_restore(struct caad_actuator *a);
 /* Restore what a journal left by an earlier run records (crash recovery).
  * Returns the number of values restored; 0 when there is no journal. */
 int caad_journal_restore(const char *journal_path);
+/* Switch dry-run on or off (configuration reload). Turning it on restores
+ * what was written so far. */
+int caad_actuator_set_dry_run(struct caad_actuator *a, bool dry_run);
+/* Did the kernel refuse to move this IRQ (EIO/EPERM: managed)? */
+bool caad_actuator_irq_unmovable(const struct caad_actuator *a, int irq);
 /* Number of objects currently journaled. */
 unsigned caad_actuator_n_changed(const struct caad_actuator *a);

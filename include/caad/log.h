@@ -17,7 +17,9 @@
 
 void caad_log_set_max_level(int level);
 int caad_log_get_max_level(void);
-int caad_log_parse_level(const char *s); /* "debug", "info", ... -> level or -EINVAL */
+int caad_log_parse_level(const char *s);
+/* Send messages to syslog from now on (after detaching from the terminal). */
+void caad_log_open_syslog(const char *ident); /* "debug", "info", ... -> level or -EINVAL */
 
 int caad_log_internal(int level, int error, const char *fmt, ...) _printf_(3, 4);
 

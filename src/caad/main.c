@@ -236,6 +236,13 @@ static int reload_inventory(struct daemon *d)
 	r = caad_inventory_load(d->args->sysroot, d->config.interfaces, d->config.n_interfaces, &inv);
 	if (r < 0)
 		return r; /* keep the old one; try again next scan */
+	/* IRQs the kernel refused to move are managed: plan RPS for them */
+	for (size_t i = 0; d->actuator && i < inv->n_ifaces; i++)
+		for (unsigned q = 0; q < inv->ifaces[i].n_rx; q++) {
+			struct caad_queue *rq = &inv->ifaces[i].rx[q];
+			if (rq->irq >= 0 && caad_actuator_irq_unmovable(d->actuator, rq->irq))
+				rq->irq_managed = true;
+		}
 	caad_inventory_free(d->inv);
 	d->inv = inv;
 	d->inventory_dirty = false;
@@ -379,7 +386,11 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
 		caad_config_done(&d->config);
 		d->config = c;
 		d->inventory_dirty = true;
-		log_info("Configuration reloaded");
+		if (d->args->log_level < 0)
+			caad_log_set_max_level(c.log_level);
+		/* dry-run and observe write nothing: what enforce wrote goes back */
+		(void)caad_actuator_set_dry_run(d->actuator, c.mode != CAAD_MODE_ENFORCE);
+		log_info("Configuration reloaded: mode %s", caad_mode_to_string(c.mode));
 	}
 	sd_notify(false, "READY=1");
 	return 0;
@@ -437,7 +448,7 @@ static int run(struct daemon *d)
 	struct caad_actuator_options ao = {
 		.sysroot = a->sysroot,
 		.journal_path = journal,
-		.dry_run = d->config.mode == CAAD_MODE_DRY_RUN,
+		.dry_run = d->config.mode != CAAD_MODE_ENFORCE,
 	};
 	r = caad_actuator_new(&ao, &d->actuator);
 	if (r < 0)
@@ -504,16 +515,26 @@ int main(int argc, char **argv)
 		return EX_CONFIG;
 	if (args.log_level < 0)
 		caad_log_set_max_level(d.config.log_level);
-	if (args.n_interfaces && caad_config_set_interfaces(&d.config, args.interfaces, args.n_interfaces) < 0)
-		return EXIT_FAILURE;
+	if (args.n_interfaces) {
+		r = caad_config_set_interfaces(&d.config, args.interfaces, args.n_interfaces);
+		if (r == -ENOMEM)
+			return EXIT_FAILURE;
+		if (r < 0) {
+			fprintf(stderr, "caad: --interface: invalid interface name among the given ones\n");
+			return 2;
+		}
+	}
 	if (args.interval_ms)
 		d.config.interval_ms = args.interval_ms;
 	if (args.dry_run)
 		d.config.mode = CAAD_MODE_DRY_RUN;
 
-	if (!args.foreground && !getenv("NOTIFY_SOCKET") && !args.restore_only && daemon(0, 0) < 0) {
-		log_error_errno(errno, "Failed to go to the background: %m");
-		return EXIT_FAILURE;
+	if (!args.foreground && !getenv("NOTIFY_SOCKET") && !args.restore_only) {
+		if (daemon(0, 0) < 0) {
+			log_error_errno(errno, "Failed to go to the background: %m");
+			return EXIT_FAILURE;
+		}
+		caad_log_open_syslog("caad"); /* stderr is /dev/null now */
 	}
 
 	r = run(&d);

@@ -25,12 +25,22 @@ struct journal_entry {
 	struct caad_cpumask written;
 };
 
+/* dry run: what was last announced per path, so each change is logged once */
+struct planned {
+	char *path;
+	struct caad_cpumask cpus;
+};
+
 struct caad_actuator {
 	char *sysroot;
 	char *journal_path;
 	bool dry_run;
 	struct journal_entry *entries;
 	size_t n_entries, cap_entries;
+	struct planned *planned;
+	size_t n_planned;
+	int *unmovable;   /* IRQs whose affinity the kernel refused (managed) */
+	size_t n_unmovable;
 };
 
 static void entry_done(struct journal_entry *e)
@@ -40,6 +50,73 @@ static void entry_done(struct journal_entry *e)
 	free(e->original);
 }
 
+static void planned_clear(struct caad_actuator *a)
+{
+	for (size_t i = 0; i < a->n_planned; i++)
+		free(a->planned[i].path);
+	free(a->planned);
+	a->planned = NULL;
+	a->n_planned = 0;
+}
+
+/* Dry run: true when path -> cpus was announced already; else remember it. */
+static bool planned_seen(struct caad_actuator *a, const char *path, const struct caad_cpumask *cpus)
+{
+	for (size_t i = 0; i < a->n_planned; i++)
+		if (streq(a->planned[i].path, path)) {
+			if (caad_cpumask_equal(&a->planned[i].cpus, cpus))
+				return true;
+			a->planned[i].cpus = *cpus;
+			return false;
+		}
+	struct planned *np = reallocarray(a->planned, a->n_planned + 1, sizeof(*np));
+	char *p = strdup(path);
+	if (!np || !p) {
+		free(p);
+		if (np)
+			a->planned = np;
+		return false; /* log again rather than lose the message */
+	}
+	a->planned = np;
+	a->planned[a->n_planned++] = (struct planned){ .path = p, .cpus = *cpus };
+	return false;
+}
+
+bool caad_actuator_irq_unmovable(const struct caad_actuator *a, int irq)
+{
+	for (size_t i = 0; i < a->n_unmovable; i++)
+		if (a->unmovable[i] == irq)
+			return true;
+	return false;
+}
+
+static void mark_unmovable(struct caad_actuator *a, int irq)
+{
+	int *n;
+
+	if (caad_actuator_irq_unmovable(a, irq))
+		return;
+	n = reallocarray(a->unmovable, a->n_unmovable + 1, sizeof(*n));
+	if (!n)
+		return;
+	a->unmovable = n;
+	a->unmovable[a->n_unmovable++] = irq;
+}
+
+int caad_actuator_set_dry_run(struct caad_actuator *a, bool dry_run)
+{
+	int r = 0;
+
+	if (dry_run == a->dry_run)
+		return 0;
+	/* Going hands-off: put back what was written while enforcing. */
+	if (dry_run && a->n_entries > 0)
+		r = caad_actuator_restore(a);
+	planned_clear(a);
+	a->dry_run = dry_run;
+	return r;
+}
+
 void caad_actuator_free(struct caad_actuator *a)
 {
 	if (!a)
@@ -47,6 +124,8 @@ void caad_actuator_free(struct caad_actuator *a)
 	for (size_t i = 0; i < a->n_entries; i++)
 		entry_done(&a->entries[i]);
 	free(a->entries);
+	planned_clear(a);
+	free(a->unmovable);
 	free(a->sysroot);
 	free(a->journal_path);
 	free(a);
@@ -202,6 +281,8 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	from = fmt_list(&cur, from_buf, sizeof(from_buf));
 	to = fmt_list(&s->cpus, to_buf, sizeof(to_buf));
 	if (a->dry_run) {
+		if (planned_seen(a, path, &s->cpus))
+			return 0;
 		log_info("%s %s -> %s (dry run: not written; %s)", label, from, to, s->reason);
 		return 1;
 	}
@@ -234,6 +315,11 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	if (r < 0) {
 		log_warning_errno(r, "%s: writing \"%s\" to %s failed (%s): %m", e->label, want, e->path,
 		                  error_class(r));
+		if (s->kind == CAAD_SETTING_IRQ_AFFINITY && (r == -EIO || r == -EPERM)) {
+			log_notice("IRQ %d is kernel-managed: %s rx-%u will be steered with RPS instead", s->irq,
+			           iface->name, s->queue);
+			mark_unmovable(a, s->irq);
+		}
 		if (added) {
 			/* Nothing changed: forget it again. */
 			entry_done(e);
@@ -249,13 +335,24 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 
 int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan)
 {
-	int n = 0;
+	int n = 0, failed_iface = -1;
+	unsigned failed_queue = 0;
 
 	for (size_t i = 0; i < plan->n_settings; i++) {
-		int r = apply_one(a, inv, &plan->settings[i]);
+		const struct caad_setting *s = &plan->settings[i];
+		int r;
 
+		/* A queue whose IRQ could not be moved keeps its RPS mask: turning
+		 * RPS off would leave it steered by nothing. */
+		if (s->kind == CAAD_SETTING_RPS_CPUS && s->iface == failed_iface && s->queue == failed_queue)
+			continue;
+		r = apply_one(a, inv, s);
 		if (r == -ENOMEM)
 			return r;
+		if (r < 0 && s->kind == CAAD_SETTING_IRQ_AFFINITY) {
+			failed_iface = s->iface;
+			failed_queue = s->queue;
+		}
 		if (r > 0)
 			n += r;
 	}

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,13 @@
 #include "caad/log.h"
 
 static int max_level = LOG_INFO;
+static bool use_syslog;
+
+void caad_log_open_syslog(const char *ident)
+{
+	openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	use_syslog = true;
+}
 
 void caad_log_set_max_level(int level)
 {
@@ -52,7 +60,9 @@ int caad_log_internal(int level, int error, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(buf, sizeof(buf), fmt, ap);
 		va_end(ap);
-		if (journal)
+		if (use_syslog)
+			syslog(level, "%s", buf);
+		else if (journal)
 			fprintf(stderr, "<%d>%s\n", level, buf);
 		else
 			fprintf(stderr, "%s\n", buf);
