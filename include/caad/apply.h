@@ -26,8 +26,9 @@ static inline void caad_actuator_freep(struct caad_actuator **a)
 	caad_actuator_free(*a);
 }
 
-/* Apply a plan. Returns the number of values written (or that would be,
- * in dry-run), or a negative errno for a failure that stopped it. */
+/* Apply a plan. Returns the number of values written (in dry-run: the
+ * number of would-be changes announced for the first time), or a negative
+ * errno for a failure that stopped it. */
 int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan);
 /* Put back every original value this actuator changed and clear the journal. */
 int caad_actuator_restore(struct caad_actuator *a);

@@ -228,8 +228,10 @@ static int match_interrupts(const char *sysroot, struct caad_iface *iface, const
 	if (r < 0)
 		return r;
 	r = caad_read_file(path, &text);
-	if (r < 0)
-		return log_warning_errno(r, "Failed to read %s, IRQs of %s unknown: %m", path, iface->name);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to read %s, IRQs of %s unknown: %m", path, iface->name);
+		return 0; /* the queues are still usable with RPS */
+	}
 
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *p = line, *tok, *tsave = NULL;

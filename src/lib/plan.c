@@ -75,6 +75,22 @@ static int cmp_heavy(const void *a, const void *b, void *userdata)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+/* Peers come as one CPU per core (the lowest usable); a banned or busy
+ * thread must not rule out its core: take the lowest allowed CPU of each. */
+static void allowed_of_cores(const struct planner *pl, struct caad_cpumask *peers)
+{
+	struct caad_cpumask out, m;
+
+	caad_cpumask_zero(&out);
+	CAAD_CPUMASK_FOREACH(cpu, peers) {
+		caad_cpumask_and(&m, &pl->topo->cores[pl->topo->cpus[cpu].core].cpus, &pl->allowed);
+		int first = caad_cpumask_next(&m, 0);
+		if (first >= 0)
+			caad_cpumask_set(&out, (unsigned)first);
+	}
+	*peers = out;
+}
+
 /* Least-loaded CPU of candidates (lowest number on ties), or -1. */
 static int pick(const struct planner *pl, const struct caad_cpumask *candidates)
 {
@@ -93,7 +109,7 @@ static int choose_steer_cpu(const struct planner *pl, int c, const char **where)
 	int cpu;
 
 	if (caad_topology_llc_peers(t, (unsigned)c, &cand) >= 0) {
-		caad_cpumask_and(&cand, &cand, &pl->allowed);
+		allowed_of_cores(pl, &cand);
 		cpu = pick(pl, &cand);
 		if (cpu >= 0) {
 			*where = "peer core in its LLC";
@@ -101,7 +117,7 @@ static int choose_steer_cpu(const struct planner *pl, int c, const char **where)
 		}
 	}
 	if (caad_topology_package_peers(t, (unsigned)c, &cand) >= 0) {
-		caad_cpumask_and(&cand, &cand, &pl->allowed);
+		allowed_of_cores(pl, &cand);
 		cpu = pick(pl, &cand);
 		if (cpu >= 0) {
 			*where = "no free peer in its LLC: core in another LLC of its package";

@@ -1,1 +1,674 @@
-int main(void){return 0;}
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The inventory against fake /sys and /proc trees written by each test in a
+ * temp dir, plus one read-only look at the host's loopback.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <net/if.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "caad/cpumask.h"
+#include "caad/inventory.h"
+#include "caad/macro.h"
+#include "caad/sysfs.h"
+
+/* ---- fake trees -------------------------------------------------------- */
+
+static void mkdir_parents(char *path, size_t from)
+{
+	for (char *p = path + from; (p = strchr(p, '/')); p++) {
+		*p = 0;
+		assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+		*p = '/';
+	}
+}
+
+static void write_file(const char *root, const char *rel, const char *data)
+{
+	_cleanup_free_ char *path = NULL;
+	FILE *f;
+
+	assert_int_equal(caad_path(&path, root, "/%s", rel), 0);
+	mkdir_parents(path, strlen(root) + 1);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	assert_true(fputs(data, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void make_dir(const char *root, const char *rel)
+{
+	_cleanup_free_ char *path = NULL;
+
+	assert_int_equal(caad_path(&path, root, "/%s/", rel), 0);
+	mkdir_parents(path, strlen(root) + 1);
+}
+
+/* ROOT/rel -> ROOT/target (absolute, as the brief of a fake tree allows). */
+static void make_symlink(const char *root, const char *rel, const char *target_rel)
+{
+	_cleanup_free_ char *path = NULL, *target = NULL;
+
+	assert_int_equal(caad_path(&path, root, "/%s", rel), 0);
+	assert_int_equal(caad_path(&target, root, "/%s", target_rel), 0);
+	mkdir_parents(path, strlen(root) + 1);
+	assert_int_equal(symlink(target, path), 0);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) < 0 ? -1 : 0;
+}
+
+static int setup_root(void **state)
+{
+	char *d = strdup("/tmp/caad-test-inventory-XXXXXX");
+
+	if (!d || !mkdtemp(d)) {
+		free(d);
+		return -1;
+	}
+	*state = d;
+	return 0;
+}
+
+static int teardown_root(void **state)
+{
+	char *d = *state;
+	int r = nftw(d, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+
+	free(d);
+	return r;
+}
+
+/* An interface: ifindex and rx queues with the given rps_cpus ("" = no file). */
+static void fake_iface(const char *root, const char *name, const char *ifindex, const char *const *rps, size_t n_rx)
+{
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "sys/class/net/%s/ifindex", name);
+	write_file(root, rel, ifindex);
+	for (size_t i = 0; i < n_rx; i++) {
+		snprintf(rel, sizeof(rel), "sys/class/net/%s/queues/rx-%zu", name, i);
+		make_dir(root, rel);
+		if (rps[i][0]) {
+			snprintf(rel, sizeof(rel), "sys/class/net/%s/queues/rx-%zu/rps_cpus", name, i);
+			write_file(root, rel, rps[i]);
+		}
+		snprintf(rel, sizeof(rel), "sys/class/net/%s/queues/tx-%zu", name, i);
+		make_dir(root, rel);
+	}
+}
+
+/* A PCI device with MSI vectors, and IF's device link to dev_rel. */
+static void fake_device(const char *root, const char *ifname, const char *dev_rel, const char *msi_dir_rel,
+                        const unsigned *irqs, size_t n)
+{
+	char rel[512];
+
+	make_dir(root, dev_rel);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(rel, sizeof(rel), "%s/msi_irqs/%u", msi_dir_rel, irqs[i]);
+		write_file(root, rel, "msix\n");
+	}
+	snprintf(rel, sizeof(rel), "sys/class/net/%s/device", ifname);
+	make_symlink(root, rel, dev_rel);
+}
+
+static void fake_affinity(const char *root, unsigned irq, const char *list)
+{
+	char rel[128];
+
+	snprintf(rel, sizeof(rel), "proc/irq/%u/smp_affinity_list", irq);
+	write_file(root, rel, list);
+}
+
+static struct caad_inventory *load_ok(const char *root, char *const *names, size_t n)
+{
+	struct caad_inventory *inv = NULL;
+
+	assert_int_equal(caad_inventory_load(root, names, n, &inv), 0);
+	assert_non_null(inv);
+	assert_int_equal(inv->n_ifaces, n);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(inv->ifaces[i].name, names[i]);
+	return inv;
+}
+
+static void assert_list(const struct caad_cpumask *m, const char *want)
+{
+	char got[256];
+
+	assert_true(caad_cpumask_format_list(m, got, sizeof(got)) >= 0);
+	assert_string_equal(got, want);
+}
+
+static const char *const header_2cpu = "           CPU0       CPU1\n"
+                                       "  0:         30          0   IO-APIC   2-edge      timer\n"
+                                       "  9:          0          0   IO-APIC   9-fasteoi   acpi\n";
+static const char *const footer_2cpu = "NMI:          0          0   Non-maskable interrupts\n"
+                                       "LOC:     123456     654321   Local timer interrupts\n"
+                                       "ERR:          0\n"
+                                       "MIS:          0\n";
+
+static void fake_interrupts(const char *root, const char *body)
+{
+	_cleanup_free_ char *text = NULL;
+
+	assert_true(asprintf(&text, "%s%s%s", header_2cpu, body, footer_2cpu) > 0);
+	write_file(root, "proc/interrupts", text);
+}
+
+/* ---- tests ------------------------------------------------------------- */
+
+/* veth-like: queues with RPS, no device, no IRQs. */
+static void test_veth(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	static const char *const rps[] = { "0\n", "00000000,00000003\n" };
+	char *names[] = { "vb" };
+	const struct caad_iface *vb;
+
+	fake_iface(root, "vb", "5\n", rps, 2);
+	write_file(root, "sys/devices/system/cpu/possible", "0-3\n");
+	/* no proc/interrupts at all: not needed without a device */
+
+	inv = load_ok(root, names, 1);
+	vb = &inv->ifaces[0];
+	assert_int_equal(vb->ifindex, 5);
+	assert_int_equal(vb->n_rx, 2);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_int_equal(vb->rx[i].index, i);
+		assert_int_equal(vb->rx[i].irq, -1);
+		assert_false(vb->rx[i].irq_managed);
+		assert_false(vb->rx[i].has_irq_affinity);
+		assert_true(vb->rx[i].has_rps);
+	}
+	assert_true(caad_cpumask_empty(&vb->rx[0].rps));
+	assert_list(&vb->rx[1].rps, "0-1");
+	assert_int_equal(inv->n_possible_cpus, 4);
+
+	assert_ptr_equal(caad_inventory_find_ifindex(inv, 5), vb);
+	assert_null(caad_inventory_find_ifindex(inv, 6));
+	assert_null(caad_inventory_find_ifindex(inv, 0));
+}
+
+/* Queue directories in numeric order, junk ignored, RPS optional. */
+static void test_queue_listing(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	char *names[] = { "vq" };
+	static const unsigned idx[] = { 10, 2, 0, 1 };
+
+	write_file(root, "sys/class/net/vq/ifindex", "9\n");
+	for (size_t i = 0; i < ARRAY_SIZE(idx); i++) {
+		char rel[128];
+
+		snprintf(rel, sizeof(rel), "sys/class/net/vq/queues/rx-%u/rps_cpus", idx[i]);
+		write_file(root, rel, idx[i] == 2 ? "4\n" : "0\n");
+	}
+	make_dir(root, "sys/class/net/vq/queues/rx-3");  /* no rps_cpus: kernel without CONFIG_RPS */
+	make_dir(root, "sys/class/net/vq/queues/rx-x");  /* not a queue */
+	make_dir(root, "sys/class/net/vq/queues/rx-");   /* not a queue */
+	make_dir(root, "sys/class/net/vq/queues/tx-0");
+	make_dir(root, "sys/class/net/vq/queues/rxq-4");
+
+	inv = load_ok(root, names, 1);
+	assert_int_equal(inv->ifaces[0].n_rx, 5);
+	static const unsigned want[] = { 0, 1, 2, 3, 10 };
+	for (unsigned i = 0; i < 5; i++) {
+		const struct caad_queue *q = &inv->ifaces[0].rx[i];
+
+		assert_int_equal(q->index, want[i]);
+		assert_int_equal(q->irq, -1);
+		assert_int_equal(q->has_rps, want[i] != 3);
+	}
+	assert_list(&inv->ifaces[0].rx[2].rps, "2");
+	/* no sys/devices/system/cpu/possible in this tree */
+	assert_int_equal(inv->n_possible_cpus, 0);
+}
+
+/* i40e/ice: "i40e-eth0-TxRx-N" vectors, the misc vector is no queue. */
+static void test_i40e(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	static const char *const rps[] = { "0\n", "0\n", "0\n", "0\n" };
+	static const unsigned msi[] = { 120, 121, 122, 123, 124 };
+	char *names[] = { "eth0" };
+
+	fake_iface(root, "eth0", "2\n", rps, 4);
+	fake_device(root, "eth0", "sys/devices/pci0000:00/0000:04:00.0", "sys/devices/pci0000:00/0000:04:00.0", msi,
+	            ARRAY_SIZE(msi));
+	fake_interrupts(root,
+	                " 110:          0          0  IR-PCI-MSI 2099200-edge      i40e-eth10-TxRx-0\n"
+	                " 111:          0          0  IR-PCI-MSI 2099201-edge      i40e-eth10-TxRx-1\n"
+	                " 120:          0          0  IR-PCI-MSI 2097152-edge      i40e-0000:04:00.0:misc\n"
+	                " 121:          5          6  IR-PCI-MSI 2097153-edge      i40e-eth0-TxRx-0\n"
+	                " 122:          7          8  IR-PCI-MSI 2097154-edge      i40e-eth0-TxRx-1\n"
+	                " 123:          9         10  IR-PCI-MSI 2097155-edge      i40e-eth0-TxRx-2\n"
+	                " 124:         11         12  IR-PCI-MSI 2097156-edge      i40e-eth0-TxRx-3\n");
+	fake_affinity(root, 120, "0-1\n");
+	fake_affinity(root, 121, "0-1\n");
+	fake_affinity(root, 122, "1\n");
+	fake_affinity(root, 123, "0\n");
+	/* 124: no smp_affinity_list (unreadable): affinity unknown, no failure */
+
+	inv = load_ok(root, names, 1);
+	const struct caad_iface *eth0 = &inv->ifaces[0];
+	assert_int_equal(eth0->ifindex, 2);
+	assert_int_equal(eth0->n_rx, 4);
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(eth0->rx[i].index, i);
+		assert_int_equal(eth0->rx[i].irq, 121 + (int)i);
+		assert_true(eth0->rx[i].has_rps);
+		assert_false(eth0->rx[i].irq_managed);
+	}
+	assert_true(eth0->rx[0].has_irq_affinity);
+	assert_list(&eth0->rx[0].irq_affinity, "0-1");
+	assert_list(&eth0->rx[1].irq_affinity, "1");
+	assert_list(&eth0->rx[2].irq_affinity, "0");
+	assert_false(eth0->rx[3].has_irq_affinity);
+}
+
+/* Unparsable smp_affinity_list: that queue loses its IRQ, the rest stands. */
+static void test_odd_affinity(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	static const char *const rps[] = { "0\n", "0\n", "0\n" };
+	static const unsigned msi[] = { 121, 122, 123 };
+	char *names[] = { "eth0" };
+
+	fake_iface(root, "eth0", "2\n", rps, 3);
+	fake_device(root, "eth0", "sys/devices/pci0000:00/0000:04:00.0", "sys/devices/pci0000:00/0000:04:00.0", msi,
+	            ARRAY_SIZE(msi));
+	fake_interrupts(root,
+	                " 121:          5          6  IR-PCI-MSI 2097153-edge      i40e-eth0-TxRx-0\n"
+	                " 122:          7          8  IR-PCI-MSI 2097154-edge      i40e-eth0-TxRx-1\n"
+	                " 123:          9         10  IR-PCI-MSI 2097155-edge      i40e-eth0-TxRx-2\n");
+	fake_affinity(root, 121, "1\n");
+	fake_affinity(root, 122, "zz\n");
+	fake_affinity(root, 123, "0-1\n");
+
+	inv = load_ok(root, names, 1);
+	assert_int_equal(inv->ifaces[0].rx[0].irq, 121);
+	assert_list(&inv->ifaces[0].rx[0].irq_affinity, "1");
+	assert_int_equal(inv->ifaces[0].rx[1].irq, -1);
+	assert_false(inv->ifaces[0].rx[1].has_irq_affinity);
+	assert_true(inv->ifaces[0].rx[1].has_rps);
+	assert_int_equal(inv->ifaces[0].rx[2].irq, 123);
+	assert_list(&inv->ifaces[0].rx[2].irq_affinity, "0-1");
+}
+
+/* mlx5: completion vectors by channel; two devices, told apart by MSI. */
+static void test_mlx5(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	static const char *const rps[] = { "0\n", "0\n", "0\n", "0\n" };
+	static const unsigned msi5[] = { 141, 142, 143, 144, 145 }, msi6[] = { 131, 132, 133, 134, 135 };
+	char *names[] = { "eth3", "eth4" };
+
+	fake_iface(root, "eth3", "3\n", rps, 4);
+	fake_iface(root, "eth4", "4\n", rps, 4);
+	fake_device(root, "eth3", "sys/devices/pci0000:00/0000:05:00.0", "sys/devices/pci0000:00/0000:05:00.0", msi5,
+	            ARRAY_SIZE(msi5));
+	fake_device(root, "eth4", "sys/devices/pci0000:00/0000:06:00.0", "sys/devices/pci0000:00/0000:06:00.0", msi6,
+	            ARRAY_SIZE(msi6));
+	/* The other device's vectors come first: only the MSI list tells them apart. */
+	fake_interrupts(root,
+	                " 131:          0          0  IR-PCI-MSIX-0000:06:00.0 0-edge  mlx5_async0@pci:0000:06:00.0\n"
+	                " 132:          1          0  IR-PCI-MSIX-0000:06:00.0 1-edge  mlx5_comp0@pci:0000:06:00.0\n"
+	                " 133:          1          0  IR-PCI-MSIX-0000:06:00.0 2-edge  mlx5_comp1@pci:0000:06:00.0\n"
+	                " 134:          1          0  IR-PCI-MSIX-0000:06:00.0 3-edge  mlx5_comp2@pci:0000:06:00.0\n"
+	                " 135:          1          0  IR-PCI-MSIX-0000:06:00.0 4-edge  mlx5_comp3@pci:0000:06:00.0\n"
+	                " 141:          0          0  IR-PCI-MSIX-0000:05:00.0 0-edge  mlx5_async0@pci:0000:05:00.0\n"
+	                " 142:          1          0  IR-PCI-MSIX-0000:05:00.0 1-edge  mlx5_comp0@pci:0000:05:00.0\n"
+	                " 143:          1          0  IR-PCI-MSIX-0000:05:00.0 2-edge  mlx5_comp1@pci:0000:05:00.0\n"
+	                " 144:          1          0  IR-PCI-MSIX-0000:05:00.0 3-edge  mlx5_comp2@pci:0000:05:00.0\n"
+	                " 145:          1          0  IR-PCI-MSIX-0000:05:00.0 4-edge  mlx5_comp3@pci:0000:05:00.0\n");
+	for (unsigned irq = 142; irq <= 145; irq++)
+		fake_affinity(root, irq, irq % 2 ? "1\n" : "0\n");
+
+	inv = load_ok(root, names, 2);
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(inv->ifaces[0].rx[i].irq, 142 + (int)i);
+		assert_int_equal(inv->ifaces[1].rx[i].irq, 132 + (int)i);
+		assert_true(inv->ifaces[0].rx[i].has_irq_affinity);
+		assert_list(&inv->ifaces[0].rx[i].irq_affinity, i % 2 ? "1" : "0");
+		assert_false(inv->ifaces[1].rx[i].has_irq_affinity); /* no proc/irq/13N */
+	}
+	assert_int_equal(inv->ifaces[0].ifindex, 3);
+	assert_int_equal(inv->ifaces[1].ifindex, 4);
+	assert_ptr_equal(caad_inventory_find_ifindex(inv, 4), &inv->ifaces[1]);
+}
+
+/* virtio-net: the device is virtioN, its MSI vectors sit on the PCI parent. */
+static void test_virtio(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	static const char *const rps[] = { "0\n", "0\n" };
+	static const unsigned msi[] = { 30, 31, 32, 33, 34 };
+	char *names[] = { "eth1" };
+
+	fake_iface(root, "eth1", "3\n", rps, 2);
+	fake_device(root, "eth1", "sys/devices/pci0000:00/0000:00:03.0/virtio1", "sys/devices/pci0000:00/0000:00:03.0",
+	            msi, ARRAY_SIZE(msi));
+	/* IRQ 28 still carries the name a renamed NIC had at probe time: only
+	 * the MSI list on the PCI parent tells it is not eth1's. */
+	fake_interrupts(root,
+	                "  25:          0          0  PCI-MSI 65536-edge      virtio0-config\n"
+	                "  28:          0          0  PCI-MSI 81920-edge      eth1-TxRx-0\n"
+	                "  26:        100          0  PCI-MSI 65537-edge      virtio0-input.0\n"
+	                "  30:          0          0  PCI-MSI 49152-edge      virtio1-config\n"
+	                "  31:       1000          0  PCI-MSI 49153-edge      virtio1-input.0\n"
+	                "  32:          1          0  PCI-MSI 49154-edge      virtio1-output.0\n"
+	                "  33:          0       1000  PCI-MSI 49155-edge      virtio1-input.1\n"
+	                "  34:          0          1  PCI-MSI 49156-edge      virtio1-output.1\n");
+	fake_affinity(root, 31, "0\n");
+	fake_affinity(root, 33, "1\n");
+
+	inv = load_ok(root, names, 1);
+	assert_int_equal(inv->ifaces[0].n_rx, 2);
+	assert_int_equal(inv->ifaces[0].rx[0].irq, 31);
+	assert_int_equal(inv->ifaces[0].rx[1].irq, 33);
+	assert_list(&inv->ifaces[0].rx[0].irq_affinity, "0");
+	assert_list(&inv->ifaces[0].rx[1].irq_affinity, "1");
+}
+
+/* "eth2-rx-N"/"eth2-tx-N" vectors; a device without msi_irqs is matched by
+ * name over the whole of /proc/interrupts, and eth20 is not eth2. */
+static void test_rx_tx_names(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	static const char *const rps[] = { "0\n", "0\n" };
+	char *names[] = { "eth2" };
+
+	fake_iface(root, "eth2", "6\n", rps, 2);
+	fake_device(root, "eth2", "sys/devices/pci0000:00/0000:07:00.0",
+	            "sys/devices/pci0000:00/0000:07:00.0", NULL, 0);
+	fake_interrupts(root,
+	                "  50:          0          0  PCI-MSI 1-edge      eth20-rx-0\n"
+	                "  51:          0          0  PCI-MSI 2-edge      eth20-tx-0\n"
+	                "  52:          0          0  PCI-MSI 3-edge      eth20-rx-1\n"
+	                "  59:          0          0  PCI-MSI 9-edge      eth2-tx-0\n"
+	                "  60:          0          0  PCI-MSI 4-edge      eth2-rx-0\n"
+	                "  61:          0          0  PCI-MSI 5-edge      eth2-tx-1\n"
+	                "  62:          0          0  PCI-MSI 6-edge      eth2-rx-1\n");
+
+	inv = load_ok(root, names, 1);
+	assert_int_equal(inv->ifaces[0].rx[0].irq, 60);
+	assert_int_equal(inv->ifaces[0].rx[1].irq, 62);
+	assert_false(inv->ifaces[0].rx[0].has_irq_affinity);
+}
+
+/* An IRQ shared by several actions: the queue's is found among them. */
+static void test_shared_irq_line(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	static const char *const rps[] = { "0\n" };
+	char *names[] = { "eth5" };
+
+	fake_iface(root, "eth5", "8\n", rps, 1);
+	fake_device(root, "eth5", "sys/devices/pci0000:00/0000:08:00.0",
+	            "sys/devices/pci0000:00/0000:08:00.0", NULL, 0);
+	fake_interrupts(root, "  17:          3          0   IO-APIC  17-fasteoi   eth5-TxRx-0, ehci_hcd:usb1\n");
+	fake_affinity(root, 17, "0-1\n");
+
+	inv = load_ok(root, names, 1);
+	assert_int_equal(inv->ifaces[0].rx[0].irq, 17);
+	assert_list(&inv->ifaces[0].rx[0].irq_affinity, "0-1");
+}
+
+static void test_errors(void **state)
+{
+	const char *root = *state;
+	struct caad_inventory *const sentinel = (struct caad_inventory *)(uintptr_t)0x1234;
+	struct caad_inventory *inv;
+	static const char *const good[] = { "0\n" }, *const bad[] = { "0\n", "zz\n" };
+
+	fake_iface(root, "good", "10\n", good, 1);
+	fake_iface(root, "garbage", "11\n", bad, 2);
+	write_file(root, "sys/class/net/badidx/ifindex", "zz\n");
+	make_dir(root, "sys/class/net/badidx/queues/rx-0");
+	write_file(root, "sys/class/net/zeroidx/ifindex", "0\n");
+	make_dir(root, "sys/class/net/zeroidx/queues/rx-0");
+	write_file(root, "sys/class/net/noqueues/ifindex", "12\n");
+
+	static const struct {
+		const char *name;
+		int want;
+	} cases[] = {
+		{ "nosuch0", -ENODEV },
+		{ "", -EINVAL },
+		{ "a/b", -EINVAL },
+		{ "../good", -EINVAL },
+		{ "averyveryverylongname", -EINVAL },
+		{ "badidx", -EINVAL },
+		{ "zeroidx", -EINVAL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *names[] = { (char *)cases[i].name };
+
+		inv = sentinel;
+		assert_int_equal(caad_inventory_load(root, names, 1, &inv), cases[i].want);
+		assert_ptr_equal(inv, sentinel); /* untouched on failure */
+	}
+
+	/* Garbage in rps_cpus: an error, no crash, nothing returned. */
+	{
+		char *names[] = { "garbage" };
+
+		inv = sentinel;
+		assert_true(caad_inventory_load(root, names, 1, &inv) < 0);
+		assert_ptr_equal(inv, sentinel);
+	}
+	/* No queues directory at all. */
+	{
+		char *names[] = { "noqueues" };
+
+		inv = sentinel;
+		assert_true(caad_inventory_load(root, names, 1, &inv) < 0);
+		assert_ptr_equal(inv, sentinel);
+	}
+	/* One bad interface fails the whole load, wherever it is (no leak:
+	 * the sanitizer builds run this). */
+	{
+		char *names[] = { "good", "nosuch0" };
+
+		inv = sentinel;
+		assert_int_equal(caad_inventory_load(root, names, 2, &inv), -ENODEV);
+		assert_ptr_equal(inv, sentinel);
+	}
+	/* No interfaces: an empty inventory. */
+	{
+		_cleanup_(caad_inventory_freep) struct caad_inventory *empty = NULL;
+
+		assert_int_equal(caad_inventory_load(root, NULL, 0, &empty), 0);
+		assert_non_null(empty);
+		assert_int_equal(empty->n_ifaces, 0);
+		assert_null(caad_inventory_find_ifindex(empty, 1));
+	}
+	/* A sysroot that does not exist at all. */
+	{
+		char *names[] = { "good" };
+
+		inv = sentinel;
+		assert_int_equal(caad_inventory_load("/nonexistent/caad-test-root", names, 1, &inv), -ENODEV);
+		assert_ptr_equal(inv, sentinel);
+	}
+	caad_inventory_free(NULL);
+}
+
+/* Without /proc/interrupts the queues are still there, without IRQs. */
+static void test_no_proc_interrupts(void **state)
+{
+	const char *root = *state;
+	static const char *const rps[] = { "0\n", "0\n" };
+	static const unsigned msi[] = { 121, 122 };
+	struct caad_inventory *inv = NULL;
+	char *veth[] = { "vb" }, *nic[] = { "eth0" };
+	int r;
+
+	fake_iface(root, "vb", "5\n", rps, 2);
+	fake_iface(root, "eth0", "2\n", rps, 2);
+	fake_device(root, "eth0", "sys/devices/pci0000:00/0000:04:00.0", "sys/devices/pci0000:00/0000:04:00.0", msi,
+	            ARRAY_SIZE(msi));
+
+	inv = load_ok(root, veth, 1);
+	assert_int_equal(inv->ifaces[0].n_rx, 2);
+	caad_inventory_free(TAKE_PTR(inv));
+
+	r = caad_inventory_load(root, nic, 1, &inv);
+	assert_int_equal(r, 0);
+	assert_non_null(inv);
+	assert_int_equal(inv->ifaces[0].n_rx, 2);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_int_equal(inv->ifaces[0].rx[i].irq, -1);
+		assert_true(inv->ifaces[0].rx[i].has_rps);
+	}
+	caad_inventory_free(inv);
+}
+
+static void test_match_irq_name(void **state)
+{
+	static const struct {
+		const char *ifname, *action;
+		int want;
+	} cases[] = {
+		/* queue vectors */
+		{ "eth0", "eth0-TxRx-0", 0 },
+		{ "eth0", "eth0-TxRx-3", 3 },
+		{ "eth0", "i40e-eth0-TxRx-3", 3 },
+		{ "eth0", "ice-eth0-TxRx-0", 0 },
+		{ "eth0", "iavf-eth0-TxRx-12", 12 },
+		{ "ens1f0np0", "i40e-ens1f0np0-TxRx-7", 7 },
+		{ "eth0", "eth0-rx-3", 3 },
+		{ "eth2", "eth2-rx-0", 0 },
+		{ "eth0", "eth0-fp-2", 2 },
+		{ "eth0", "eth0-5", 5 },
+		{ "eth1", "eth1-TxRx-0", 0 },
+		{ "eth10", "eth10-TxRx-1", 1 },
+		{ "virtio2", "virtio2-input.3", 3 },
+		{ "virtio1", "virtio1-input.0", 0 },
+		{ "eth0", "mlx5_comp0@pci:0000:05:00.0", 0 },
+		{ "eth0", "mlx5_comp3@pci:0000:05:00.0", 3 },
+		{ "eth0", "mlx5_comp12@pci:0000:05:00.0", 12 },
+		{ "eth0", "eth0-TxRx-65535", 65535 },
+		/* not rx queue vectors */
+		{ "eth0", "eth0-tx-1", -ENOENT },
+		{ "eth2", "eth2-tx-0", -ENOENT },
+		{ "eth1", "eth10-TxRx-1", -ENOENT },
+		{ "eth1", "i40e-eth10-TxRx-1", -ENOENT },
+		{ "eth1", "eth10-rx-1", -ENOENT },
+		{ "eth0", "eth1-TxRx-3", -ENOENT },
+		{ "eth0", "i40e-eth1-TxRx-3", -ENOENT },
+		{ "eth", "eth0-TxRx-1", -ENOENT },
+		{ "eth0", "mlx5_async0@pci:0000:05:00.0", -ENOENT },
+		{ "eth0", "mlx5_comp@pci:0000:05:00.0", -ENOENT },
+		{ "eth0", "mlx5_comp3", -ENOENT },
+		{ "eth0", "mlx5_compx@pci:0000:05:00.0", -ENOENT },
+		{ "virtio2", "virtio2-output.3", -ENOENT },
+		{ "virtio2", "virtio2-config", -ENOENT },
+		{ "virtio1", "virtio10-input.0", -ENOENT },
+		{ "eth0", "i40e-0000:04:00.0:misc", -ENOENT },
+		{ "0000:04:00.0", "i40e-0000:04:00.0:misc", -ENOENT },
+		{ "eth0", "eth0", -ENOENT },
+		{ "eth0", "eth0-", -ENOENT },
+		{ "eth0", "eth0-TxRx-", -ENOENT },
+		{ "eth0", "eth0-TxRx-3x", -ENOENT },
+		{ "eth0", "eth0-TxRx--3", -ENOENT },
+		{ "eth0", "eth0-TxRx-+3", -ENOENT },
+		{ "eth0", "eth0-TxRx-99999", -ENOENT },
+		{ "eth0", "i40e-eth0-misc", -ENOENT },
+		{ "eth0", "timer", -ENOENT },
+		{ "eth0", "2097153-edge", -ENOENT },
+		{ "eth0", "IR-PCI-MSI", -ENOENT },
+		{ "eth0", "12345", -ENOENT },
+		{ "eth0", "", -ENOENT },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		int r = caad_inventory_match_irq_name(cases[i].ifname, cases[i].action);
+
+		if (r != cases[i].want)
+			fail_msg("match_irq_name(\"%s\", \"%s\") = %d, expected %d", cases[i].ifname,
+			         cases[i].action, r, cases[i].want);
+	}
+}
+
+/* Read-only: the host's loopback has rx queues and no IRQ. */
+static void test_host_loopback(void **state)
+{
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	char *names[] = { "lo" };
+	unsigned idx = if_nametoindex("lo");
+
+	(void)state;
+	if (idx == 0 || access("/sys/class/net/lo/queues", F_OK) < 0) {
+		print_message("SKIP: no loopback in /sys/class/net (sysfs not mounted?)\n");
+		skip();
+	}
+
+	for (int pass = 0; pass < 2; pass++) {
+		assert_int_equal(caad_inventory_load(pass ? "" : NULL, names, 1, &inv), 0);
+		assert_non_null(inv);
+		assert_int_equal(inv->n_ifaces, 1);
+		assert_string_equal(inv->ifaces[0].name, "lo");
+		assert_int_equal(inv->ifaces[0].ifindex, (int)idx);
+		assert_true(inv->ifaces[0].n_rx >= 1);
+		for (unsigned i = 0; i < inv->ifaces[0].n_rx; i++) {
+			const struct caad_queue *q = &inv->ifaces[0].rx[i];
+			char path[128];
+
+			assert_int_equal(q->irq, -1);
+			assert_false(q->has_irq_affinity);
+			snprintf(path, sizeof(path), "/sys/class/net/lo/queues/rx-%u/rps_cpus", q->index);
+			assert_int_equal(q->has_rps, access(path, F_OK) == 0);
+		}
+		assert_true(inv->n_possible_cpus >= 1);
+		assert_true(inv->n_possible_cpus <= CAAD_CPUS_MAX);
+		caad_inventory_free(TAKE_PTR(inv));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_veth, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_queue_listing, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_i40e, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_odd_affinity, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_mlx5, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_virtio, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_rx_tx_names, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_shared_irq_line, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_errors, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_no_proc_interrupts, setup_root, teardown_root),
+		cmocka_unit_test(test_match_irq_name),
+		cmocka_unit_test(test_host_loopback),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
