@@ -113,29 +113,28 @@ static __always_inline void fill_tuple(struct caad_flow_stats *s, const struct s
 	}
 }
 
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(caad_softirq_entry, unsigned int vec)
+static __always_inline void set_in_net_rx(unsigned int vec, __u32 on)
 {
 	__u32 zero = 0, *v;
 
 	if (vec != NET_RX_SOFTIRQ)
-		return 0;
+		return;
 	v = bpf_map_lookup_elem(&in_net_rx, &zero);
 	if (v)
-		*v = 1;
+		*v = on;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(caad_softirq_entry, unsigned int vec)
+{
+	set_in_net_rx(vec, 1);
 	return 0;
 }
 
 SEC("tp_btf/softirq_exit")
 int BPF_PROG(caad_softirq_exit, unsigned int vec)
 {
-	__u32 zero = 0, *v;
-
-	if (vec != NET_RX_SOFTIRQ)
-		return 0;
-	v = bpf_map_lookup_elem(&in_net_rx, &zero);
-	if (v)
-		*v = 0;
+	set_in_net_rx(vec, 0);
 	return 0;
 }
 

@@ -16,6 +16,22 @@ require_root_tools() {
 	[ -x "$CAAD" ] || fail "caad binary not found at $CAAD"
 }
 
+# Common start of a testbed test: tools, 2 CPUs, a temp dir $TMP, and a
+# trap that kills caad ($CAAD_PID) and removes the namespaces on exit.
+test_init() {
+	require_root_tools
+	[ "$(nproc)" -ge 2 ] || fail "needs 2 CPUs, this machine has $(nproc)"
+	TMP=$(mktemp -d)
+	CAAD_PID=
+	trap test_cleanup EXIT
+}
+
+test_cleanup() {
+	[ -n "${CAAD_PID:-}" ] && kill -KILL "$CAAD_PID" 2>/dev/null
+	tb_cleanup
+	rm -rf "$TMP"
+}
+
 # tb_setup PREFIX SUBNET: namespaces PREFIX-a (sender) and PREFIX-b
 # (receiver) joined by a 2-queue veth va <-> vb, 10.SUBNET.0.1 <-> .2
 tb_setup() {

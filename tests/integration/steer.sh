@@ -6,17 +6,7 @@
 # SIGTERM restores the original masks. Receiver on CPU 0 -> mask 2.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-require_root_tools
-[ "$(nproc)" -ge 2 ] || fail "needs 2 CPUs, this machine has $(nproc)"
-
-TMP=$(mktemp -d)
-CAAD_PID=
-cleanup() {
-	[ -n "$CAAD_PID" ] && kill -KILL "$CAAD_PID" 2>/dev/null
-	tb_cleanup
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+test_init
 
 run_case() {
 	local app_cpu=$1 want_mask=$2 want_proc=$3

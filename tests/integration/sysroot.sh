@@ -7,17 +7,7 @@
 # that after kill -9 "caad --restore" puts the originals back from the journal.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-require_root_tools
-[ "$(nproc)" -ge 2 ] || fail "needs 2 CPUs, this machine has $(nproc)"
-
-TMP=$(mktemp -d)
-CAAD_PID=
-cleanup() {
-	[ -n "$CAAD_PID" ] && kill -KILL "$CAAD_PID" 2>/dev/null
-	tb_cleanup
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+test_init
 
 tb_setup "caads$$" 78
 R=$TMP/root

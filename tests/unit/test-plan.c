@@ -22,6 +22,8 @@
 #include "caad/sysfs.h"
 #include "caad/topology.h"
 
+#include "test-util.h"
+
 #define GBIT UINT64_C(1000000000)
 
 #define ETH0_IFINDEX 2
@@ -29,37 +31,6 @@
 #define ETH0_FIRST_IRQ 100
 
 /* ---- fixtures ---------------------------------------------------------- */
-
-static const char *fixtures_dir(void)
-{
-	const char *d = getenv("CAAD_TOPOLOGIES");
-
-	if (!d) {
-		print_message("SKIP: CAAD_TOPOLOGIES is not set (run through meson test)\n");
-		skip();
-	}
-	return d;
-}
-
-static struct caad_topology *load_fixture(const char *name)
-{
-	_cleanup_free_ char *path = NULL;
-	struct caad_topology *t = NULL;
-
-	assert_int_equal(caad_path(&path, fixtures_dir(), "/%s", name), 0);
-	assert_int_equal(caad_topology_load(path, NULL, &t), 0);
-	assert_non_null(t);
-	return t;
-}
-
-static struct caad_topology *load_synthetic(const char *desc)
-{
-	struct caad_topology *t = NULL;
-
-	assert_int_equal(caad_topology_load_synthetic(desc, &t), 0);
-	assert_non_null(t);
-	return t;
-}
 
 /* 2 packages x 6 cores x 2 threads; package 0 = even P#, siblings P#n, P#n+12. */
 static struct caad_topology *load_24em64t(void)

@@ -19,6 +19,8 @@
 #include "caad/sysfs.h"
 #include "caad/topology.h"
 
+#include "test-util.h"
+
 static const char *const synthetic_topologies[] = {
 	"package:2 l3:2 core:6 pu:2",
 	"package:2 l3:4 core:4 pu:2",
@@ -28,37 +30,6 @@ static const char *const synthetic_topologies[] = {
 	"package:2 l2:2 pu:2",   /* no Core level: each PU is a core */
 	"package:1 l3:1 l2:2 core:2 pu:2", /* shared L2 under a shared L3: the L3 is the LLC */
 };
-
-static const char *fixtures_dir(void)
-{
-	const char *d = getenv("CAAD_TOPOLOGIES");
-
-	if (!d) {
-		print_message("SKIP: CAAD_TOPOLOGIES is not set (run through meson test)\n");
-		skip();
-	}
-	return d;
-}
-
-static struct caad_topology *load_fixture(const char *name)
-{
-	_cleanup_free_ char *path = NULL;
-	struct caad_topology *t = NULL;
-
-	assert_int_equal(caad_path(&path, fixtures_dir(), "/%s", name), 0);
-	assert_int_equal(caad_topology_load(path, NULL, &t), 0);
-	assert_non_null(t);
-	return t;
-}
-
-static struct caad_topology *load_synthetic(const char *desc)
-{
-	struct caad_topology *t = NULL;
-
-	assert_int_equal(caad_topology_load_synthetic(desc, &t), 0);
-	assert_non_null(t);
-	return t;
-}
 
 static struct caad_cpumask mask_of(const unsigned *cpus, size_t n)
 {
