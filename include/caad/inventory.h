@@ -46,6 +46,15 @@ static inline void caad_inventory_freep(struct caad_inventory **inv)
 	caad_inventory_free(*inv);
 }
 
+/*
+ * Interfaces worth managing when none are configured: physical (a device
+ * behind them), up, and with more than one rx queue or an MSI IRQ. Never
+ * lo, veth, bridges, bonds or tunnels (no device behind them). Returns the
+ * count and a NULL-terminated array of names (free with caad_strv_free).
+ */
+int caad_inventory_autoselect(const char *sysroot, char ***ret);
+void caad_strv_free(char **l);
+
 const struct caad_iface *caad_inventory_find_ifindex(const struct caad_inventory *inv, int ifindex);
 
 /*

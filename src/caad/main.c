@@ -58,6 +58,7 @@ struct daemon {
 	sd_event_source *timer;
 	char *state_path;
 	bool inventory_dirty;
+	char *autoselected; /* interfaces picked without Interfaces=, space-separated */
 	bool inventory_lost; /* last re-read failed: a managed interface is gone */
 	uint64_t scans;
 	/* last logged decision per flow, to log each change once */
@@ -79,7 +80,8 @@ static void help(void)
 	       "                            (default: %s/caad.conf, %s/caad.conf,\n"
 	       "                            %s/caad.conf.d/*.conf)\n"
 	       "  -n --dry-run              Log the plan, write nothing\n"
-	       "  -i --interface=IFNAME     Manage this interface (repeatable; overrides Interfaces=)\n"
+	       "  -i --interface=IFNAME     Manage this interface (repeatable; overrides Interfaces=;\n"
+	       "                            default: physical interfaces that are up, multi-queue or with IRQs)\n"
 	       "     --interval=MS          Scan period in milliseconds (overrides IntervalMSec=)\n"
 	       "     --sysroot=DIR          Read and write DIR/proc and DIR/sys instead of /proc, /sys\n"
 	       "     --topology=FILE.xml    Plan for this hwloc XML topology instead of the host's\n"
@@ -219,7 +221,7 @@ static void on_link_change(void *userdata, const char *ifname)
 {
 	struct daemon *d = userdata;
 
-	if (!ifname) {
+	if (!ifname || d->config.n_interfaces == 0) {
 		d->inventory_dirty = true;
 		return;
 	}
@@ -228,12 +230,52 @@ static void on_link_change(void *userdata, const char *ifname)
 			d->inventory_dirty = true;
 }
 
+/* Without Interfaces=, pick them anew on every re-read (links come and go). */
+static int autoselect(struct daemon *d, char ***ret)
+{
+	_cleanup_free_ char *joined = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n;
+
+	n = caad_inventory_autoselect(d->args->sysroot, ret);
+	if (n < 0)
+		return n;
+	f = open_memstream(&joined, &len);
+	if (!f)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%s", i ? " " : "", (*ret)[i]);
+	fclose(f);
+	if (!d->autoselected || !streq(d->autoselected, joined)) {
+		if (n == 0)
+			log_notice("No interface configured and none worth managing (physical, up, multi-queue or "
+			           "with IRQs): waiting for one");
+		else
+			log_info("No interface configured: managing %s (physical, up, multi-queue or with IRQs)",
+			         joined);
+		free(d->autoselected);
+		d->autoselected = TAKE_PTR(joined);
+	}
+	return n;
+}
+
 static int reload_inventory(struct daemon *d)
 {
 	struct caad_inventory *inv = NULL;
+	char **names = d->config.interfaces, **auto_names = NULL;
+	size_t n_names = d->config.n_interfaces;
 	int r;
 
-	r = caad_inventory_load(d->args->sysroot, d->config.interfaces, d->config.n_interfaces, &inv);
+	if (n_names == 0) {
+		r = autoselect(d, &auto_names);
+		if (r < 0)
+			return r;
+		names = auto_names;
+		n_names = (size_t)r;
+	}
+	r = caad_inventory_load(d->args->sysroot, names, n_names, &inv);
+	caad_strv_free(auto_names);
 	if (r < 0)
 		return r; /* keep the old one; try again next scan */
 	/* IRQs the kernel refused to move are managed: plan RPS for them */
@@ -415,9 +457,6 @@ static int run(struct daemon *d)
 	if (a->restore_only)
 		return 0;
 
-	if (d->config.n_interfaces == 0)
-		return log_error_errno(EINVAL, "No interface to manage: use --interface or Interfaces= in the configuration");
-
 	r = caad_topology_load(a->topology_path, a->sysroot, &d->topo);
 	if (r < 0)
 		return log_error_errno(r, "Failed to load the topology%s%s: %m", a->topology_path ? " from " : "",
@@ -548,6 +587,7 @@ int main(int argc, char **argv)
 	caad_topology_free(d.topo);
 	caad_config_done(&d.config);
 	free(d.seen);
+	free(d.autoselected);
 	free(d.state_path);
 	free(args.interfaces);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

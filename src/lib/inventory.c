@@ -373,3 +373,93 @@ int caad_inventory_load(const char *sysroot, char *const *ifnames, size_t n, str
 	*ret = TAKE_PTR(inv);
 	return 0;
 }
+
+void caad_strv_free(char **l)
+{
+	for (char **p = l; p && *p; p++)
+		free(*p);
+	free(l);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Is IF up (IFF_UP in its flags), physical, and multi-queue or with IRQs? */
+static bool worth_managing(const char *sysroot, const char *name)
+{
+	_cleanup_free_ char *flags_path = NULL, *dev = NULL, *queues = NULL;
+	char buf[32];
+	struct caad_cpumask msi;
+	char devname[256] = "";
+	unsigned long flags;
+	unsigned n_rx = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (caad_path(&dev, sysroot, "/sys/class/net/%s/device", name) < 0 || access(dev, F_OK) < 0)
+		return false; /* lo, veth, bridge, bond, tunnel: nothing behind it */
+	if (caad_path(&flags_path, sysroot, "/sys/class/net/%s/flags", name) < 0 ||
+	    caad_read_line(flags_path, buf, sizeof(buf)) < 0)
+		return false;
+	flags = strtoul(buf, NULL, 16);
+	if (!(flags & 0x1)) /* IFF_UP */
+		return false;
+
+	if (caad_path(&queues, sysroot, "/sys/class/net/%s/queues", name) < 0)
+		return false;
+	d = opendir(queues);
+	if (d) {
+		while ((de = readdir(d)))
+			n_rx += strncmp(de->d_name, "rx-", 3) == 0;
+		closedir(d);
+	}
+	if (n_rx > 1)
+		return true;
+	caad_cpumask_zero(&msi);
+	return load_msi_irqs(sysroot, name, &msi, devname, sizeof(devname)) > 0;
+}
+
+int caad_inventory_autoselect(const char *sysroot, char ***ret)
+{
+	_cleanup_free_ char *dir = NULL;
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *de;
+	DIR *d;
+	int r;
+
+	r = caad_path(&dir, sysroot, "/sys/class/net");
+	if (r < 0)
+		return r;
+	d = opendir(dir);
+	if (!d)
+		return log_error_errno(errno, "Cannot list interfaces in %s: %m", dir);
+	names = calloc(1, sizeof(char *));
+	if (!names) {
+		closedir(d);
+		return -ENOMEM;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= IF_NAMESIZE || !worth_managing(sysroot, de->d_name))
+			continue;
+		char **nn = reallocarray(names, n + 2, sizeof(char *));
+		char *copy = strdup(de->d_name);
+		if (!nn || !copy) {
+			free(copy);
+			if (nn)
+				names = nn;
+			closedir(d);
+			caad_strv_free(names);
+			return -ENOMEM;
+		}
+		names = nn;
+		names[n++] = copy;
+		names[n] = NULL;
+	}
+	closedir(d);
+	qsort(names, n, sizeof(char *), cmp_str);
+	*ret = names;
+	return (int)n;
+}

@@ -19,6 +19,7 @@ make_tree() {
 		"$R/sys/devices/pci0000:00/0000:04:00.0/msi_irqs" \
 		"$R/sys/class/net/fk0/queues/rx-0" "$R/sys/class/net/fk0/queues/rx-1"
 	echo "$IFINDEX" >"$R/sys/class/net/fk0/ifindex"
+	echo 0x1003 >"$R/sys/class/net/fk0/flags"
 	echo 3 >"$R/sys/class/net/fk0/queues/rx-0/rps_cpus"
 	echo 0 >"$R/sys/class/net/fk0/queues/rx-1/rps_cpus"
 	ln -s "$R/sys/devices/pci0000:00/0000:04:00.0" "$R/sys/class/net/fk0/device"
@@ -70,19 +71,21 @@ irq100_is 0-1 || fail "IRQ 100 not restored: $(cat "$R/proc/irq/100/smp_affinity
 [ "$(rps_b 0)" = "$real_before" ] || fail "the real veth's rps_cpus changed"
 info "SIGTERM restored the fake tree"
 
-# 2. dry run: the plan is logged, nothing in the tree changes.
+# 2. dry run, and no --interface: fk0 is picked (physical, up, 2 queues);
+#    the plan is logged, nothing in the tree changes.
 make_tree
 before=$(snapshot)
-ip netns exec "$TB_B" "$CAAD" --foreground --dry-run --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt2" \
+ip netns exec "$TB_B" "$CAAD" --foreground --dry-run --sysroot "$R" --runtime-dir "$TMP/rt2" \
 	>"$TMP/caad2.log" 2>&1 &
 CAAD_PID=$!
 start_flow 3
 wait_for 5 grep -q "dry run: not written" "$TMP/caad2.log" || { cat "$TMP/caad2.log"; fail "dry run logged no plan"; }
 wait "$CLI" || true
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || true; CAAD_PID=
+grep -q "No interface configured: managing fk0 " "$TMP/caad2.log" || fail "fk0 was not auto-selected"
 [ "$(snapshot)" = "$before" ] || fail "--dry-run changed the tree"
 [ ! -e "$TMP/rt2/journal" ] || fail "--dry-run wrote a journal"
-info "dry run wrote nothing"
+info "auto-selected fk0; dry run wrote nothing"
 
 # 3. kill -9 leaves the changes; "caad --restore" puts back the originals.
 make_tree

@@ -653,6 +653,64 @@ static void test_host_loopback(void **state)
 	}
 }
 
+/*
+ * Without Interfaces=: physical (device link), up (IFF_UP), and multi-queue
+ * or with an MSI IRQ. lo, veth and bridges have no device; a down NIC and a
+ * single-queue NIC without IRQs are left out.
+ */
+static void test_autoselect(void **state)
+{
+	const char *root = *state;
+	static const char *const two[] = { "0\n", "0\n" }, *const one[] = { "0\n" };
+	static const unsigned msi[] = { 40 };
+	char **names = NULL;
+
+	make_dir(root, "sys/devices/pci0000:00/0000:04:00.0");
+	make_dir(root, "sys/devices/pci0000:00/0000:04:00.1");
+	make_dir(root, "sys/devices/pci0000:00/0000:05:00.0");
+	fake_iface(root, "eth0", "2\n", two, 2);          /* up, 2 queues */
+	make_symlink(root, "sys/class/net/eth0/device", "sys/devices/pci0000:00/0000:04:00.0");
+	write_file(root, "sys/class/net/eth0/flags", "0x1003\n");
+	fake_iface(root, "eth1", "3\n", two, 2);          /* down */
+	make_symlink(root, "sys/class/net/eth1/device", "sys/devices/pci0000:00/0000:04:00.1");
+	write_file(root, "sys/class/net/eth1/flags", "0x1002\n");
+	fake_iface(root, "eth2", "4\n", one, 1);          /* up, 1 queue, no IRQ */
+	make_symlink(root, "sys/class/net/eth2/device", "sys/devices/pci0000:00/0000:05:00.0");
+	write_file(root, "sys/class/net/eth2/flags", "0x1003\n");
+	fake_iface(root, "eno1", "5\n", one, 1);          /* up, 1 queue, an MSI IRQ */
+	fake_device(root, "eno1", "sys/devices/pci0000:00/0000:06:00.0", "sys/devices/pci0000:00/0000:06:00.0", msi,
+	            ARRAY_SIZE(msi));
+	write_file(root, "sys/class/net/eno1/flags", "0x1003\n");
+	fake_iface(root, "lo", "1\n", one, 1);            /* no device */
+	write_file(root, "sys/class/net/lo/flags", "0x9\n");
+	fake_iface(root, "veth0", "6\n", two, 2);         /* no device */
+	write_file(root, "sys/class/net/veth0/flags", "0x1003\n");
+	fake_iface(root, "br0", "7\n", one, 1);           /* no device */
+	write_file(root, "sys/class/net/br0/flags", "0x1003\n");
+	make_dir(root, "sys/class/net/br0/bridge");
+
+	assert_int_equal(caad_inventory_autoselect(root, &names), 2);
+	assert_string_equal(names[0], "eno1");
+	assert_string_equal(names[1], "eth0");
+	assert_null(names[2]);
+	caad_strv_free(names);
+
+	/* nothing worth managing: 0 and an empty list, not an error */
+	_cleanup_free_ char *empty = NULL;
+	assert_int_equal(caad_path(&empty, root, "/empty"), 0);
+	write_file(root, "empty/sys/class/net/lo/flags", "0x9\n");
+	names = NULL;
+	assert_int_equal(caad_inventory_autoselect(empty, &names), 0);
+	assert_non_null(names);
+	assert_null(names[0]);
+	caad_strv_free(names);
+
+	/* no /sys/class/net at all: an error, not a crash */
+	names = NULL;
+	assert_true(caad_inventory_autoselect("/nonexistent-caad-root", &names) < 0);
+	assert_null(names);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -666,6 +724,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shared_irq_line, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_errors, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_no_proc_interrupts, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_autoselect, setup_root, teardown_root),
 		cmocka_unit_test(test_match_irq_name),
 		cmocka_unit_test(test_host_loopback),
 	};
