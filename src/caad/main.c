@@ -405,6 +405,23 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 	return sd_event_exit(d->event, 0);
 }
 
+/* Command-line options override the configuration files, at start and on
+ * every reload; the log level follows (option, else LogLevel=). */
+static int config_apply_args(struct caad_config *c, const struct args *a)
+{
+	if (a->n_interfaces) {
+		int r = caad_config_set_interfaces(c, a->interfaces, a->n_interfaces);
+		if (r < 0)
+			return r;
+	}
+	if (a->interval_ms)
+		c->interval_ms = a->interval_ms;
+	if (a->dry_run)
+		c->mode = CAAD_MODE_DRY_RUN;
+	caad_log_set_max_level(a->log_level >= 0 ? a->log_level : c->log_level);
+	return 0;
+}
+
 static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -418,18 +435,12 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
 		log_error("Reload failed: keeping the running configuration");
 		caad_config_done(&c);
 	} else {
-		/* command-line overrides stay in force */
-		if (d->args->n_interfaces)
-			(void)caad_config_set_interfaces(&c, d->args->interfaces, d->args->n_interfaces);
-		if (d->args->interval_ms)
-			c.interval_ms = d->args->interval_ms;
-		if (d->args->dry_run)
-			c.mode = CAAD_MODE_DRY_RUN;
+		/* names were checked at start: only ENOMEM can fail here */
+		if (config_apply_args(&c, d->args) < 0)
+			log_warning("Reload: command-line interfaces could not be kept");
 		caad_config_done(&d->config);
 		d->config = c;
 		d->inventory_dirty = true;
-		if (d->args->log_level < 0)
-			caad_log_set_max_level(c.log_level);
 		/* dry-run and observe write nothing: what enforce wrote goes back */
 		(void)caad_actuator_set_dry_run(d->actuator, c.mode != CAAD_MODE_ENFORCE);
 		log_info("Configuration reloaded: mode %s", caad_mode_to_string(c.mode));
@@ -552,21 +563,13 @@ int main(int argc, char **argv)
 	r = caad_config_load(&d.config, args.config_path);
 	if (r < 0)
 		return EX_CONFIG;
-	if (args.log_level < 0)
-		caad_log_set_max_level(d.config.log_level);
-	if (args.n_interfaces) {
-		r = caad_config_set_interfaces(&d.config, args.interfaces, args.n_interfaces);
-		if (r == -ENOMEM)
-			return EXIT_FAILURE;
-		if (r < 0) {
-			fprintf(stderr, "caad: --interface: invalid interface name among the given ones\n");
-			return 2;
-		}
+	r = config_apply_args(&d.config, &args);
+	if (r == -ENOMEM)
+		return EXIT_FAILURE;
+	if (r < 0) {
+		fprintf(stderr, "caad: --interface: invalid interface name among the given ones\n");
+		return 2;
 	}
-	if (args.interval_ms)
-		d.config.interval_ms = args.interval_ms;
-	if (args.dry_run)
-		d.config.mode = CAAD_MODE_DRY_RUN;
 
 	if (!args.foreground && !getenv("NOTIFY_SOCKET") && !args.restore_only) {
 		if (daemon(0, 0) < 0) {

@@ -202,9 +202,8 @@ static int load_msi_irqs(const char *sysroot, const char *ifname, struct caad_cp
 		while ((de = readdir(d))) {
 			unsigned irq;
 
-			if (parse_index(de->d_name, NULL, &irq) == 0 && irq < CAAD_CPUS_MAX * 4) {
-				if (irq >= CAAD_CPUS_MAX)
-					continue; /* IRQ numbers beyond the mask width are ignored */
+			/* IRQ numbers beyond the mask's width are ignored */
+			if (parse_index(de->d_name, NULL, &irq) == 0 && irq < CAAD_CPUS_MAX) {
 				caad_cpumask_set(irqs, irq);
 				n++;
 			}

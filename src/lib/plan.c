@@ -55,14 +55,12 @@ struct planner {
 	long **claimed;
 };
 
+/* Index of the managed interface with this ifindex, or -1. */
 static int find_iface(const struct caad_inventory *inv, int ifindex)
 {
-	if (ifindex <= 0)
-		return -1;
-	for (size_t i = 0; i < inv->n_ifaces; i++)
-		if (inv->ifaces[i].ifindex == ifindex)
-			return (int)i;
-	return -1;
+	const struct caad_iface *iface = caad_inventory_find_ifindex(inv, ifindex);
+
+	return iface ? (int)(iface - inv->ifaces) : -1;
 }
 
 static int cmp_heavy(const void *a, const void *b, void *userdata)

@@ -19,17 +19,23 @@ static void cpulist(FILE *f, const struct caad_cpumask *m)
 int caad_state_format(FILE *f, const struct caad_flow *flows, size_t n_flows, const struct caad_inventory *inv,
                       const struct caad_plan *plan, const char *mode)
 {
+	/* decision of each flow, by flow index: one pass, not one per flow */
+	_cleanup_free_ const struct caad_decision **decision_of = calloc(n_flows ? n_flows : 1, sizeof(void *));
+
+	if (!decision_of)
+		return -ENOMEM;
+	for (size_t k = 0; plan && k < plan->n_decisions; k++)
+		if (plan->decisions[k].flow < n_flows)
+			decision_of[plan->decisions[k].flow] = &plan->decisions[k];
+
 	fputs("{\"mode\": ", f);
 	caad_json_string(f, mode);
 	fputs(",\n \"flows\": [", f);
 	for (size_t i = 0; i < n_flows; i++) {
 		const struct caad_flow *fl = &flows[i];
-		const struct caad_decision *d = NULL;
+		const struct caad_decision *d = decision_of[i];
 		char tuple[128];
 
-		for (size_t k = 0; plan && k < plan->n_decisions; k++)
-			if (plan->decisions[k].flow == i)
-				d = &plan->decisions[k];
 		caad_flow_format_tuple(fl, tuple, sizeof(tuple));
 		fprintf(f, "%s\n  {\"id\": \"%#llx\", \"tuple\": ", i ? "," : "", (unsigned long long)fl->id);
 		caad_json_string(f, tuple);
