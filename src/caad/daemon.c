@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon's loop: observe flows (BPF), read the queues (sysfs/procfs,
+ * rtnetlink), plan (pure), apply what differs (journaled), and restore
+ * everything on exit. Single-threaded, on sd-event.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+
+#include "caad-config.h"
+#include "caad/apply.h"
+#include "caad/inventory.h"
+#include "caad/log.h"
+#include "caad/observe.h"
+#include "caad/state.h"
+#include "caad/sysfs.h"
+#include "caad/topology.h"
+#include "daemon.h"
+#include "netlink.h"
+
+
+/* After BPF is attached caad needs only: CAP_NET_ADMIN (rps_cpus, netlink),
+ * CAP_SYS_NICE (threaded-NAPI kthread affinity). /proc/irq and the journal
+ * are owned by root, which caad stays. */
+static int drop_privileges(void)
+{
+	static const cap_value_t keep[] = { CAP_NET_ADMIN, CAP_SYS_NICE };
+	cap_t caps;
+	int r = 0;
+
+	if (geteuid() != 0) {
+		log_debug("Not root: no capabilities to drop");
+		return 0;
+	}
+	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
+		bool k = false;
+		for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+			k = k || keep[i] == c;
+		if (!k && CAP_IS_SUPPORTED(c) && cap_drop_bound(c) < 0 && errno != EINVAL)
+			return log_error_errno(errno, "Failed to drop capability %s from the bounding set: %m",
+			                       cap_to_name(c));
+	}
+	caps = cap_init();
+	if (!caps)
+		return -ENOMEM;
+	if (cap_set_flag(caps, CAP_PERMITTED, ARRAY_SIZE(keep), keep, CAP_SET) < 0 ||
+	    cap_set_flag(caps, CAP_EFFECTIVE, ARRAY_SIZE(keep), keep, CAP_SET) < 0 || cap_set_proc(caps) < 0)
+		r = log_error_errno(errno, "Failed to drop capabilities: %m");
+	cap_free(caps);
+	if (r < 0)
+		return r;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return log_error_errno(errno, "Failed to set no_new_privs: %m");
+	log_debug("Capabilities dropped to cap_net_admin,cap_sys_nice");
+	return 0;
+}
+
+static void on_link_change(void *userdata, const char *ifname)
+{
+	struct daemon *d = userdata;
+
+	if (!ifname || d->config.n_interfaces == 0) {
+		d->inventory_dirty = true;
+		return;
+	}
+	for (size_t i = 0; i < d->config.n_interfaces; i++)
+		if (streq(d->config.interfaces[i], ifname))
+			d->inventory_dirty = true;
+}
+
+/* Without Interfaces=, pick them anew on every re-read (links come and go). */
+static int autoselect(struct daemon *d, char ***ret)
+{
+	_cleanup_free_ char *joined = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n;
+
+	n = caad_inventory_autoselect(d->args->sysroot, ret);
+	if (n < 0)
+		return n;
+	f = open_memstream(&joined, &len);
+	if (!f)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%s", i ? " " : "", (*ret)[i]);
+	fclose(f);
+	if (!d->autoselected || !streq(d->autoselected, joined)) {
+		if (n == 0)
+			log_notice("No interface configured and none worth managing (physical, up, multi-queue or "
+			           "with IRQs): waiting for one");
+		else
+			log_info("No interface configured: managing %s (physical, up, multi-queue or with IRQs)",
+			         joined);
+		free(d->autoselected);
+		d->autoselected = TAKE_PTR(joined);
+	}
+	return n;
+}
+
+static int reload_inventory(struct daemon *d)
+{
+	struct caad_inventory *inv = NULL;
+	char **names = d->config.interfaces, **auto_names = NULL;
+	size_t n_names = d->config.n_interfaces;
+	int r;
+
+	if (n_names == 0) {
+		r = autoselect(d, &auto_names);
+		if (r < 0)
+			return r;
+		names = auto_names;
+		n_names = (size_t)r;
+	}
+	r = caad_inventory_load(d->args->sysroot, names, n_names, &inv);
+	caad_strv_free(auto_names);
+	if (r < 0)
+		return r; /* keep the old one; try again next scan */
+	/* IRQs the kernel refused to move are managed: plan RPS for them */
+	for (size_t i = 0; d->actuator && i < inv->n_ifaces; i++)
+		for (unsigned q = 0; q < inv->ifaces[i].n_rx; q++) {
+			struct caad_queue *rq = &inv->ifaces[i].rx[q];
+			if (rq->irq >= 0 && caad_actuator_irq_unmovable(d->actuator, rq->irq))
+				rq->irq_managed = true;
+		}
+	caad_inventory_free(d->inv);
+	d->inv = inv;
+	d->inventory_dirty = false;
+	return 0;
+}
+
+static struct seen *seen_find(struct daemon *d, uint64_t id)
+{
+	for (size_t i = 0; i < d->n_seen; i++)
+		if (d->seen[i].id == id)
+			return &d->seen[i];
+	return NULL;
+}
+
+/* Log each heavy flow's decision when it first appears or changes. */
+static void log_decisions(struct daemon *d, const struct caad_flow *flows, const struct caad_plan *plan)
+{
+	struct seen *next = calloc(plan->n_decisions ? plan->n_decisions : 1, sizeof(*next));
+
+	if (!next)
+		return;
+	for (size_t k = 0; k < plan->n_decisions; k++) {
+		const struct caad_decision *dec = &plan->decisions[k];
+		const struct caad_flow *f = &flows[dec->flow];
+		struct seen *s = seen_find(d, f->id);
+
+		bool changed = !s || s->steer_cpu != dec->steer_cpu;
+
+		if (changed && dec->steer_cpu >= 0)
+			log_info("Heavy flow (%.1f Gbit/s, processed on CPU %d) -> CPU %d, %s: %s", f->rate_bps / 1e9,
+			         f->proc_cpu, dec->steer_cpu, caad_relation_to_string(dec->relation), dec->reason);
+		else if (changed)
+			log_info("Heavy flow (%.1f Gbit/s, processed on CPU %d) left alone: %s", f->rate_bps / 1e9,
+			         f->proc_cpu, dec->reason);
+		next[k] = (struct seen){ .id = f->id, .steer_cpu = dec->steer_cpu };
+	}
+	free(d->seen);
+	d->seen = next;
+	d->n_seen = plan->n_decisions;
+}
+
+static int scan(struct daemon *d)
+{
+	_cleanup_free_ struct caad_flow *flows = NULL;
+	_cleanup_(caad_plan_freep) struct caad_plan *plan = NULL;
+	size_t n = 0;
+	int r;
+
+	d->scans++;
+	(void)caad_observer_consume(d->observer);
+	r = caad_observer_snapshot(d->observer, &flows, &n);
+	if (r < 0)
+		return r;
+
+	/* Re-read the queues when rtnetlink says a link changed, after caad
+	 * wrote, and every 20 scans in case an event was missed. */
+	if (d->inventory_dirty || (d->scans % 20) == 0) {
+		r = reload_inventory(d);
+		d->inventory_dirty = false;
+		if (r < 0 && !d->inventory_lost)
+			log_warning_errno(r, "Queues unknown for now (%m): not steering until they are back");
+		else if (r >= 0 && d->inventory_lost)
+			log_info("Queues readable again: steering resumes");
+		d->inventory_lost = r < 0;
+	}
+	if (d->inventory_lost) {
+		(void)caad_state_write(d->state_path, flows, n, NULL, NULL, caad_mode_to_string(d->config.mode));
+		return 0;
+	}
+
+	if (d->config.mode != CAAD_MODE_OBSERVE) {
+		r = caad_plan_compute(d->topo, d->inv, flows, n, &d->config.policy, &plan);
+		if (r < 0)
+			return log_error_errno(r, "Planning failed: %m");
+		log_decisions(d, flows, plan);
+		r = caad_actuator_apply(d->actuator, d->inv, plan);
+		if (r > 0)
+			d->inventory_dirty = true; /* show the new values */
+	}
+
+	(void)caad_state_write(d->state_path, flows, n, d->inv, plan, caad_mode_to_string(d->config.mode));
+	sd_notifyf(false, "STATUS=%zu flows, %zu heavy, %u values changed", n, plan ? plan->n_decisions : 0,
+	           caad_actuator_n_changed(d->actuator));
+	return 0;
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+	int r;
+
+	r = scan(d);
+	if (r == -ENOMEM)
+		return sd_event_exit(d->event, r);
+	return sd_event_source_set_time(s, usec + (uint64_t)d->config.interval_ms * 1000);
+}
+
+static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	(void)caad_observer_consume(d->observer);
+	return 0;
+}
+
+static int on_links(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	return caad_link_watch_dispatch(d->links);
+}
+
+static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	log_info("Received %s, restoring and exiting", strsignal((int)si->ssi_signo));
+	return sd_event_exit(d->event, 0);
+}
+
+/* Command-line options override the configuration files, at start and on
+ * every reload; the log level follows (option, else LogLevel=). */
+int daemon_config_apply_args(struct caad_config *c, const struct args *a)
+{
+	if (a->n_interfaces) {
+		int r = caad_config_set_interfaces(c, a->interfaces, a->n_interfaces);
+		if (r < 0)
+			return r;
+	}
+	if (a->interval_ms)
+		c->interval_ms = a->interval_ms;
+	if (a->dry_run)
+		c->mode = CAAD_MODE_DRY_RUN;
+	caad_log_set_max_level(a->log_level >= 0 ? a->log_level : c->log_level);
+	return 0;
+}
+
+static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct daemon *d = userdata;
+	struct caad_config c;
+	int r;
+
+	sd_notify(false, "RELOADING=1");
+	caad_config_init(&c);
+	r = caad_config_load(&c, d->args->config_path);
+	if (r < 0) {
+		log_error("Reload failed: keeping the running configuration");
+		caad_config_done(&c);
+	} else {
+		/* names were checked at start: only ENOMEM can fail here */
+		if (daemon_config_apply_args(&c, d->args) < 0)
+			log_warning("Reload: command-line interfaces could not be kept");
+		caad_config_done(&d->config);
+		d->config = c;
+		d->inventory_dirty = true;
+		/* dry-run and observe write nothing: what enforce wrote goes back */
+		(void)caad_actuator_set_dry_run(d->actuator, c.mode != CAAD_MODE_ENFORCE);
+		log_info("Configuration reloaded: mode %s", caad_mode_to_string(c.mode));
+	}
+	sd_notify(false, "READY=1");
+	return 0;
+}
+
+int daemon_run(struct daemon *d)
+{
+	struct args *a = d->args;
+	_cleanup_free_ char *journal = NULL;
+	uint32_t netns;
+	sigset_t mask;
+	int r;
+
+	if (asprintf(&journal, "%s/journal", a->runtime_dir) < 0 || asprintf(&d->state_path, "%s/state.json",
+	                                                                      a->runtime_dir) < 0)
+		return -ENOMEM;
+
+	/* A journal left by a crashed run comes first: put the host back. */
+	r = caad_journal_restore(journal);
+	if (r < 0)
+		return r;
+	if (a->restore_only)
+		return 0;
+
+	r = caad_topology_load(a->topology_path, a->sysroot, &d->topo);
+	if (r < 0)
+		return log_error_errno(r, "Failed to load the topology%s%s: %m", a->topology_path ? " from " : "",
+		                       a->topology_path ? a->topology_path : "");
+	r = reload_inventory(d);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < d->inv->n_ifaces; i++) {
+		const struct caad_iface *ifc = &d->inv->ifaces[i];
+		unsigned irqs = 0;
+		for (unsigned q = 0; q < ifc->n_rx; q++)
+			irqs += ifc->rx[q].irq >= 0;
+		log_info("Managing %s (ifindex %d): %u rx queues, %u with an IRQ", ifc->name, ifc->ifindex, ifc->n_rx,
+		         irqs);
+	}
+
+	r = caad_netns_self_inode(&netns);
+	if (r < 0)
+		return log_error_errno(r, "Failed to find our network namespace: %m");
+	struct caad_observer_options oo = { .netns_inode = netns, .max_flows = d->config.max_flows };
+	r = caad_observer_open(&oo, &d->observer);
+	if (r < 0)
+		return r;
+
+	r = caad_mkdir_p(a->runtime_dir, 0755);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create %s: %m", a->runtime_dir);
+	struct caad_actuator_options ao = {
+		.sysroot = a->sysroot,
+		.journal_path = journal,
+		.dry_run = d->config.mode != CAAD_MODE_ENFORCE,
+	};
+	r = caad_actuator_new(&ao, &d->actuator);
+	if (r < 0)
+		return r;
+
+	r = caad_link_watch_new(on_link_change, d, &d->links);
+	if (r < 0)
+		return r;
+
+	r = drop_privileges();
+	if (r < 0)
+		return r;
+
+	r = sd_event_default(&d->event);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the event loop: %m");
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if ((r = sd_event_add_signal(d->event, NULL, SIGTERM, on_exit_signal, d)) < 0 ||
+	    (r = sd_event_add_signal(d->event, NULL, SIGINT, on_exit_signal, d)) < 0 ||
+	    (r = sd_event_add_signal(d->event, NULL, SIGHUP, on_reload_signal, d)) < 0 ||
+	    (r = sd_event_add_io(d->event, NULL, caad_observer_fd(d->observer), EPOLLIN, on_ringbuf, d)) < 0 ||
+	    (r = sd_event_add_io(d->event, NULL, caad_link_watch_fd(d->links), EPOLLIN, on_links, d)) < 0 ||
+	    (r = sd_event_add_time_relative(d->event, &d->timer, CLOCK_MONOTONIC, 0, 1000, on_timer, d)) < 0)
+		return log_error_errno(r, "Failed to set up the event loop: %m");
+	r = sd_event_source_set_enabled(d->timer, SD_EVENT_ON);
+	if (r < 0)
+		return r;
+	(void)sd_event_set_watchdog(d->event, true);
+
+	log_info("caad %s running: mode %s, scan every %u ms, heavy from %.2f Gbit/s", CAAD_VERSION,
+	         caad_mode_to_string(d->config.mode), d->config.interval_ms,
+	         d->config.policy.rate_threshold_bps / 1e9);
+	sd_notify(false, "READY=1\nSTATUS=running");
+
+	r = sd_event_loop(d->event);
+
+	sd_notify(false, "STOPPING=1");
+	int q = caad_actuator_restore(d->actuator);
+	if (q < 0)
+		log_error_errno(q, "Some values could not be restored; the journal %s is kept for the next start: %m",
+		                journal);
+	return r < 0 ? r : q;
+}
+
+void daemon_done(struct daemon *d)
+{
+	caad_link_watch_free(d->links);
+	sd_event_source_unref(d->timer);
+	sd_event_unref(d->event);
+	caad_actuator_free(d->actuator);
+	caad_observer_free(d->observer);
+	caad_inventory_free(d->inv);
+	caad_topology_free(d->topo);
+	caad_config_done(&d->config);
+	free(d->seen);
+	free(d->autoselected);
+	free(d->state_path);
+}
