@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "caad/cpumask.h"
 
@@ -17,7 +18,30 @@ struct caad_queue {
 	struct caad_cpumask irq_affinity; /* smp_affinity_list */
 	bool has_rps;
 	struct caad_cpumask rps; /* rps_cpus */
+	bool has_effective_affinity;
+	struct caad_cpumask effective_affinity; /* effective_affinity_list: where it really fires */
+	bool has_rps_flow_cnt;
+	unsigned rps_flow_cnt;   /* RFS flow table size of the queue */
 	uint32_t napi_id;        /* 0 unknown */
+	pid_t napi_kthread;      /* threaded NAPI kthread ("napi/<dev>-<id>"), 0 none */
+	const char *irq_source;  /* how the IRQ was found: "netdev-genl", "proc-interrupts", NULL */
+};
+
+/* Where an interface's NIC sits, best source first. */
+enum caad_locality_source {
+	CAAD_LOCALITY_UNKNOWN,
+	CAAD_LOCALITY_HWLOC,         /* hwloc I/O object of the topology */
+	CAAD_LOCALITY_NUMA_NODE,     /* device/numa_node */
+	CAAD_LOCALITY_LOCAL_CPULIST, /* device/local_cpulist */
+};
+
+const char *caad_locality_source_to_string(enum caad_locality_source s);
+
+/* A NAPI instance of an interface (netdev netlink, or its "napi/<dev>-<id>" kthread). */
+struct caad_napi {
+	uint32_t id;
+	int irq;        /* -1 unknown */
+	pid_t kthread;  /* threaded NAPI poll thread, 0 none */
 };
 
 struct caad_iface {
@@ -25,6 +49,16 @@ struct caad_iface {
 	int ifindex;
 	struct caad_queue *rx;
 	unsigned n_rx;
+	struct caad_napi *napis; /* all NAPIs known, queue-mapped or not (veth) */
+	unsigned n_napis;
+	char driver[32];         /* device/driver's name, "" when none (veth, lo) */
+	char bus_id[64];         /* device's name, e.g. PCI "0000:3b:00.0", "" when none */
+	int numa_node;           /* device/numa_node, -1 unknown */
+	bool has_local_cpus;
+	struct caad_cpumask local_cpus; /* CPUs near the NIC (see locality) */
+	enum caad_locality_source locality;
+	int combined_channels;   /* ethtool channels: combined count, -1 unknown */
+	int rx_channels;         /* ethtool channels: rx-only count, -1 unknown */
 };
 
 struct caad_inventory {
@@ -55,6 +89,14 @@ static inline void caad_inventory_freep(struct caad_inventory **inv)
 int caad_inventory_autoselect(const char *sysroot, char ***ret);
 void caad_strv_free(char **l);
 
+/*
+ * Where each interface's NIC sits: the hwloc I/O object of its name in t,
+ * else the CPUs of device/numa_node, else device/local_cpulist (sets
+ * locality and local_cpus).
+ */
+struct caad_topology;
+int caad_inventory_locate(struct caad_inventory *inv, const struct caad_topology *t);
+
 const struct caad_iface *caad_inventory_find_ifindex(const struct caad_inventory *inv, int ifindex);
 
 /*
@@ -64,3 +106,13 @@ const struct caad_iface *caad_inventory_find_ifindex(const struct caad_inventory
  * is not a queue vector (e.g. "eth0-tx-1", "mlx5_async0").
  */
 int caad_inventory_match_irq_name(const char *ifname, const char *action);
+
+/*
+ * Find the IRQs of iface's rx queues in the text of /proc/interrupts: an IRQ
+ * whose action names rx-N of iface->name, or of devname (the device behind
+ * it, e.g. "virtio2"; NULL or "" for none), becomes the IRQ of rx-N unless
+ * that queue has one already. When msi is non-NULL and non-empty only those
+ * IRQs are considered. Returns 0 or -ENOMEM.
+ */
+int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interrupts,
+                                    const struct caad_cpumask *msi, const char *devname);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "caad/cpumask.h"
 
@@ -22,6 +23,8 @@ enum caad_relation {
 
 const char *caad_relation_to_string(enum caad_relation r);
 
+#define CAAD_CACHE_LEVELS 5
+
 struct caad_cpu {
 	bool present;  /* known to the topology at all */
 	bool usable;   /* online, allowed, not isolated */
@@ -29,11 +32,19 @@ struct caad_cpu {
 	int llc;       /* index into topology->llcs (-1: no shared cache known) */
 	int package;   /* index into topology->packages */
 	int numa;      /* OS index of the NUMA node, -1 if unknown */
+	int kind;      /* index into topology->kinds (hybrid CPUs), -1 if hwloc reports none */
+	int cache[CAAD_CACHE_LEVELS]; /* logical index of its L1..L5 cache, -1 none */
 };
 
 struct caad_cpuset_group {
 	unsigned os_index;       /* hwloc os_index (packages) or logical index */
 	struct caad_cpumask cpus; /* present CPUs of the group */
+};
+
+struct caad_cpu_kind {
+	char name[32];      /* hwloc's CoreType info ("IntelAtom", "IntelCore"), or "kind<N>" */
+	int efficiency;     /* hwloc's efficiency rank, -1 unknown */
+	struct caad_cpumask cpus;
 };
 
 struct caad_topology {
@@ -49,14 +60,21 @@ struct caad_topology {
 	unsigned llc_depth_level; /* cache level used as LLC (3 on most hosts), 0 if none */
 	struct caad_cpuset_group *packages;
 	unsigned n_packages;
+	struct caad_cpuset_group *numas; /* os_index: the node's OS number */
+	unsigned n_numas;
+	unsigned cache_levels; /* bit L-1 set when some L<L> cache exists */
+
+	struct caad_cpu_kind *kinds; /* hwloc CPU kinds, least efficient first */
+	unsigned n_kinds;
 
 	void *hwloc; /* hwloc_topology_t, kept for I/O (NIC locality) queries */
 };
 
 /*
  * Load the topology: from an hwloc XML file when xml_path is non-NULL, else
- * from the running host. sysroot (may be NULL) is where "isolated" CPUs are
- * read: SYSROOT/sys/devices/system/cpu/isolated.
+ * from the running host. sysroot (may be NULL) is where isolated CPUs are
+ * read: SYSROOT/sys/devices/system/cpu/isolated and .../nohz_full (both are
+ * kept free of caad's work).
  */
 int caad_topology_load(const char *xml_path, const char *sysroot, struct caad_topology **ret);
 /* Load from an hwloc synthetic description ("package:2 l3:2 core:6 pu:2"). */
@@ -79,5 +97,18 @@ int caad_topology_package_peers(const struct caad_topology *t, unsigned cpu, str
 /* How CPU b relates to CPU a. */
 enum caad_relation caad_topology_relation(const struct caad_topology *t, unsigned a, unsigned b);
 
+/* Present CPUs of NUMA node os_index; returns their count, -ENOENT for no such node. */
+int caad_topology_numa_cpus(const struct caad_topology *t, int os_index, struct caad_cpumask *ret);
+
 /* CPUs local to a network interface (hwloc OS device by name), or -ENOENT. */
 int caad_topology_nic_cpus(const struct caad_topology *t, const char *ifname, struct caad_cpumask *ret);
+
+/*
+ * The machine as caad sees it: packages > LLCs > cores > PUs with NUMA
+ * nodes, and (when inv is non-NULL) each interface at its locality with its
+ * queues and IRQs on the CPUs that serve them. Text for people, or JSON.
+ * The topology/inventory structures are only read.
+ */
+struct caad_inventory;
+int caad_topology_print(const struct caad_topology *t, const struct caad_inventory *inv, FILE *out);
+int caad_topology_to_json(const struct caad_topology *t, const struct caad_inventory *inv, FILE *out);

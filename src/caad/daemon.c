@@ -124,6 +124,7 @@ static int reload_inventory(struct daemon *d)
 	caad_strv_free(auto_names);
 	if (r < 0)
 		return r; /* keep the old one; try again next scan */
+	(void)caad_inventory_locate(inv, d->topo);
 	/* IRQs the kernel refused to move are managed: plan RPS for them */
 	for (size_t i = 0; d->actuator && i < inv->n_ifaces; i++)
 		for (unsigned q = 0; q < inv->ifaces[i].n_rx; q++) {
@@ -406,4 +407,35 @@ void daemon_done(struct daemon *d)
 	free(d->seen);
 	free(d->autoselected);
 	free(d->state_path);
+}
+
+int daemon_print_topology(const struct args *a, const struct caad_config *c)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	char **names = c->interfaces, **auto_names = NULL;
+	size_t n = c->n_interfaces;
+	int r;
+
+	r = caad_topology_load(a->topology_path, a->sysroot, &t);
+	if (r < 0)
+		return r;
+	if (n == 0) {
+		r = caad_inventory_autoselect(a->sysroot, &auto_names);
+		if (r < 0)
+			return r;
+		names = auto_names;
+		n = (size_t)r;
+	}
+	r = caad_inventory_load(a->sysroot, names, n, &inv);
+	caad_strv_free(auto_names);
+	if (r < 0)
+		return r;
+	(void)caad_inventory_locate(inv, t);
+	r = a->json ? caad_topology_to_json(t, inv, stdout) : caad_topology_print(t, inv, stdout);
+	if (r >= 0 && fflush(stdout) != 0)
+		r = -errno;
+	if (r < 0)
+		return log_error_errno(r, "Failed to print the topology: %m");
+	return 0;
 }

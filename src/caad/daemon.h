@@ -24,6 +24,8 @@ struct args {
 	bool foreground;
 	bool dry_run;
 	bool restore_only;
+	bool print_topology;
+	bool json;
 };
 
 struct daemon {
@@ -53,3 +55,5 @@ int daemon_config_apply_args(struct caad_config *c, const struct args *a);
  * until SIGTERM/SIGINT and restore what was changed. */
 int daemon_run(struct daemon *d);
 void daemon_done(struct daemon *d);
+/* --print-topology: the machine and the interfaces caad would manage. */
+int daemon_print_topology(const struct args *a, const struct caad_config *c);

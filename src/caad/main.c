@@ -36,14 +36,17 @@ static void help(void)
 	       "     --topology=FILE.xml    Plan for this hwloc XML topology instead of the host's\n"
 	       "     --runtime-dir=DIR      Journal and state here (default: %s)\n"
 	       "     --log-level=LEVEL      emerg..debug (overrides LogLevel=)\n"
-	       "     --restore              Restore what an earlier run's journal records, then exit\n",
+	       "     --restore              Restore what an earlier run's journal records, then exit\n"
+	       "     --print-topology       Print the machine and the interfaces' queues as caad sees\n"
+	       "                            them (honours --topology, --sysroot, -i), then exit\n"
+	       "     --json                 With --print-topology: print JSON\n",
 	       CAAD_VENDORDIR, CAAD_SYSCONFDIR, CAAD_SYSCONFDIR, CAAD_RUNTIME_DIR);
 }
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	enum { ARG_VERSION = 0x100, ARG_INTERVAL, ARG_SYSROOT, ARG_TOPOLOGY, ARG_RUNTIME_DIR, ARG_LOG_LEVEL,
-	       ARG_RESTORE };
+	       ARG_RESTORE, ARG_PRINT_TOPOLOGY, ARG_JSON };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -57,6 +60,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
 		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
 		{ "restore", no_argument, NULL, ARG_RESTORE },
+		{ "print-topology", no_argument, NULL, ARG_PRINT_TOPOLOGY },
+		{ "json", no_argument, NULL, ARG_JSON },
 		{}
 	};
 	int c;
@@ -119,6 +124,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case ARG_RESTORE:
 			a->restore_only = true;
 			break;
+		case ARG_PRINT_TOPOLOGY:
+			a->print_topology = true;
+			break;
+		case ARG_JSON:
+			a->json = true;
+			break;
 		default:
 			return -EINVAL;
 		}
@@ -152,6 +163,13 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		fprintf(stderr, "caad: --interface: invalid interface name among the given ones\n");
 		return 2;
+	}
+
+	if (args.print_topology) {
+		r = daemon_print_topology(&args, &d.config);
+		daemon_done(&d);
+		free(args.interfaces);
+		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	}
 
 	if (!args.foreground && !getenv("NOTIFY_SOCKET") && !args.restore_only) {

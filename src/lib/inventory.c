@@ -10,12 +10,31 @@
 #include "caad/inventory.h"
 #include "caad/log.h"
 #include "caad/sysfs.h"
+#include "caad/topology.h"
+#include "netdev.h"
+
+static const char *const locality_names[] = {
+	[CAAD_LOCALITY_UNKNOWN] = "unknown",
+	[CAAD_LOCALITY_HWLOC] = "hwloc",
+	[CAAD_LOCALITY_NUMA_NODE] = "numa_node",
+	[CAAD_LOCALITY_LOCAL_CPULIST] = "local_cpulist",
+};
+
+const char *caad_locality_source_to_string(enum caad_locality_source s)
+{
+	if ((unsigned)s >= ARRAY_SIZE(locality_names))
+		return NULL;
+	return locality_names[s];
+}
 
 static void iface_done(struct caad_iface *iface)
 {
 	free(iface->rx);
 	iface->rx = NULL;
 	iface->n_rx = 0;
+	free(iface->napis);
+	iface->napis = NULL;
+	iface->n_napis = 0;
 }
 
 void caad_inventory_free(struct caad_inventory *inv)
@@ -52,6 +71,22 @@ static int parse_index(const char *s, const char *end, unsigned *ret)
 		if (v > 65535)
 			return -ERANGE;
 	}
+	*ret = (unsigned)v;
+	return 0;
+}
+
+/* A whole decimal unsigned int, nothing else. */
+static int parse_uint(const char *s, unsigned *ret)
+{
+	unsigned long v;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > UINT_MAX)
+		return -EINVAL;
 	*ret = (unsigned)v;
 	return 0;
 }
@@ -159,6 +194,21 @@ static int load_rx_queues(const char *sysroot, struct caad_iface *iface)
 		if (r < 0)
 			return log_error_errno(r, "%s: unexpected content \"%s\" in %s", iface->name, value, path);
 		rx[i].has_rps = true;
+
+		free(path);
+		free(value);
+		path = value = NULL;
+		r = caad_path(&path, sysroot, "/sys/class/net/%s/queues/rx-%u/rps_flow_cnt", iface->name,
+		              rx[i].index);
+		if (r < 0)
+			return r;
+		if (caad_read_file(path, &value) == 0) {
+			r = parse_uint(value, &rx[i].rps_flow_cnt);
+			if (r < 0)
+				log_warning("%s: unexpected content \"%s\" in %s, RFS table size unknown", iface->name,
+				            value, path);
+			rx[i].has_rps_flow_cnt = r >= 0;
+		}
 	}
 
 	iface->rx = TAKE_PTR(rx);
@@ -213,14 +263,54 @@ static int load_msi_irqs(const char *sysroot, const char *ifname, struct caad_cp
 	return n;
 }
 
-/* Walk SYSROOT/proc/interrupts; for each IRQ whose action names an rx queue of
- * iface, record it. When msi is non-empty only those IRQs are considered. */
+int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interrupts,
+                                    const struct caad_cpumask *msi, const char *devname)
+{
+	_cleanup_free_ char *text = strdup(interrupts); /* strtok_r() cuts it up */
+	char *save = NULL;
+
+	if (!text)
+		return -ENOMEM;
+
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *p = line, *tok, *tsave = NULL;
+		unsigned irq;
+
+		while (*p == ' ')
+			p++;
+		char *colon = strchr(p, ':');
+		if (!colon || parse_index(p, colon, &irq) < 0)
+			continue; /* header, NMI, LOC, ... */
+		if (msi && !caad_cpumask_empty(msi) && !caad_cpumask_test(msi, irq))
+			continue;
+
+		for (tok = strtok_r(colon + 1, " \t", &tsave); tok; tok = strtok_r(NULL, " \t", &tsave)) {
+			size_t l = strlen(tok);
+			int q;
+
+			if (l > 0 && tok[l - 1] == ',')
+				tok[l - 1] = 0;
+			q = caad_inventory_match_irq_name(iface->name, tok);
+			if (q < 0 && devname && devname[0])
+				q = caad_inventory_match_irq_name(devname, tok);
+			if (q < 0)
+				continue;
+			for (unsigned i = 0; i < iface->n_rx; i++)
+				if (iface->rx[i].index == (unsigned)q && iface->rx[i].irq < 0) {
+					iface->rx[i].irq = (int)irq;
+					iface->rx[i].irq_source = "proc-interrupts";
+				}
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The IRQs of iface's rx queues from SYSROOT/proc/interrupts. */
 static int match_interrupts(const char *sysroot, struct caad_iface *iface, const struct caad_cpumask *msi,
                             const char *devname)
 {
 	_cleanup_free_ char *path = NULL, *text = NULL;
-	char *save = NULL;
-	unsigned lineno = 0;
 	int r;
 
 	r = caad_path(&path, sysroot, "/proc/interrupts");
@@ -231,38 +321,7 @@ static int match_interrupts(const char *sysroot, struct caad_iface *iface, const
 		log_warning_errno(r, "Failed to read %s, IRQs of %s unknown: %m", path, iface->name);
 		return 0; /* the queues are still usable with RPS */
 	}
-
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *p = line, *tok, *tsave = NULL;
-		unsigned irq;
-
-		lineno++;
-		while (*p == ' ')
-			p++;
-		char *colon = strchr(p, ':');
-		if (!colon || parse_index(p, colon, &irq) < 0)
-			continue; /* header, NMI, LOC, ... */
-		if (!caad_cpumask_empty(msi) && !caad_cpumask_test(msi, irq))
-			continue;
-
-		for (tok = strtok_r(colon + 1, " \t", &tsave); tok; tok = strtok_r(NULL, " \t", &tsave)) {
-			size_t l = strlen(tok);
-			int q;
-
-			if (l > 0 && tok[l - 1] == ',')
-				tok[l - 1] = 0;
-			q = caad_inventory_match_irq_name(iface->name, tok);
-			if (q < 0 && devname[0])
-				q = caad_inventory_match_irq_name(devname, tok);
-			if (q < 0)
-				continue;
-			for (unsigned i = 0; i < iface->n_rx; i++)
-				if (iface->rx[i].index == (unsigned)q && iface->rx[i].irq < 0)
-					iface->rx[i].irq = (int)irq;
-			break;
-		}
-	}
-	return 0;
+	return caad_inventory_parse_interrupts(iface, text, msi, devname);
 }
 
 static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
@@ -287,20 +346,218 @@ static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
 		return 0;
 	}
 	q->has_irq_affinity = true;
+
+	/* where the IRQ really fires (x86 picks one CPU of the mask) */
+	free(path);
+	free(value);
+	path = value = NULL;
+	r = caad_path(&path, sysroot, "/proc/irq/%d/effective_affinity_list", q->irq);
+	if (r < 0)
+		return r;
+	if (caad_read_file(path, &value) == 0)
+		q->has_effective_affinity = caad_cpumask_parse_list(value, &q->effective_affinity) >= 0;
+
+	/* Kernel-managed IRQs (spread by the driver, affinity fixed) show in
+	 * debugfs where it is mounted; else the first write tells (EIO). */
+	free(path);
+	free(value);
+	path = value = NULL;
+	r = caad_path(&path, sysroot, "/sys/kernel/debug/irq/irqs/%d", q->irq);
+	if (r < 0)
+		return r;
+	if (caad_read_file(path, &value) == 0 && strstr(value, "IRQD_AFFINITY_MANAGED"))
+		q->irq_managed = true;
 	return 0;
 }
 
-static int load_iface(const char *sysroot, const char *name, struct caad_iface *iface)
+/* Driver, NUMA node and local CPUs of the device behind the interface. */
+static void load_device_facts(const char *sysroot, struct caad_iface *iface)
+{
+	_cleanup_free_ char *drv = NULL, *numa = NULL, *local = NULL, *value = NULL;
+	char target[PATH_MAX];
+	ssize_t k;
+	int v;
+
+	if (caad_path(&drv, sysroot, "/sys/class/net/%s/device/driver", iface->name) < 0 ||
+	    caad_path(&numa, sysroot, "/sys/class/net/%s/device/numa_node", iface->name) < 0 ||
+	    caad_path(&local, sysroot, "/sys/class/net/%s/device/local_cpulist", iface->name) < 0)
+		return;
+	k = readlink(drv, target, sizeof(target) - 1);
+	if (k > 0) {
+		const char *base;
+
+		target[k] = 0;
+		base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+		if (strlen(base) < sizeof(iface->driver))
+			strcpy(iface->driver, base);
+	}
+	/* numa_node is -1 on single-node hosts and for devices without affinity */
+	if (caad_read_file(numa, &value) == 0 && sscanf(value, "%d", &v) == 1 && v >= 0)
+		iface->numa_node = v;
+	free(value);
+	value = NULL;
+	if (caad_read_file(local, &value) == 0) {
+		if (caad_cpumask_parse_list(value, &iface->local_cpus) >= 0 && !caad_cpumask_empty(&iface->local_cpus))
+			iface->has_local_cpus = true;
+		else
+			log_warning("%s: unexpected content \"%s\" in %s, ignoring it", iface->name, value, local);
+	}
+}
+
+static struct caad_napi *iface_napi(struct caad_iface *iface, uint32_t id, bool add)
+{
+	struct caad_napi *n;
+
+	for (unsigned i = 0; i < iface->n_napis; i++)
+		if (iface->napis[i].id == id)
+			return &iface->napis[i];
+	if (!add)
+		return NULL;
+	n = reallocarray(iface->napis, iface->n_napis + 1, sizeof(*n));
+	if (!n)
+		return NULL;
+	iface->napis = n;
+	n = &iface->napis[iface->n_napis++];
+	*n = (struct caad_napi){ .id = id, .irq = -1 };
+	return n;
+}
+
+/* rx queue -> NAPI -> IRQ and kthread, as the kernel reports them (6.8+). */
+static int load_genl(struct caad_genl *genl, struct caad_iface *iface)
+{
+	_cleanup_free_ struct caad_genl_queue *queues = NULL;
+	_cleanup_free_ struct caad_genl_napi *napis = NULL;
+	size_t n_queues = 0, n_napis = 0;
+	int r;
+
+	r = caad_genl_channels(genl, iface->ifindex, &iface->rx_channels, &iface->combined_channels);
+	if (r < 0 && r != -EOPNOTSUPP)
+		log_debug_errno(r, "%s: ethtool channels unavailable: %m", iface->name);
+
+	r = caad_genl_queues(genl, iface->ifindex, &queues, &n_queues, &napis, &n_napis);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		log_debug_errno(r, "%s: netdev netlink queues unavailable, using sysfs/procfs: %m", iface->name);
+		return 0;
+	}
+	for (size_t i = 0; i < n_napis; i++) {
+		struct caad_napi *n = iface_napi(iface, napis[i].napi_id, true);
+
+		if (!n)
+			return -ENOMEM;
+		n->irq = napis[i].irq < CAAD_CPUS_MAX ? napis[i].irq : -1;
+		n->kthread = napis[i].pid;
+	}
+	for (size_t i = 0; i < n_queues; i++)
+		for (unsigned q = 0; q < iface->n_rx; q++) {
+			struct caad_queue *rq = &iface->rx[q];
+			const struct caad_napi *napi;
+
+			if (rq->index != queues[i].index || queues[i].napi_id == 0)
+				continue;
+			rq->napi_id = queues[i].napi_id;
+			napi = iface_napi(iface, rq->napi_id, false);
+			if (napi && napi->irq >= 0) {
+				rq->irq = napi->irq;
+				rq->irq_source = "netdev-genl";
+			}
+		}
+	return 0;
+}
+
+/*
+ * Threaded NAPI kthreads are named "napi/<dev>-<napi id>": find those the
+ * kernel did not report (before 6.9, or a sysroot) in SYSROOT/proc/<pid>/comm.
+ * A comm is cut at 15 characters: only whole names count.
+ */
+static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface)
+{
+	_cleanup_free_ char *dir = NULL;
+	char prefix[IF_NAMESIZE + 8];
+	struct dirent *de;
+	DIR *d;
+	int r;
+
+	r = caad_path(&dir, sysroot, "/proc");
+	if (r < 0)
+		return r;
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	snprintf(prefix, sizeof(prefix), "napi/%s-", iface->name);
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *comm = NULL, *value = NULL;
+		struct caad_napi *n;
+		unsigned pid, id;
+
+		if (parse_uint(de->d_name, &pid) < 0 || pid == 0 || pid > INT_MAX)
+			continue;
+		if (caad_path(&comm, sysroot, "/proc/%u/comm", pid) < 0) {
+			closedir(d);
+			return -ENOMEM;
+		}
+		if (caad_read_file(comm, &value) < 0 || strncmp(value, prefix, strlen(prefix)) != 0 ||
+		    parse_uint(value + strlen(prefix), &id) < 0 || id == 0)
+			continue;
+		n = iface_napi(iface, id, true);
+		if (!n) {
+			closedir(d);
+			return -ENOMEM;
+		}
+		if (!n->kthread)
+			n->kthread = (pid_t)pid;
+	}
+	closedir(d);
+
+	for (unsigned q = 0; q < iface->n_rx; q++) {
+		const struct caad_napi *n = iface->rx[q].napi_id ? iface_napi(iface, iface->rx[q].napi_id, false) : NULL;
+
+		if (n)
+			iface->rx[q].napi_kthread = n->kthread;
+	}
+	return 0;
+}
+
+int caad_inventory_locate(struct caad_inventory *inv, const struct caad_topology *t)
+{
+	for (size_t i = 0; i < inv->n_ifaces; i++) {
+		struct caad_iface *ifc = &inv->ifaces[i];
+		struct caad_cpumask m;
+
+		ifc->locality = CAAD_LOCALITY_UNKNOWN;
+		if (caad_topology_nic_cpus(t, ifc->name, &m) == 0 && !caad_cpumask_empty(&m)) {
+			ifc->locality = CAAD_LOCALITY_HWLOC;
+		} else if (ifc->numa_node >= 0 && caad_topology_numa_cpus(t, ifc->numa_node, &m) > 0) {
+			ifc->locality = CAAD_LOCALITY_NUMA_NODE;
+		} else if (ifc->has_local_cpus) {
+			caad_cpumask_and(&m, &ifc->local_cpus, &t->present);
+			if (!caad_cpumask_empty(&m))
+				ifc->locality = CAAD_LOCALITY_LOCAL_CPULIST;
+		}
+		if (ifc->locality != CAAD_LOCALITY_UNKNOWN) {
+			ifc->local_cpus = m;
+			ifc->has_local_cpus = true;
+		} else {
+			ifc->has_local_cpus = false;
+		}
+	}
+	return 0;
+}
+
+static int load_iface(const char *sysroot, struct caad_genl *genl, const char *name, struct caad_iface *iface)
 {
 	_cleanup_free_ char *path = NULL;
 	char buf[32];
 	struct caad_cpumask msi;
 	char devname[256] = "";
-	int r;
+	int n_msi, r;
 
 	if (strlen(name) >= sizeof(iface->name) || !name[0] || strchr(name, '/'))
 		return log_error_errno(EINVAL, "Invalid interface name \"%s\"", name);
 	snprintf(iface->name, sizeof(iface->name), "%s", name);
+	iface->numa_node = -1;
+	iface->combined_channels = iface->rx_channels = -1;
 
 	r = caad_path(&path, sysroot, "/sys/class/net/%s/ifindex", name);
 	if (r < 0)
@@ -320,14 +577,26 @@ static int load_iface(const char *sysroot, const char *name, struct caad_iface *
 		return r;
 
 	caad_cpumask_zero(&msi);
-	r = load_msi_irqs(sysroot, name, &msi, devname, sizeof(devname));
-	if (r < 0)
-		return r;
-	if (r > 0 || devname[0]) {
+	n_msi = load_msi_irqs(sysroot, name, &msi, devname, sizeof(devname));
+	if (n_msi < 0)
+		return n_msi;
+	snprintf(iface->bus_id, sizeof(iface->bus_id), "%s", devname);
+	load_device_facts(sysroot, iface);
+
+	/* The kernel's own answer first (host only: a sysroot is a fake tree) */
+	if (genl) {
+		r = load_genl(genl, iface);
+		if (r < 0)
+			return r;
+	}
+	if (n_msi > 0 || devname[0]) {
 		r = match_interrupts(sysroot, iface, &msi, devname);
 		if (r < 0)
 			return r;
 	}
+	r = find_napi_kthreads(sysroot, iface);
+	if (r < 0)
+		return r;
 	for (unsigned i = 0; i < iface->n_rx; i++)
 		if (iface->rx[i].irq >= 0) {
 			r = load_irq_affinity(sysroot, &iface->rx[i]);
@@ -354,6 +623,7 @@ static unsigned possible_cpus(const char *sysroot)
 int caad_inventory_load(const char *sysroot, char *const *ifnames, size_t n, struct caad_inventory **ret)
 {
 	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	_cleanup_(caad_genl_closep) struct caad_genl *genl = NULL;
 	int r;
 
 	inv = calloc(1, sizeof(*inv));
@@ -362,8 +632,11 @@ int caad_inventory_load(const char *sysroot, char *const *ifnames, size_t n, str
 	inv->ifaces = calloc(n ? n : 1, sizeof(*inv->ifaces));
 	if (!inv->ifaces)
 		return -ENOMEM;
+	/* netlink speaks for the host only; a sysroot is a fake tree */
+	if (!sysroot || !sysroot[0] || streq(sysroot, "/"))
+		(void)caad_genl_open(&genl);
 	for (size_t i = 0; i < n; i++) {
-		r = load_iface(sysroot, ifnames[i], &inv->ifaces[i]);
+		r = load_iface(sysroot, genl, ifnames[i], &inv->ifaces[i]);
 		inv->n_ifaces = i + 1; /* so that free sees it */
 		if (r < 0)
 			return r;

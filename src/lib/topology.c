@@ -46,6 +46,8 @@ void caad_topology_free(struct caad_topology *t)
 	free(t->cores);
 	free(t->llcs);
 	free(t->packages);
+	free(t->numas);
+	free(t->kinds);
 	if (t->hwloc)
 		hwloc_topology_destroy(t->hwloc);
 	free(t);
@@ -230,9 +232,11 @@ static int build_llcs(struct caad_topology *t, hwloc_topology_t topo)
 	return 0;
 }
 
-static void assign_numa(struct caad_topology *t, hwloc_topology_t topo)
+/* NUMA nodes by OS number; each CPU's node is the first that holds it. */
+static int build_numas(struct caad_topology *t, hwloc_topology_t topo)
 {
 	hwloc_obj_t o = NULL;
+	int r;
 
 	while ((o = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, o))) {
 		struct caad_cpumask m;
@@ -240,10 +244,79 @@ static void assign_numa(struct caad_topology *t, hwloc_topology_t topo)
 		if (o->os_index == HWLOC_UNKNOWN_INDEX || o->os_index > INT_MAX)
 			continue;
 		mask_from_bitmap(&m, o->complete_cpuset, &t->present);
+		r = group_add(&t->numas, &t->n_numas, o->os_index, &m);
+		if (r < 0)
+			return r;
 		CAAD_CPUMASK_FOREACH(cpu, &m)
 			if (t->cpus[cpu].numa < 0)
 				t->cpus[cpu].numa = (int)o->os_index;
 	}
+	return 0;
+}
+
+/* Every cache level: which cache of each level serves each CPU. */
+static void assign_caches(struct caad_topology *t, hwloc_topology_t topo)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cache_types); i++) {
+		hwloc_obj_t o = NULL;
+
+		while ((o = hwloc_get_next_obj_by_type(topo, cache_types[i], o))) {
+			struct caad_cpumask m;
+
+			t->cache_levels |= 1u << i;
+			mask_from_bitmap(&m, o->complete_cpuset, &t->present);
+			CAAD_CPUMASK_FOREACH(cpu, &m)
+				if (t->cpus[cpu].cache[i] < 0)
+					t->cpus[cpu].cache[i] = (int)o->logical_index;
+		}
+	}
+}
+
+/* Hybrid CPUs (P/E cores): hwloc's CPU kinds, ranked by efficiency. */
+static int build_kinds(struct caad_topology *t, hwloc_topology_t topo)
+{
+	int n = hwloc_cpukinds_get_nr(topo, 0);
+
+	if (n <= 0)
+		return 0;
+	t->kinds = calloc((size_t)n, sizeof(*t->kinds));
+	if (!t->kinds)
+		return -ENOMEM;
+	for (int k = 0; k < n; k++) {
+		hwloc_bitmap_t b = hwloc_bitmap_alloc();
+		struct caad_cpu_kind *kind = &t->kinds[t->n_kinds];
+		struct hwloc_info_s *infos = NULL;
+		unsigned n_infos = 0;
+		int eff = -1;
+
+		if (!b)
+			return -ENOMEM;
+		if (hwloc_cpukinds_get_info(topo, (unsigned)k, b, &eff, &n_infos, &infos, 0) < 0) {
+			hwloc_bitmap_free(b);
+			continue;
+		}
+		snprintf(kind->name, sizeof(kind->name), "kind%d", k);
+		for (unsigned i = 0; i < n_infos; i++)
+			if (streq(infos[i].name, "CoreType") && infos[i].value)
+				snprintf(kind->name, sizeof(kind->name), "%s", infos[i].value);
+		kind->efficiency = eff;
+		mask_from_bitmap(&kind->cpus, b, &t->present);
+		hwloc_bitmap_free(b);
+		CAAD_CPUMASK_FOREACH(cpu, &kind->cpus)
+			t->cpus[cpu].kind = (int)t->n_kinds;
+		t->n_kinds++;
+	}
+	return 0;
+}
+
+int caad_topology_numa_cpus(const struct caad_topology *t, int os_index, struct caad_cpumask *ret)
+{
+	for (unsigned i = 0; i < t->n_numas; i++)
+		if ((int)t->numas[i].os_index == os_index) {
+			*ret = t->numas[i].cpus;
+			return (int)caad_cpumask_count(ret);
+		}
+	return -ENOENT;
 }
 
 /*
@@ -290,6 +363,8 @@ static int topology_build(hwloc_topology_t *topo, const char *what, const struct
 			.llc = -1,
 			.package = -1,
 			.numa = -1,
+			.kind = -1,
+			.cache = { -1, -1, -1, -1, -1 },
 		};
 
 	r = build_cores(t, t->hwloc);
@@ -297,9 +372,13 @@ static int topology_build(hwloc_topology_t *topo, const char *what, const struct
 		r = build_packages(t, t->hwloc);
 	if (r >= 0)
 		r = build_llcs(t, t->hwloc);
+	if (r >= 0)
+		r = build_numas(t, t->hwloc);
+	if (r >= 0)
+		r = build_kinds(t, t->hwloc);
 	if (r < 0)
 		return log_error_errno(r, "Failed to build topology of %s: %m", what);
-	assign_numa(t, t->hwloc);
+	assign_caches(t, t->hwloc);
 
 	log_debug("Topology of %s: %u CPUs (%u present, %u usable), %u cores, %u LLCs (L%u), %u packages.", what,
 	          t->n_cpus, caad_cpumask_count(&t->present), caad_cpumask_count(&t->usable), t->n_cores,
@@ -326,31 +405,44 @@ static int topology_new(hwloc_topology_t *ret)
 	return 0;
 }
 
-/* SYSROOT/sys/devices/system/cpu/isolated; a missing file isolates nothing. */
-static int read_isolated(const char *sysroot, struct caad_cpumask *ret)
+/* One CPU list file under SYSROOT; a missing or empty file adds nothing. */
+static int read_cpu_list(const char *sysroot, const char *rel, struct caad_cpumask *acc)
 {
 	_cleanup_free_ char *path = NULL, *s = NULL;
 	struct caad_cpumask m;
 	int r;
 
-	r = caad_path(&path, sysroot, "/sys/devices/system/cpu/isolated");
+	r = caad_path(&path, sysroot, "%s", rel);
 	if (r < 0)
 		return log_error_errno(r, "Failed to build path: %m");
 
 	r = caad_read_file(path, &s);
-	if (r == -ENOENT) {
-		caad_cpumask_zero(ret);
+	if (r == -ENOENT)
 		return 0;
-	}
 	if (r < 0)
 		return log_error_errno(r, "Failed to read %s: %m", path);
+	/* nohz_full reads "(null)" on some kernels when it is not set */
+	if (streq(s, "(null)"))
+		return 0;
 
 	r = caad_cpumask_parse_list(s, &m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to parse %s (\"%s\"): %m", path, s);
 
-	*ret = m;
+	caad_cpumask_or(acc, acc, &m);
 	return 0;
+}
+
+/* CPUs kept free of housekeeping: isolcpus= and nohz_full=. */
+static int read_isolated(const char *sysroot, struct caad_cpumask *ret)
+{
+	int r;
+
+	caad_cpumask_zero(ret);
+	r = read_cpu_list(sysroot, "/sys/devices/system/cpu/isolated", ret);
+	if (r >= 0)
+		r = read_cpu_list(sysroot, "/sys/devices/system/cpu/nohz_full", ret);
+	return r;
 }
 
 int caad_topology_load(const char *xml_path, const char *sysroot, struct caad_topology **ret)

@@ -22,6 +22,9 @@
 #include "caad/inventory.h"
 #include "caad/macro.h"
 #include "caad/sysfs.h"
+#include "caad/topology.h"
+
+#include "test-util.h"
 
 /* ---- fake trees -------------------------------------------------------- */
 
@@ -173,7 +176,148 @@ static void fake_interrupts(const char *root, const char *body)
 	write_file(root, "proc/interrupts", text);
 }
 
+static int unlink_rel(const char *root, const char *rel)
+{
+	_cleanup_free_ char *path = NULL;
+
+	assert_int_equal(caad_path(&path, root, "/%s", rel), 0);
+	return unlink(path);
+}
+
 /* ---- tests ------------------------------------------------------------- */
+
+/*
+ * ice with a kernel-managed IRQ (debugfs says IRQD_AFFINITY_MANAGED), the
+ * effective affinity, rps_flow_cnt, driver, NUMA node and local CPUs.
+ */
+static void test_ice_managed(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	static const char *const rps[] = { "00000000,00000000\n", "00000000,00000000\n" };
+	static const unsigned msi[] = { 200, 201, 202 };
+	char *names[] = { "ens1f0" };
+	const char *dev = "sys/devices/pci0000:3a/0000:3b:00.0";
+
+	fake_iface(root, "ens1f0", "7\n", rps, 2);
+	fake_device(root, "ens1f0", dev, dev, msi, ARRAY_SIZE(msi));
+	make_dir(root, "sys/bus/pci/drivers/ice");
+	make_symlink(root, "sys/devices/pci0000:3a/0000:3b:00.0/driver", "sys/bus/pci/drivers/ice");
+	write_file(root, "sys/devices/pci0000:3a/0000:3b:00.0/numa_node", "1\n");
+	write_file(root, "sys/devices/pci0000:3a/0000:3b:00.0/local_cpulist", "6-11,18-23\n");
+	write_file(root, "sys/class/net/ens1f0/queues/rx-0/rps_flow_cnt", "4096\n");
+	write_file(root, "sys/class/net/ens1f0/queues/rx-1/rps_flow_cnt", "many\n");
+	fake_interrupts(root, " 200:          0          0  IR-PCI-MSIX-0000:3b:00.0 0-edge  ice-0000:3b:00.0:misc\n"
+	                      " 201:        100          0  IR-PCI-MSIX-0000:3b:00.0 1-edge  ice-ens1f0-TxRx-0\n"
+	                      " 202:          0        100  IR-PCI-MSIX-0000:3b:00.0 2-edge  ice-ens1f0-TxRx-1\n");
+	fake_affinity(root, 201, "6\n");
+	fake_affinity(root, 202, "7\n");
+	write_file(root, "proc/irq/201/effective_affinity_list", "6\n");
+	write_file(root, "proc/irq/202/effective_affinity_list", "7\n");
+	write_file(root, "sys/kernel/debug/irq/irqs/201", "handler:  handle_edge_irq\ndstate:   0x00601200\n"
+	                                                  "            IRQD_ACTIVATED\n            IRQD_IRQ_STARTED\n");
+	write_file(root, "sys/kernel/debug/irq/irqs/202", "handler:  handle_edge_irq\ndstate:   0x3640a200\n"
+	                                                  "            IRQD_ACTIVATED\n"
+	                                                  "            IRQD_AFFINITY_MANAGED\n"
+	                                                  "            IRQD_IRQ_STARTED\n");
+
+	inv = load_ok(root, names, 1);
+	const struct caad_iface *ifc = &inv->ifaces[0];
+	assert_string_equal(ifc->driver, "ice");
+	assert_string_equal(ifc->bus_id, "0000:3b:00.0");
+	assert_int_equal(ifc->numa_node, 1);
+	assert_int_equal(ifc->rx[0].irq, 201);
+	assert_int_equal(ifc->rx[1].irq, 202);
+	assert_string_equal(ifc->rx[0].irq_source, "proc-interrupts");
+	assert_false(ifc->rx[0].irq_managed);
+	assert_true(ifc->rx[1].irq_managed);
+	assert_true(ifc->rx[1].has_effective_affinity);
+	assert_list(&ifc->rx[1].effective_affinity, "7");
+	assert_true(ifc->rx[0].has_rps_flow_cnt);
+	assert_int_equal(ifc->rx[0].rps_flow_cnt, 4096);
+	assert_false(ifc->rx[1].has_rps_flow_cnt); /* "many": warned, not fatal */
+	assert_true(ifc->has_local_cpus);
+	assert_list(&ifc->local_cpus, "6-11,18-23");
+
+	/* Locality: this XML has no ens1f0, so device/numa_node wins over local_cpulist */
+	t = load_fixture("24em64t-2n6c2t-pci.xml");
+	assert_int_equal(caad_inventory_locate(inv, t), 0);
+	assert_int_equal(ifc->locality, CAAD_LOCALITY_NUMA_NODE);
+	struct caad_cpumask node1;
+	assert_true(caad_topology_numa_cpus(t, 1, &node1) > 0);
+	assert_true(caad_cpumask_equal(&ifc->local_cpus, &node1));
+	assert_string_equal(caad_locality_source_to_string(ifc->locality), "numa_node");
+}
+
+/* Without numa_node (-1 on one-node hosts), device/local_cpulist decides. */
+static void test_locality_local_cpulist(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	static const char *const rps[] = { "0\n" };
+	char *names[] = { "enp1s0" };
+	const char *dev = "sys/devices/pci0000:00/0000:01:00.0";
+
+	fake_iface(root, "enp1s0", "2\n", rps, 1);
+	fake_device(root, "enp1s0", dev, dev, NULL, 0);
+	write_file(root, "sys/devices/pci0000:00/0000:01:00.0/numa_node", "-1\n");
+	write_file(root, "sys/devices/pci0000:00/0000:01:00.0/local_cpulist", "0-3\n");
+	fake_interrupts(root, "");
+
+	inv = load_ok(root, names, 1);
+	assert_int_equal(inv->ifaces[0].numa_node, -1);
+	t = load_synthetic("package:2 core:4 pu:1");
+	assert_int_equal(caad_inventory_locate(inv, t), 0);
+	assert_int_equal(inv->ifaces[0].locality, CAAD_LOCALITY_LOCAL_CPULIST);
+	assert_list(&inv->ifaces[0].local_cpus, "0-3");
+
+	/* nothing at all: unknown, and no local CPUs claimed */
+	assert_int_equal(unlink_rel(root, "sys/devices/pci0000:00/0000:01:00.0/local_cpulist"), 0);
+	caad_inventory_free(TAKE_PTR(inv));
+	inv = load_ok(root, names, 1);
+	assert_int_equal(caad_inventory_locate(inv, t), 0);
+	assert_int_equal(inv->ifaces[0].locality, CAAD_LOCALITY_UNKNOWN);
+	assert_false(inv->ifaces[0].has_local_cpus);
+}
+
+/* bnxt_en names its vectors "<dev>-TxRx-<N>"; threaded NAPI kthreads are
+ * found by their "napi/<dev>-<id>" comm (whole names only). */
+static void test_bnxt_napi_kthreads(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	static const char *const rps[] = { "0\n", "0\n" };
+	static const unsigned msi[] = { 90, 91 };
+	char *names[] = { "eno1" };
+	const char *dev = "sys/devices/pci0000:00/0000:02:00.0";
+
+	fake_iface(root, "eno1", "5\n", rps, 2);
+	fake_device(root, "eno1", dev, dev, msi, ARRAY_SIZE(msi));
+	fake_interrupts(root, "  90:         10          0  IR-PCI-MSIX-0000:02:00.0 0-edge  eno1-TxRx-0\n"
+	                      "  91:          0         10  IR-PCI-MSIX-0000:02:00.0 1-edge  eno1-TxRx-1\n");
+	write_file(root, "proc/1/comm", "systemd\n");
+	write_file(root, "proc/812/comm", "napi/eno1-8193\n");
+	write_file(root, "proc/813/comm", "napi/eno1-8194\n");
+	write_file(root, "proc/814/comm", "napi/eno10-8195\n"); /* another interface */
+	write_file(root, "proc/815/comm", "napi/eno1-x\n");     /* not a NAPI id */
+	write_file(root, "proc/self/comm", "napi/eno1-9999\n"); /* not a pid */
+
+	inv = load_ok(root, names, 1);
+	const struct caad_iface *ifc = &inv->ifaces[0];
+	assert_int_equal(ifc->rx[0].irq, 90);
+	assert_int_equal(ifc->rx[1].irq, 91);
+	assert_int_equal(ifc->n_napis, 2);
+	for (unsigned k = 0; k < ifc->n_napis; k++) {
+		assert_true(ifc->napis[k].id == 8193 || ifc->napis[k].id == 8194);
+		assert_int_equal(ifc->napis[k].kthread, ifc->napis[k].id == 8193 ? 812 : 813);
+		assert_int_equal(ifc->napis[k].irq, -1);
+	}
+	/* a sysroot has no netlink: queues are not mapped to NAPIs */
+	assert_int_equal(ifc->rx[0].napi_id, 0);
+	assert_int_equal(ifc->rx[0].napi_kthread, 0);
+}
 
 /* veth-like: queues with RPS, no device, no IRQs. */
 static void test_veth(void **state)
@@ -725,6 +869,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_errors, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_no_proc_interrupts, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_autoselect, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_ice_managed, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_locality_local_cpulist, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_bnxt_napi_kthreads, setup_root, teardown_root),
 		cmocka_unit_test(test_match_irq_name),
 		cmocka_unit_test(test_host_loopback),
 	};

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <hwloc.h>
 
 #include "caad/cpumask.h"
 #include "caad/macro.h"
@@ -663,6 +664,158 @@ static void test_host(void **state)
 	check_invariants(t);
 }
 
+/* NUMA nodes, every cache level and the NUMA node of each PU. */
+static void test_numa_and_caches(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_fixture("24em64t-2n6c2t-pci.xml");
+	_cleanup_(caad_topology_freep) struct caad_topology *s = load_synthetic("package:4 numa:2 l3:2 core:4 pu:1");
+	struct caad_cpumask m;
+
+	assert_int_equal(t->n_numas, 2);
+	assert_int_equal(t->cache_levels, 0x7); /* L1, L2, L3 */
+	for (int node = 0; node < 2; node++) {
+		assert_int_equal(caad_topology_numa_cpus(t, node, &m), 12);
+		CAAD_CPUMASK_FOREACH(cpu, &m)
+			assert_int_equal(cpu % 2, node);
+	}
+	assert_int_equal(caad_topology_numa_cpus(t, 7, &m), -ENOENT);
+	for (unsigned cpu = 0; cpu < 24; cpu++) {
+		unsigned sibling = cpu < 12 ? cpu + 12 : cpu - 12;
+
+		/* L1/L2 per core: shared by SMT siblings only; L3 per package */
+		assert_true(t->cpus[cpu].cache[0] >= 0 && t->cpus[cpu].cache[1] >= 0);
+		assert_int_equal(t->cpus[cpu].cache[1], t->cpus[sibling].cache[1]);
+		assert_int_not_equal(t->cpus[cpu].cache[1], t->cpus[(cpu + 2) % 24].cache[1]);
+		assert_int_equal(t->cpus[cpu].cache[2], t->cpus[(cpu + 2) % 24].cache[2]);
+		assert_int_equal(t->cpus[cpu].cache[3], -1);
+		assert_int_equal(t->cpus[cpu].kind, -1);
+	}
+	assert_int_equal(t->n_kinds, 0);
+
+	/* sub-NUMA clustering: two nodes per package, each holding whole LLCs */
+	assert_int_equal(s->n_numas, 8);
+	assert_int_equal(s->n_llcs, 16);
+	for (unsigned n = 0; n < s->n_numas; n++)
+		assert_int_equal(caad_cpumask_count(&s->numas[n].cpus), 8);
+	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
+		assert_int_equal(s->cpus[cpu].numa, (int)(cpu / 8));
+		assert_int_equal(s->cpus[cpu].package, (int)(cpu / 16));
+		assert_int_equal(s->cpus[cpu].llc, (int)(cpu / 4));
+	}
+	/* peers stay in the LLC (4 cores), then the package's other LLCs */
+	assert_peers(s, 0, true, (const unsigned[]){ 1, 2, 3 }, 3);
+	assert_peers(s, 0, false, (const unsigned[]){ 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 }, 12);
+}
+
+/* nohz_full CPUs are as off-limits as isolated ones; "(null)" means none. */
+static void test_nohz_full(void **state)
+{
+	static const char *const files[] = {
+		"sys/devices/system/cpu/isolated", "sys/devices/system/cpu/nohz_full", "sys/devices/system/cpu",
+		"sys/devices/system", "sys/devices", "sys",
+	};
+	_cleanup_free_ char *root = make_tempdir(), *xml = NULL;
+	struct caad_topology *t = NULL;
+
+	assert_int_equal(caad_path(&xml, fixtures_dir(), "/24em64t-2n6c2t-pci.xml"), 0);
+	write_file(root, "sys/devices/system/cpu/isolated", "2\n");
+	write_file(root, "sys/devices/system/cpu/nohz_full", "4-5\n");
+	assert_int_equal(caad_topology_load(xml, root, &t), 0);
+	assert_int_equal(caad_cpumask_count(&t->usable), 21);
+	assert_false(t->cpus[2].usable);
+	assert_false(t->cpus[4].usable);
+	assert_false(t->cpus[5].usable);
+	assert_true(t->cpus[6].usable);
+	assert_peers(t, 0, true, (const unsigned[]){ 14, 16, 6, 8, 10 }, 5);
+	check_invariants(t);
+	caad_topology_free(t);
+	t = NULL;
+
+	write_file(root, "sys/devices/system/cpu/nohz_full", "(null)\n");
+	assert_int_equal(caad_topology_load(xml, root, &t), 0);
+	assert_int_equal(caad_cpumask_count(&t->usable), 23);
+	caad_topology_free(t);
+	t = NULL;
+
+	write_file(root, "sys/devices/system/cpu/nohz_full", "4-x\n");
+	assert_int_equal(caad_topology_load(xml, root, &t), -EINVAL);
+	assert_null(t);
+	remove_tree(root, files, ARRAY_SIZE(files));
+}
+
+/*
+ * Hybrid CPUs: an XML with two CPU kinds (as hwloc writes them for Intel
+ * Alder Lake), made from a synthetic topology exported to XML.
+ */
+static void test_cpu_kinds(void **state)
+{
+	static const char *const files[] = { "hybrid.xml" };
+	static const char kinds[] =
+		"<cpukind cpuset=\"0x000000f0\" forced_efficiency=\"0\">\n"
+		"  <info name=\"CoreType\" value=\"IntelAtom\"/>\n"
+		"</cpukind>\n"
+		"<cpukind cpuset=\"0x0000000f\" forced_efficiency=\"1\">\n"
+		"  <info name=\"CoreType\" value=\"IntelCore\"/>\n"
+		"</cpukind>\n";
+	_cleanup_free_ char *root = make_tempdir(), *xml = NULL, *path = NULL;
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	hwloc_topology_t h;
+	char *buf = NULL;
+	int len = 0;
+
+	assert_int_equal(hwloc_topology_init(&h), 0);
+	assert_int_equal(hwloc_topology_set_synthetic(h, "package:1 l3:1 core:8 pu:1"), 0);
+	assert_int_equal(hwloc_topology_load(h), 0);
+	assert_int_equal(hwloc_topology_export_xmlbuffer(h, &buf, &len, 0), 0);
+	char *end = strstr(buf, "</topology>");
+	assert_non_null(end);
+	assert_true(asprintf(&xml, "%.*s%s%s", (int)(end - buf), buf, kinds, end) > 0);
+	hwloc_free_xmlbuffer(h, buf);
+	hwloc_topology_destroy(h);
+
+	assert_int_equal(caad_path(&path, root, "/hybrid.xml"), 0);
+	write_file(root, "hybrid.xml", xml);
+	assert_int_equal(caad_topology_load(path, NULL, &t), 0);
+	assert_int_equal(t->n_kinds, 2);
+	for (unsigned cpu = 0; cpu < 8; cpu++) {
+		const struct caad_cpu_kind *k = &t->kinds[t->cpus[cpu].kind];
+
+		assert_string_equal(k->name, cpu < 4 ? "IntelCore" : "IntelAtom");
+		assert_int_equal(k->efficiency, cpu < 4 ? 1 : 0);
+		assert_true(caad_cpumask_test(&k->cpus, cpu));
+	}
+	remove_tree(root, files, ARRAY_SIZE(files));
+}
+
+/* The JSON description is valid and says what the topology says. */
+static void test_describe(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_fixture("24em64t-2n6c2t-pci.xml");
+	_cleanup_free_ char *text = NULL, *json = NULL;
+	size_t tlen = 0, jlen = 0;
+	FILE *f;
+
+	f = open_memstream(&text, &tlen);
+	assert_non_null(f);
+	assert_int_equal(caad_topology_print(t, NULL, f), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(text, "Machine: 24 CPUs present, usable 0-23; 2 packages, 2 NUMA nodes, 2 LLCs (L3), 12 cores\n"));
+	assert_non_null(strstr(text, "Package 1: CPUs 1,3,5,7,9,11,13,15,17,19,21,23, NUMA node 1\n"));
+	assert_non_null(strstr(text, "  LLC L3#0: CPUs 0,2,4,6,8,10,12,14,16,18,20,22\n"));
+	assert_non_null(strstr(text, "      PU 0\n      PU 12\n"));
+
+	f = open_memstream(&json, &jlen);
+	assert_non_null(f);
+	assert_int_equal(caad_topology_to_json(t, NULL, f), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(json, "{\"cpus\": 24, \"present\": \"0-23\", \"usable\": \"0-23\", \"llc_level\": 3, "
+	                             "\"cache_levels\": [1, 2, 3], \"numa_nodes\": [{\"os_index\": 0, \"cpus\": "
+	                             "\"0,2,4,6,8,10,12,14,16,18,20,22\"}"));
+	assert_non_null(strstr(json, "{\"index\": 0, \"pus\": [{\"cpu\": 0, \"usable\": true, \"numa_node\": 0, "
+	                             "\"kind\": null}, {\"cpu\": 12,"));
+	assert_non_null(strstr(json, "\"interfaces\": []}\n"));
+}
+
 static void test_free_null(void **state)
 {
 	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
@@ -687,6 +840,10 @@ int main(void)
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_largest),
 		cmocka_unit_test(test_host),
+		cmocka_unit_test(test_numa_and_caches),
+		cmocka_unit_test(test_nohz_full),
+		cmocka_unit_test(test_cpu_kinds),
+		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_free_null),
 	};
 
