@@ -5,19 +5,22 @@
 # caad sees and changes, then cleans everything up (also on Ctrl-C).
 # The host's own NICs and IRQs are never touched.
 #
-# Usage: scripts/demo.sh [--duration SECONDS] [--cpu N] [--no-build]
+# Usage: scripts/demo.sh [--duration SECONDS] [--cpu N] [--no-build] [--caad PATH]
+# (--caad runs that binary, e.g. an installed /usr/sbin/caad, and builds nothing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=20
 APP_CPU=
 BUILD=1
+CAAD=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--duration) DURATION=$2; shift 2 ;;
 	--cpu) APP_CPU=$2; shift 2 ;;
 	--no-build) BUILD=0; shift ;;
-	-h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--caad) CAAD=$2; BUILD=0; shift 2 ;;
+	-h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "demo.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -29,7 +32,7 @@ if [ "$BUILD" = 1 ]; then
 	./scripts/install-deps.sh
 	./scripts/build.sh >/dev/null
 fi
-CAAD=$PWD/build/src/caad/caad
+CAAD=${CAAD:-$PWD/build/src/caad/caad}
 [ -x "$CAAD" ] || { echo "demo.sh: $CAAD not built" >&2; exit 1; }
 
 . tests/integration/lib.sh
