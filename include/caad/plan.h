@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "caad/cpumask.h"
 #include "caad/flow.h"
@@ -12,8 +13,17 @@
 
 #define CAAD_REASON_MAX 256
 
+/* Policy defaults, shared by caad_policy_init() and the configuration parser. */
+#define CAAD_RATE_THRESHOLD_DEFAULT UINT64_C(1000000000)
+#define CAAD_MIN_AGE_MS_DEFAULT 500u
+#define CAAD_DWELL_MS_DEFAULT 2000u
+#define CAAD_MAX_MOVES_DEFAULT 16u
+
 struct caad_policy {
 	uint64_t rate_threshold_bps; /* flows below this are left alone */
+	unsigned min_age_ms;         /* ... and flows younger than this */
+	unsigned dwell_ms;           /* a flow keeps its target at least this long (hysteresis) */
+	unsigned max_moves;          /* flows whose target may change in one plan (>= 1) */
 	bool allow_smt_sibling;      /* SMT sibling of the consumer as last resort in its core */
 	bool allow_other_package;    /* another package when the consumer's has no peer */
 	struct caad_cpumask banned;  /* never steer to these */
@@ -21,18 +31,30 @@ struct caad_policy {
 
 void caad_policy_init(struct caad_policy *p);
 
+/*
+ * What the planner decided for one heavy flow. The strings belong to the
+ * plan and live as long as it does.
+ */
 struct caad_decision {
 	size_t flow;                 /* index into the flows array */
-	int iface;                   /* index into inventory->ifaces, -1 unmanaged */
+	uint64_t flow_id;            /* flows[flow].id: what the next plan looks up */
+	int iface;                   /* index into inventory->ifaces */
 	int queue;                   /* rx queue index, -1 unknown (all queues) */
+	int consumer_cpu;            /* the consumer CPU planned for, -1 unknown */
 	int steer_cpu;               /* -1: unsteered */
-	enum caad_relation relation;
-	char reason[CAAD_REASON_MAX];
+	int anchor_cpu;              /* the consumer CPU steer_cpu was chosen for (hysteresis), -1 */
+	enum caad_relation relation; /* of steer_cpu to consumer_cpu */
+	bool held;                   /* kept its previous target (hysteresis) */
+	bool shares_queue;           /* steered by a faster flow's setting of the same queue */
+	uint64_t since_ns;           /* when steer_cpu became its target (the plan's now if new), 0 unsteered */
+	const char *reason;          /* for people, never NULL */
+	const char *considered;      /* candidates looked at and why not taken, "" if none, never NULL */
 };
 
 enum caad_setting_kind {
 	CAAD_SETTING_IRQ_AFFINITY,
 	CAAD_SETTING_RPS_CPUS,
+	CAAD_SETTING_KTHREAD_AFFINITY, /* threaded NAPI: the queue's kthread */
 	_CAAD_SETTING_KIND_COUNT,
 };
 
@@ -42,25 +64,60 @@ struct caad_setting {
 	enum caad_setting_kind kind;
 	int iface;                   /* index into inventory->ifaces */
 	unsigned queue;
-	int irq;                     /* for CAAD_SETTING_IRQ_AFFINITY */
+	int irq;                     /* for CAAD_SETTING_IRQ_AFFINITY, else -1 */
+	pid_t pid;                   /* for CAAD_SETTING_KTHREAD_AFFINITY, else 0 */
 	struct caad_cpumask cpus;
 	char reason[CAAD_REASON_MAX];
 };
 
+struct caad_plan_arena;
+
 struct caad_plan {
-	struct caad_decision *decisions;
+	struct caad_decision *decisions; /* in the order of the flows array */
 	size_t n_decisions;
 	struct caad_setting *settings;
 	size_t n_settings;
+	uint64_t now_ns;             /* the time it was planned for */
+	unsigned n_moves;            /* flows whose target changed, bounded by max_moves */
+	unsigned n_forced;           /* ... changed because their target became invalid (not bounded) */
+
+	/* private */
+	struct caad_plan_arena *arena; /* the decisions' strings */
+	uint32_t *by_id;             /* decisions by flow id; NULL when they are in id order already */
 };
 
 /*
  * Pure: topology + queues + flows + policy -> desired settings, each with a
- * reason. No I/O. Flows need not be sorted.
+ * reason. No I/O, no clock: now_ns is CLOCK_MONOTONIC in ns (the clock of
+ * caad_flow.first_ns). prev, the plan of the previous cycle (may be NULL),
+ * gives hysteresis: a flow keeps its target unless its consumer left the
+ * LLC, the target became unusable or a consumer's core, and then only after
+ * policy->dwell_ms and within policy->max_moves changes per plan. Flows
+ * need not be sorted (sorted by id they cost less); decisions come in the
+ * flows' order. Returns 0 or -ENOMEM.
  */
 int caad_plan_compute(const struct caad_topology *topo, const struct caad_inventory *inv,
                       const struct caad_flow *flows, size_t n_flows, const struct caad_policy *policy,
-                      struct caad_plan **ret);
+                      const struct caad_plan *prev, uint64_t now_ns, struct caad_plan **ret);
+
+/*
+ * Why a flow on a managed interface gets no decision (too slow or too
+ * young, as caad_plan_compute() with these arguments sees it), written to
+ * buf; NULL when it is heavy.
+ */
+const char *caad_plan_light_reason(const struct caad_flow *f, const struct caad_policy *policy,
+                                   const struct caad_plan *prev, uint64_t now_ns, char *buf, size_t size);
+
+/* The decision about the flow with this id, or NULL. O(log n). */
+const struct caad_decision *caad_plan_find(const struct caad_plan *p, uint64_t flow_id);
+
+/*
+ * A plan made by hand (e.g. a scenario's previous plan): take decisions
+ * (allocated with malloc, n of them; their strings must be static or
+ * outlive the plan) and index them for caad_plan_find().
+ */
+int caad_plan_from_decisions(struct caad_decision *decisions, size_t n, uint64_t now_ns, struct caad_plan **ret);
+
 void caad_plan_free(struct caad_plan *p);
 static inline void caad_plan_freep(struct caad_plan **p)
 {

@@ -119,15 +119,36 @@ static void assert_mask_equal(const struct caad_cpumask *got, const struct caad_
 	fail_msg("mask {%s}, expected {%s}", g, w);
 }
 
-static struct caad_plan *compute(const struct caad_topology *t, const struct caad_inventory *inv,
-                                 const struct caad_flow *flows, size_t n, const struct caad_policy *policy)
+/* The clock of the tests: an hour after boot, in ns. */
+#define NOW (UINT64_C(3600) * UINT64_C(1000000000))
+#define MSEC UINT64_C(1000000)
+
+static struct caad_plan *compute_at(const struct caad_topology *t, const struct caad_inventory *inv,
+                                    const struct caad_flow *flows, size_t n, const struct caad_policy *policy,
+                                    const struct caad_plan *prev, uint64_t now)
 {
 	struct caad_plan *p = NULL;
 
-	assert_int_equal(caad_plan_compute(t, inv, flows, n, policy, &p), 0);
+	assert_int_equal(caad_plan_compute(t, inv, flows, n, policy, prev, now, &p), 0);
 	assert_non_null(p);
 	assert_true(p->n_decisions <= n);
+	assert_int_equal(p->now_ns, now);
+	for (size_t i = 0; i < p->n_decisions; i++) {
+		assert_non_null(p->decisions[i].reason);
+		assert_non_null(p->decisions[i].considered);
+		assert_true(p->decisions[i].reason[0] != 0);
+		assert_non_null(caad_plan_find(p, p->decisions[i].flow_id));
+		assert_int_equal(caad_plan_find(p, p->decisions[i].flow_id)->flow_id, p->decisions[i].flow_id);
+		if (i > 0) /* in the flows' order */
+			assert_true(p->decisions[i].flow > p->decisions[i - 1].flow);
+	}
 	return p;
+}
+
+static struct caad_plan *compute(const struct caad_topology *t, const struct caad_inventory *inv,
+                                 const struct caad_flow *flows, size_t n, const struct caad_policy *policy)
+{
+	return compute_at(t, inv, flows, n, policy, NULL, NOW);
 }
 
 /* The decision about flows[fi], or NULL. */
@@ -175,15 +196,20 @@ static void test_policy_defaults(void **state)
 	memset(&p, 0xff, sizeof(p));
 	caad_policy_init(&p);
 	assert_int_equal(p.rate_threshold_bps, GBIT);
+	assert_int_equal(p.min_age_ms, 500);
+	assert_int_equal(p.dwell_ms, 2000);
+	assert_int_equal(p.max_moves, 16);
 	assert_false(p.allow_smt_sibling);
 	assert_false(p.allow_other_package);
 	assert_true(caad_cpumask_empty(&p.banned));
 
 	assert_string_equal(caad_setting_kind_to_string(CAAD_SETTING_IRQ_AFFINITY), "irq-affinity");
 	assert_string_equal(caad_setting_kind_to_string(CAAD_SETTING_RPS_CPUS), "rps-cpus");
+	assert_string_equal(caad_setting_kind_to_string(CAAD_SETTING_KTHREAD_AFFINITY), "kthread-affinity");
 	assert_null(caad_setting_kind_to_string(_CAAD_SETTING_KIND_COUNT));
 
 	caad_plan_free(NULL);
+	assert_null(caad_plan_find(NULL, 1));
 }
 
 static void test_no_flows(void **state)
@@ -577,7 +603,7 @@ static void test_conflict_same_queue(void **state)
 		struct caad_flow fl[2];
 
 		fl[order] = make_flow(7, 2, ETH0_IFINDEX, 0, 5 * GBIT);
-		fl[1 - order] = make_flow(8, 4, ETH0_IFINDEX, 0, 5 * GBIT);
+		fl[1 - order] = make_flow(8, 5, ETH0_IFINDEX, 0, 5 * GBIT);
 		p = compute(t, &f.inv, fl, 2, &policy);
 		assert_true(decision_of(p, order)->steer_cpu >= 0);
 		assert_int_equal(decision_of(p, 1 - order)->steer_cpu, -1);
@@ -889,7 +915,658 @@ static void test_two_cpu_vm(void **state)
 	}
 }
 
-/* ---- property test ----------------------------------------------------- */
+/* ---- the issue's cases and the rules one by one ------------------------- */
+
+/* Ten heavy flows, five per package, consumed on two cores of each package
+ * (one CPU reads two of them): ten distinct peers, none a consumer's core,
+ * the free cores filled before their second threads. */
+static void test_ten_flows_distinct_peers(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	static const int consumers[10] = { 0, 12, 2, 14, 0, 1, 13, 3, 15, 1 };
+	struct caad_cpumask steered, consumer_cores, steered_cores;
+	struct caad_flow fl[10];
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 10, 1);
+	for (unsigned i = 0; i < 10; i++)
+		fl[i] = make_flow(i + 1, consumers[i], ETH0_IFINDEX, (int)i, (20 - i) * GBIT);
+
+	p = compute(t, &f.inv, fl, 10, &policy);
+	assert_int_equal(p->n_decisions, 10);
+	caad_cpumask_zero(&consumer_cores);
+	for (unsigned i = 0; i < 10; i++)
+		caad_cpumask_or(&consumer_cores, &consumer_cores, &t->cores[t->cpus[consumers[i]].core].cpus);
+	caad_cpumask_zero(&steered);
+	caad_cpumask_zero(&steered_cores);
+	for (unsigned i = 0; i < 10; i++) {
+		const struct caad_decision *d = decision_of(p, i);
+
+		assert_non_null(d);
+		assert_true(d->steer_cpu >= 0);
+		assert_false(caad_cpumask_test(&steered, (unsigned)d->steer_cpu));
+		caad_cpumask_set(&steered, (unsigned)d->steer_cpu);
+		caad_cpumask_set(&steered_cores, (unsigned)t->cores[t->cpus[d->steer_cpu].core].os_index);
+		assert_false(caad_cpumask_test(&consumer_cores, (unsigned)d->steer_cpu));
+		assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+		assert_int_equal(t->cpus[d->steer_cpu].package, t->cpus[consumers[i]].package);
+		assert_false(d->shares_queue);
+		assert_false(d->held);
+		assert_int_equal(d->since_ns, NOW);
+	}
+	/* 4 free cores per package, 5 flows: every free core is used. */
+	assert_int_equal(caad_cpumask_count(&steered_cores), 8);
+	assert_int_equal(p->n_settings, 20);
+}
+
+/* A banned CPU list, for every consumer CPU: never a banned CPU. */
+static void test_banned_list(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	assert_int_equal(caad_cpumask_parse_list("2-5,14-17,9,21", &policy.banned), 0);
+	fake_inv_init(&f, 4, 1);
+
+	for (unsigned c = 0; c < 24; c++) {
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl = make_flow(1, (int)c, ETH0_IFINDEX, 0, 10 * GBIT);
+		int s;
+
+		p = compute(t, &f.inv, &fl, 1, &policy);
+		s = p->decisions[0].steer_cpu;
+		assert_true(s >= 0);
+		assert_false(caad_cpumask_test(&policy.banned, (unsigned)s));
+		assert_int_equal(p->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+		for (size_t i = 0; i < p->n_settings; i++)
+			CAAD_CPUMASK_FOREACH(cpu, &p->settings[i].cpus)
+				assert_false(caad_cpumask_test(&policy.banned, (unsigned)cpu));
+		/* the considered candidates name the banned cores (both threads banned) */
+		if (t->cpus[c].package == 0 && t->cpus[c].core != t->cpus[2].core && t->cpus[c].core != t->cpus[4].core)
+			assert_non_null(strstr(p->decisions[0].considered, "2 banned"));
+	}
+}
+
+/* Several heavy flows on one queue whose consumers share an LLC: the
+ * queue's CPU serves them all; one in another package is conflicted. */
+static void test_shared_queue(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 4, 1);
+
+	struct caad_flow fl[] = {
+		make_flow(1, 4, ETH0_IFINDEX, 2, 3 * GBIT),
+		make_flow(2, 2, ETH0_IFINDEX, 2, 9 * GBIT), /* the owner */
+		make_flow(3, 1, ETH0_IFINDEX, 2, 5 * GBIT), /* package 1 */
+	};
+	p = compute(t, &f.inv, fl, ARRAY_SIZE(fl), &policy);
+	assert_int_equal(p->n_decisions, 3);
+	const struct caad_decision *owner = decision_of(p, 1), *shared = decision_of(p, 0), *lost = decision_of(p, 2);
+
+	assert_true(owner->steer_cpu >= 0);
+	assert_false(owner->shares_queue);
+	/* neither consumer's core */
+	assert_int_not_equal(t->cpus[owner->steer_cpu].core, t->cpus[2].core);
+	assert_int_not_equal(t->cpus[owner->steer_cpu].core, t->cpus[4].core);
+	assert_int_equal(shared->steer_cpu, owner->steer_cpu);
+	assert_true(shared->shares_queue);
+	assert_int_equal(shared->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_non_null(strstr(shared->reason, "shares eth0 rx-2"));
+	assert_non_null(strstr(shared->reason, "iperf3-2"));
+	assert_int_equal(lost->steer_cpu, -1);
+	assert_int_equal(lost->relation, CAAD_RELATION_UNSTEERED);
+	assert_non_null(strstr(lost->reason, "conflicted"));
+	assert_non_null(strstr(lost->reason, "iperf3-2"));
+	/* the owner's settings only */
+	assert_int_equal(p->n_settings, 2);
+	assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 2));
+}
+
+/* The owner of a queue cannot be placed: the next flow of the queue gets it. */
+static void test_owner_without_peer(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	/* package 0 banned: CPU 0's consumers have nowhere to go */
+	for (unsigned cpu = 0; cpu < 24; cpu += 2)
+		caad_cpumask_set(&policy.banned, cpu);
+	fake_inv_init(&f, 4, 1);
+
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl[] = {
+			make_flow(1, 0, ETH0_IFINDEX, 1, 9 * GBIT),
+			make_flow(2, 0, ETH0_IFINDEX, 1, 8 * GBIT),
+			make_flow(3, 3, ETH0_IFINDEX, 1, 2 * GBIT),
+		};
+
+		p = compute(t, &f.inv, fl, ARRAY_SIZE(fl), &policy);
+		assert_int_equal(decision_of(p, 0)->steer_cpu, -1);
+		assert_non_null(strstr(decision_of(p, 0)->reason, "no usable peer"));
+		assert_int_equal(decision_of(p, 1)->steer_cpu, -1);
+		assert_non_null(strstr(decision_of(p, 1)->reason, "no usable peer"));
+		int s = decision_of(p, 2)->steer_cpu;
+		assert_true(s >= 0);
+		assert_int_equal(t->cpus[s].package, t->cpus[3].package);
+		assert_false(decision_of(p, 2)->shares_queue);
+		const struct caad_setting *irq = setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 1);
+		assert_non_null(irq);
+		assert_true(caad_cpumask_test(&irq->cpus, (unsigned)s));
+	}
+
+	/* Same for a flow of unknown queue that owned them all. */
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl[] = {
+			make_flow(1, 0, ETH0_IFINDEX, -1, 9 * GBIT),
+			make_flow(2, 3, ETH0_IFINDEX, 3, 2 * GBIT),
+		};
+
+		p = compute(t, &f.inv, fl, ARRAY_SIZE(fl), &policy);
+		assert_int_equal(decision_of(p, 0)->steer_cpu, -1);
+		assert_true(decision_of(p, 1)->steer_cpu >= 0);
+		assert_int_equal(p->n_settings, 2);
+		assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 3));
+	}
+}
+
+/* Threaded NAPI: the kthread gets the CPU (and RPS goes off), not the IRQ. */
+static void test_kthread_setting(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	struct caad_policy policy;
+	struct caad_cpumask none;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 4, 1);
+	f.eth0[1].napi_kthread = 4242;
+	f.veth[0].napi_kthread = 4343;
+
+	struct caad_flow fl[] = {
+		make_flow(1, 4, ETH0_IFINDEX, 1, 9 * GBIT),
+		make_flow(2, 5, VETH_IFINDEX, 0, 9 * GBIT),
+	};
+	p = compute(t, &f.inv, fl, 2, &policy);
+	const struct caad_setting *k = setting_of(p, CAAD_SETTING_KTHREAD_AFFINITY, 0, 1);
+	const struct caad_setting *rps = setting_of(p, CAAD_SETTING_RPS_CPUS, 0, 1);
+	assert_non_null(k);
+	assert_int_equal(k->pid, 4242);
+	assert_int_equal(k->irq, -1);
+	struct caad_cpumask want = single((unsigned)decision_of(p, 0)->steer_cpu);
+	assert_mask_equal(&k->cpus, &want);
+	assert_non_null(rps);
+	caad_cpumask_zero(&none);
+	assert_mask_equal(&rps->cpus, &none);
+	assert_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 1));
+
+	k = setting_of(p, CAAD_SETTING_KTHREAD_AFFINITY, 1, 0);
+	assert_non_null(k);
+	assert_int_equal(k->pid, 4343);
+	want = single((unsigned)decision_of(p, 1)->steer_cpu);
+	assert_mask_equal(&k->cpus, &want);
+	assert_int_equal(p->n_settings, 4);
+	for (size_t i = 0; i < p->n_settings; i++)
+		assert_true(p->settings[i].pid == 0 || p->settings[i].kind == CAAD_SETTING_KTHREAD_AFFINITY);
+}
+
+/* Rule 4: a consumer off the NIC's package is told so; nobody is moved. */
+static void test_nic_locality_note(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 4, 1);
+	f.ifaces[0].has_local_cpus = true;
+	f.ifaces[0].local_cpus = t->packages[t->cpus[1].package].cpus; /* the odd CPUs */
+
+	for (int c = 0; c < 2; c++) {
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl = make_flow(1, c, ETH0_IFINDEX, 0, 9 * GBIT);
+		const char *note;
+
+		p = compute(t, &f.inv, &fl, 1, &policy);
+		assert_true(p->decisions[0].steer_cpu >= 0);
+		assert_int_equal(p->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+		note = strstr(p->decisions[0].reason, "NIC is local to package");
+		if (c == 0) {
+			assert_non_null(note);
+			assert_non_null(strstr(p->decisions[0].reason, "caad does not move applications"));
+		} else
+			assert_null(note);
+	}
+}
+
+/* Heavy = rate and age; a flow with a target stays heavy down to half the rate. */
+static void test_age_and_rate_band(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.min_age_ms = 500;
+	fake_inv_init(&f, 4, 1);
+
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl[] = {
+			make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT), /* age unknown: old */
+			make_flow(2, 2, ETH0_IFINDEX, 1, 9 * GBIT), /* 499 ms */
+			make_flow(3, 4, ETH0_IFINDEX, 2, 9 * GBIT), /* 500 ms */
+			make_flow(4, 6, ETH0_IFINDEX, 3, 9 * GBIT), /* from the future */
+		};
+		fl[1].first_ns = NOW - 499 * MSEC;
+		fl[2].first_ns = NOW - 500 * MSEC;
+		fl[3].first_ns = NOW + 1;
+		p = compute(t, &f.inv, fl, 4, &policy);
+		assert_int_equal(p->n_decisions, 2);
+		assert_non_null(decision_of(p, 0));
+		assert_null(decision_of(p, 1));
+		assert_non_null(decision_of(p, 2));
+		assert_null(decision_of(p, 3));
+		/* a young flow's consumer does not keep its core free: 2 and 6 are taken */
+		assert_int_equal(decision_of(p, 0)->steer_cpu, 2);
+		assert_int_equal(decision_of(p, 2)->steer_cpu, 6);
+	}
+
+	/* The band: 0.6 of the threshold keeps a target, 0.4 does not, and a
+	 * flow without one is not heavy at 0.6. */
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL;
+		struct caad_flow fl[] = {
+			make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT),
+			make_flow(2, 2, ETH0_IFINDEX, 1, 9 * GBIT),
+			make_flow(3, 4, ETH0_IFINDEX, 2, GBIT / 2 + GBIT / 10),
+		};
+
+		p1 = compute(t, &f.inv, fl, 3, &policy);
+		assert_int_equal(p1->n_decisions, 2);
+		fl[0].rate_bps = GBIT / 2 + GBIT / 10;
+		fl[1].rate_bps = GBIT / 2 - GBIT / 10;
+		p2 = compute_at(t, &f.inv, fl, 3, &policy, p1, NOW + 250 * MSEC);
+		assert_int_equal(p2->n_decisions, 1);
+		assert_non_null(decision_of(p2, 0));
+		assert_int_equal(decision_of(p2, 0)->steer_cpu, decision_of(p1, 0)->steer_cpu);
+		assert_true(decision_of(p2, 0)->held);
+		/* flow 2 is no longer heavy: its queue is left as it is */
+		assert_null(setting_of(p2, CAAD_SETTING_IRQ_AFFINITY, 0, 1));
+	}
+}
+
+/* The issue's hysteresis case: the consumer moves within its LLC, the
+ * flow keeps its target, although a fresh plan would choose another. */
+static void test_hysteresis_within_llc(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL, *fresh = NULL, *p3 = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 4, 1);
+
+	struct caad_flow fl = make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT);
+	p1 = compute(t, &f.inv, &fl, 1, &policy);
+	int s = p1->decisions[0].steer_cpu;
+	assert_int_equal(s, 2);
+	assert_int_equal(p1->decisions[0].since_ns, NOW);
+
+	fl.consumer_cpu = 4; /* same L3, another core */
+	fresh = compute_at(t, &f.inv, &fl, 1, &policy, NULL, NOW + 250 * MSEC);
+	assert_int_equal(fresh->decisions[0].steer_cpu, 0);
+	p2 = compute_at(t, &f.inv, &fl, 1, &policy, p1, NOW + 250 * MSEC);
+	assert_int_equal(p2->decisions[0].steer_cpu, s);
+	assert_true(p2->decisions[0].held);
+	assert_int_equal(p2->decisions[0].since_ns, NOW);
+	assert_int_equal(p2->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_non_null(strstr(p2->decisions[0].reason, "keeps CPU 2"));
+	assert_int_equal(p2->n_moves, 0);
+	struct caad_cpumask want = single((unsigned)s);
+	assert_mask_equal(&setting_of(p2, CAAD_SETTING_IRQ_AFFINITY, 0, 0)->cpus, &want);
+
+	/* ... and keeps it in the cycles after, long after the dwell time */
+	fl.consumer_cpu = 16;
+	p3 = compute_at(t, &f.inv, &fl, 1, &policy, p2, NOW + 3600 * 1000 * MSEC);
+	assert_int_equal(p3->decisions[0].steer_cpu, s);
+	assert_int_equal(p3->decisions[0].since_ns, NOW);
+}
+
+/* An invalid target moves at once, whatever dwell time and bound. */
+static void test_hysteresis_forced(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.dwell_ms = 1000000;
+	policy.max_moves = 1;
+	fake_inv_init(&f, 4, 1);
+
+	struct caad_flow fl[] = {
+		make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT),
+		make_flow(2, 4, ETH0_IFINDEX, 1, 8 * GBIT),
+		make_flow(3, 1, ETH0_IFINDEX, 2, 7 * GBIT),
+	};
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = compute(t, &f.inv, fl, 3, &policy);
+	int s[3];
+	for (size_t i = 0; i < 3; i++) {
+		s[i] = decision_of(p1, i)->steer_cpu;
+		assert_true(s[i] >= 0);
+	}
+
+	/* flow 1's target banned; flow 2's consumer moved onto its target;
+	 * flow 3's consumer onto its target's sibling */
+	struct caad_policy p2policy = policy;
+	caad_cpumask_set(&p2policy.banned, (unsigned)s[0]);
+	fl[1].consumer_cpu = s[1];
+	fl[2].consumer_cpu = (s[2] + 12) % 24;
+	_cleanup_(caad_plan_freep) struct caad_plan *p2 = compute_at(t, &f.inv, fl, 3, &p2policy, p1, NOW + MSEC);
+	for (size_t i = 0; i < 3; i++) {
+		const struct caad_decision *d = decision_of(p2, i);
+
+		assert_true(d->steer_cpu >= 0);
+		assert_int_not_equal(d->steer_cpu, s[i]);
+		assert_false(d->held);
+		assert_int_equal(d->since_ns, NOW + MSEC);
+		assert_non_null(strstr(d->reason, "moved from CPU"));
+		assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	}
+	assert_non_null(strstr(decision_of(p2, 0)->reason, "is banned"));
+	assert_non_null(strstr(decision_of(p2, 1)->reason, "consumer's own CPU"));
+	assert_non_null(strstr(decision_of(p2, 2)->reason, "SMT sibling"));
+	assert_int_equal(p2->n_forced, 3);
+	assert_int_equal(p2->n_moves, 0);
+}
+
+/* Consumer left its LLC: held until the dwell time is over, then moved. */
+static void test_dwell(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic("package:1 l3:2 core:4 pu:1");
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.dwell_ms = 2000;
+	fake_inv_init(&f, 2, 1);
+	assert_int_equal(t->n_llcs, 2);
+	assert_int_not_equal(t->cpus[0].llc, t->cpus[4].llc);
+
+	struct caad_flow fl = make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT);
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = compute(t, &f.inv, &fl, 1, &policy);
+	int s = p1->decisions[0].steer_cpu;
+	assert_int_equal(t->cpus[s].llc, t->cpus[0].llc);
+
+	fl.consumer_cpu = 4;
+	_cleanup_(caad_plan_freep) struct caad_plan *p2 = compute_at(t, &f.inv, &fl, 1, &policy, p1, NOW + 1999 * MSEC);
+	assert_int_equal(p2->decisions[0].steer_cpu, s);
+	assert_true(p2->decisions[0].held);
+	assert_int_equal(p2->decisions[0].relation, CAAD_RELATION_SAME_PACKAGE_OTHER_LLC);
+	assert_non_null(strstr(p2->decisions[0].reason, "DwellMSec=2000"));
+	assert_non_null(strstr(p2->decisions[0].reason, "no longer in the consumer's LLC"));
+	assert_int_equal(p2->n_moves, 0);
+
+	_cleanup_(caad_plan_freep) struct caad_plan *p3 = compute_at(t, &f.inv, &fl, 1, &policy, p2, NOW + 2000 * MSEC);
+	int s3 = p3->decisions[0].steer_cpu;
+	assert_int_equal(t->cpus[s3].llc, t->cpus[4].llc);
+	assert_int_equal(p3->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_false(p3->decisions[0].held);
+	assert_int_equal(p3->decisions[0].since_ns, NOW + 2000 * MSEC);
+	assert_int_equal(p3->n_moves, 1);
+
+	/* Dwell 0: moved at once. */
+	policy.dwell_ms = 0;
+	_cleanup_(caad_plan_freep) struct caad_plan *p4 = compute_at(t, &f.inv, &fl, 1, &policy, p1, NOW + 1);
+	assert_int_equal(p4->decisions[0].steer_cpu, s3);
+}
+
+/* At most MaxMovesPerCycle flows change target per plan, fastest first. */
+static void test_moves_bound(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic("package:2 l3:1 core:8 pu:1");
+	_cleanup_(caad_plan_freep) struct caad_plan *prev = NULL;
+	struct caad_policy policy;
+	struct caad_flow fl[5];
+	struct fake_inv f;
+	uint64_t now = NOW;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.dwell_ms = 0;
+	policy.max_moves = 2;
+	policy.allow_other_package = true;
+	fake_inv_init(&f, 5, 1);
+
+	/* five consumers in package 0 */
+	for (unsigned i = 0; i < 5; i++)
+		fl[i] = make_flow(i + 1, (int)i, ETH0_IFINDEX, (int)i, (10 - i) * GBIT);
+	prev = compute(t, &f.inv, fl, 5, &policy);
+	for (unsigned i = 0; i < 5; i++)
+		assert_int_equal(t->cpus[decision_of(prev, i)->steer_cpu].package, 0);
+
+	/* all move to package 1: two flows follow per cycle, fastest first */
+	for (unsigned i = 0; i < 5; i++)
+		fl[i].consumer_cpu = 8 + (int)i;
+	for (unsigned cycle = 0; cycle < 3; cycle++) {
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		unsigned moved = 0;
+
+		now += 250 * MSEC;
+		p = compute_at(t, &f.inv, fl, 5, &policy, prev, now);
+		for (unsigned i = 0; i < 5; i++) {
+			const struct caad_decision *d = decision_of(p, i);
+			bool should = i < 2 * (cycle + 1);
+
+			assert_int_equal(t->cpus[d->steer_cpu].package, should ? 1 : 0);
+			if (t->cpus[d->steer_cpu].package != t->cpus[decision_of(prev, i)->steer_cpu].package)
+				moved++;
+			if (!should)
+				assert_non_null(strstr(d->reason, "MaxMovesPerCycle=2 reached"));
+		}
+		assert_int_equal(moved, cycle < 2 ? 2 : 1);
+		assert_int_equal(p->n_moves, moved);
+		caad_plan_free(prev);
+		prev = TAKE_PTR(p);
+	}
+}
+
+/* A new heavy flow's consumer takes a steered flow's target core. */
+static void test_collision_with_consumer(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 4, 1);
+
+	struct caad_flow fl[2] = { make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT) };
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = compute(t, &f.inv, fl, 1, &policy);
+	int s = p1->decisions[0].steer_cpu;
+
+	fl[1] = make_flow(2, (s + 12) % 24, ETH0_IFINDEX, 1, 5 * GBIT);
+	_cleanup_(caad_plan_freep) struct caad_plan *p2 = compute_at(t, &f.inv, fl, 2, &policy, p1, NOW + 500 * MSEC);
+	assert_int_equal(decision_of(p2, 0)->steer_cpu, s); /* dwell */
+	assert_non_null(strstr(decision_of(p2, 0)->reason, "is now a consumer's core"));
+	_cleanup_(caad_plan_freep) struct caad_plan *p3 = compute_at(t, &f.inv, fl, 2, &policy, p2, NOW + 2500 * MSEC);
+	int s3 = decision_of(p3, 0)->steer_cpu;
+	assert_true(s3 >= 0);
+	assert_int_not_equal(t->cpus[s3].core, t->cpus[s].core);
+	assert_int_equal(p3->n_moves, 1);
+	assert_int_not_equal(decision_of(p3, 1)->steer_cpu, s3);
+}
+
+/* Only queues with heavy flows get settings; the others keep their values. */
+static void test_untouched_queues(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 8, 4);
+
+	struct caad_flow fl[] = {
+		make_flow(1, 0, ETH0_IFINDEX, 5, 9 * GBIT),
+		make_flow(2, 2, ETH0_IFINDEX, 6, GBIT / 10),
+		make_flow(3, 3, VETH_IFINDEX, 2, 5 * GBIT),
+	};
+	p = compute(t, &f.inv, fl, 3, &policy);
+	for (size_t i = 0; i < p->n_settings; i++) {
+		const struct caad_setting *st = &p->settings[i];
+		assert_true((st->iface == 0 && st->queue == 5) || (st->iface == 1 && st->queue == 2));
+	}
+	assert_int_equal(p->n_settings, 3);
+	/* in interface and queue order */
+	assert_int_equal(p->settings[0].iface, 0);
+	assert_int_equal(p->settings[2].iface, 1);
+}
+
+/* What Explain shows: the candidates and why each lost. */
+static void test_considered(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	caad_cpumask_set(&policy.banned, 2);
+	caad_cpumask_set(&policy.banned, 14);
+	fake_inv_init(&f, 4, 1);
+
+	/* consumers on 0 (the fast one) and 4; 2 is banned: 6 is chosen */
+	struct caad_flow fl[] = {
+		make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT),
+		make_flow(2, 4, ETH0_IFINDEX, 1, 5 * GBIT),
+	};
+	p = compute(t, &f.inv, fl, 2, &policy);
+	const struct caad_decision *d = decision_of(p, 0);
+	assert_int_equal(d->steer_cpu, 6);
+	assert_non_null(strstr(d->considered, "L3#"));
+	assert_non_null(strstr(d->considered, "2 banned"));
+	assert_non_null(strstr(d->considered, "4 consumer core (iperf3-2/4002)"));
+	assert_non_null(strstr(d->considered, "6 chosen"));
+	assert_non_null(strstr(d->considered, " 10 as free but higher"));
+	/* the second flow sees the load of the first on 6 */
+	d = decision_of(p, 1);
+	assert_int_equal(d->steer_cpu, 8);
+	assert_non_null(strstr(d->considered, "18 busier (9.0 Gbit/s")); /* core of 6, its free thread */
+	assert_non_null(strstr(d->considered, "0 consumer core (iperf3-1/4001)"));
+	assert_non_null(strstr(d->considered, "8 chosen (0 bit/s"));
+
+	/* no candidate at all: every tier tried is listed */
+	caad_policy_init(&policy);
+	for (unsigned cpu = 0; cpu < 24; cpu += 2)
+		if (cpu != 0 && cpu != 12)
+			caad_cpumask_set(&policy.banned, cpu);
+	caad_plan_free(TAKE_PTR(p));
+	p = compute(t, &f.inv, fl, 1, &policy);
+	d = decision_of(p, 0);
+	assert_int_equal(d->steer_cpu, -1);
+	assert_non_null(strstr(d->considered, "other LLCs of package"));
+	assert_non_null(strstr(d->considered, "banned"));
+}
+
+/* The layouts of the issue: one L3 per CCX, many L3s, NUMA below packages. */
+static void test_synthetic_layouts(void **state)
+{
+	static const char *const layouts[] = {
+		"package:2 l3:4 core:4 pu:2",
+		"package:1 l3:8 core:8 pu:2",
+		"package:4 numa:2 l3:2 core:4 pu:1",
+	};
+	struct fake_inv f;
+
+	(void)state;
+	fake_inv_init(&f, 4, 1);
+	for (size_t li = 0; li < ARRAY_SIZE(layouts); li++) {
+		_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic(layouts[li]);
+		struct caad_policy policy;
+
+		assert_int_equal(t->llc_depth_level, 3);
+		for (unsigned c = 0; c < t->n_cpus; c++) {
+			struct caad_flow fl = make_flow(1, (int)c, ETH0_IFINDEX, 0, 9 * GBIT);
+			const struct caad_cpu *cc = &t->cpus[c];
+			struct caad_cpumask llc;
+			int s;
+
+			/* rule 1: a peer core in its LLC */
+			caad_policy_init(&policy);
+			{
+				_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, &fl, 1, &policy);
+				s = p->decisions[0].steer_cpu;
+				assert_true(s >= 0);
+				assert_int_equal(t->cpus[s].llc, cc->llc);
+				assert_int_not_equal(t->cpus[s].core, cc->core);
+				assert_int_equal(p->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+			}
+			/* rule 3: LLC banned but for the consumer: another LLC of its package */
+			caad_cpumask_andnot(&llc, &t->llcs[cc->llc].cpus, &t->cores[cc->core].cpus);
+			policy.banned = llc;
+			{
+				_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, &fl, 1, &policy);
+				s = p->decisions[0].steer_cpu;
+				assert_true(s >= 0);
+				assert_int_equal(t->cpus[s].package, cc->package);
+				assert_int_not_equal(t->cpus[s].llc, cc->llc);
+				assert_int_equal(p->decisions[0].relation, CAAD_RELATION_SAME_PACKAGE_OTHER_LLC);
+			}
+			/* ... the package banned: nothing, unless AllowOtherPackage */
+			caad_cpumask_andnot(&policy.banned, &t->packages[cc->package].cpus, &t->cores[cc->core].cpus);
+			{
+				_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, &fl, 1, &policy);
+				bool alone = t->n_packages == 1;
+
+				assert_int_equal(p->decisions[0].steer_cpu, -1);
+				policy.allow_other_package = true;
+				caad_plan_free(TAKE_PTR(p));
+				p = compute(t, &f.inv, &fl, 1, &policy);
+				s = p->decisions[0].steer_cpu;
+				if (alone)
+					assert_int_equal(s, -1);
+				else {
+					assert_true(s >= 0);
+					assert_int_not_equal(t->cpus[s].package, cc->package);
+					assert_int_equal(p->decisions[0].relation, CAAD_RELATION_OTHER_PACKAGE);
+				}
+			}
+		}
+	}
+}
+
+/* ---- property tests ---------------------------------------------------- */
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -905,10 +1582,12 @@ static unsigned rng_below(uint64_t *s, unsigned n)
 	return (unsigned)(rng_next(s) % n);
 }
 
-static bool flow_is_heavy(const struct caad_flow *fl, const struct caad_inventory *inv, const struct caad_policy *p)
+static bool flow_is_heavy(const struct caad_flow *fl, const struct caad_inventory *inv, const struct caad_policy *p,
+                          uint64_t now)
 {
 	return fl->rate_bps >= p->rate_threshold_bps && fl->ifindex > 0 &&
-	       caad_inventory_find_ifindex(inv, fl->ifindex) != NULL;
+	       caad_inventory_find_ifindex(inv, fl->ifindex) != NULL &&
+	       (fl->first_ns == 0 || (now >= fl->first_ns && now - fl->first_ns >= p->min_age_ms * MSEC));
 }
 
 /* Candidate tiers, best first, as the policy orders them. */
@@ -933,10 +1612,11 @@ static enum tier tier_of(enum caad_relation r)
 /*
  * The best tier in which consumer c has a CPU to steer to, computed from the
  * contract: usable, not banned, not a heavy consumer's core (but for the
- * consumer's own sibling in the last resort).
+ * consumer's own sibling in the last resort, if no consumer reads there).
  */
 static enum tier best_tier(const struct caad_topology *t, const struct caad_policy *policy,
-                           const struct caad_cpumask *consumer_cores, unsigned c)
+                           const struct caad_cpumask *consumer_cores, const struct caad_cpumask *consumer_cpus,
+                           unsigned c)
 {
 	enum tier best = TIER_NONE;
 
@@ -945,7 +1625,8 @@ static enum tier best_tier(const struct caad_topology *t, const struct caad_poli
 
 		if (caad_cpumask_test(&policy->banned, (unsigned)x))
 			continue;
-		if (k == TIER_SIBLING ? !policy->allow_smt_sibling : caad_cpumask_test(consumer_cores, (unsigned)x))
+		if (k == TIER_SIBLING ? !policy->allow_smt_sibling || caad_cpumask_test(consumer_cpus, (unsigned)x)
+		                      : caad_cpumask_test(consumer_cores, (unsigned)x))
 			continue;
 		if (k == TIER_OTHER_PACKAGE && !policy->allow_other_package)
 			continue;
@@ -955,27 +1636,63 @@ static enum tier best_tier(const struct caad_topology *t, const struct caad_poli
 	return best;
 }
 
+/* Whether a previous target s0 had to change for consumer c (rule 7). */
+static bool target_must_change(const struct caad_topology *t, const struct caad_policy *policy,
+                               const struct caad_cpumask *consumer_cores, const struct caad_decision *pd, int c,
+                               bool *forced)
+{
+	int s0 = pd->steer_cpu;
+	enum caad_relation rel;
+
+	*forced = true;
+	if (s0 < 0 || (unsigned)s0 >= t->n_cpus || !caad_cpumask_test(&t->usable, (unsigned)s0) ||
+	    caad_cpumask_test(&policy->banned, (unsigned)s0))
+		return true;
+	rel = caad_topology_relation(t, (unsigned)c, (unsigned)s0);
+	if (rel == CAAD_RELATION_SAME_CORE || (rel == CAAD_RELATION_SMT_SIBLING && !policy->allow_smt_sibling) ||
+	    (rel == CAAD_RELATION_OTHER_PACKAGE && !policy->allow_other_package))
+		return true;
+	*forced = false;
+	if (caad_cpumask_test(consumer_cores, (unsigned)s0))
+		return true;
+	return rel != CAAD_RELATION_PEER_CORE_SAME_LLC && pd->anchor_cpu >= 0 &&
+	       t->cpus[pd->anchor_cpu].llc != t->cpus[c].llc;
+}
 
 static void check_plan(const struct caad_topology *t, const struct caad_inventory *inv, const struct caad_flow *fl,
-                       size_t n, const struct caad_policy *policy, const struct caad_plan *p, const char *what)
+                       size_t n, const struct caad_policy *policy, const struct caad_plan *p,
+                       const struct caad_plan *prev, const char *what)
 {
-	struct caad_cpumask consumer_cores;
-	size_t n_heavy = 0;
+	struct caad_cpumask consumer_cores, consumer_cpus;
+	uint64_t now = p->now_ns;
 
-	caad_cpumask_zero(&consumer_cores);
+	/* Who is heavy: everything above the threshold and old enough, and
+	 * with a previous target also down to half of it. */
 	for (size_t i = 0; i < n; i++) {
-		if (!flow_is_heavy(&fl[i], inv, policy))
-			continue;
-		n_heavy++;
-		if (fl[i].consumer_cpu >= 0 && (unsigned)fl[i].consumer_cpu < t->n_cpus &&
-		    t->cpus[fl[i].consumer_cpu].present) {
-			const struct caad_cpuset_group *core = &t->cores[t->cpus[fl[i].consumer_cpu].core];
+		const struct caad_decision *d = decision_of(p, i);
 
-			caad_cpumask_or(&consumer_cores, &consumer_cores, &core->cpus);
+		if (flow_is_heavy(&fl[i], inv, policy, now) && !d)
+			fail_msg("%s: heavy flow %zu has no decision", what, i);
+		if (!d)
+			continue;
+		assert_true(fl[i].rate_bps >= policy->rate_threshold_bps / 2);
+		if (fl[i].rate_bps < policy->rate_threshold_bps) {
+			const struct caad_decision *pd = caad_plan_find(prev, fl[i].id);
+			assert_non_null(pd);
+			assert_true(pd->steer_cpu >= 0);
 		}
 	}
-	if (p->n_decisions != n_heavy)
-		fail_msg("%s: %zu decisions for %zu heavy flows", what, p->n_decisions, n_heavy);
+
+	caad_cpumask_zero(&consumer_cores);
+	caad_cpumask_zero(&consumer_cpus);
+	for (size_t k = 0; k < p->n_decisions; k++) {
+		int c = fl[p->decisions[k].flow].consumer_cpu;
+
+		if (c >= 0 && (unsigned)c < t->n_cpus && t->cpus[c].present) {
+			caad_cpumask_or(&consumer_cores, &consumer_cores, &t->cores[t->cpus[c].core].cpus);
+			caad_cpumask_set(&consumer_cpus, (unsigned)c);
+		}
+	}
 
 	for (size_t k = 0; k < p->n_decisions; k++) {
 		const struct caad_decision *d = &p->decisions[k];
@@ -983,35 +1700,32 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 
 		assert_true(d->flow < n);
 		f = &fl[d->flow];
-		assert_true(flow_is_heavy(f, inv, policy));
+		assert_int_equal(d->flow_id, f->id);
 		assert_ptr_equal(decision_of(p, d->flow), d);
 		assert_true(d->iface >= 0 && (size_t)d->iface < inv->n_ifaces);
 		assert_int_equal(inv->ifaces[d->iface].ifindex, f->ifindex);
 		assert_true(d->reason[0] != 0);
 
-		/* Steered to the best tier there is; unsteered only when there is
-		 * none (or for a reason that is not about CPUs). */
-		if (d->steer_cpu >= 0 || strstr(d->reason, "no usable peer")) {
-			unsigned c = (unsigned)f->consumer_cpu;
-			enum tier got = d->steer_cpu >= 0 ? tier_of(d->relation) : TIER_NONE;
-			enum tier want = best_tier(t, policy, &consumer_cores, c);
-
-			if (got != want)
-				fail_msg("%s: flow %zu (consumer %u) steered in tier %d, best is %d", what, d->flow, c,
-				         got, want);
-		}
 		if (d->steer_cpu < 0) {
 			assert_int_equal(d->relation, CAAD_RELATION_UNSTEERED);
+			assert_int_equal(d->since_ns, 0);
+			assert_false(d->held);
+			assert_false(d->shares_queue);
+			if (strstr(d->reason, "no usable peer") && !caad_plan_find(prev, f->id)) {
+				enum tier want = best_tier(t, policy, &consumer_cores, &consumer_cpus,
+				                           (unsigned)f->consumer_cpu);
+				if (want != TIER_NONE)
+					fail_msg("%s: flow %zu unsteered, but tier %d has a CPU", what, d->flow, want);
+			}
 			continue;
 		}
+
 		unsigned s = (unsigned)d->steer_cpu, c = (unsigned)f->consumer_cpu;
+		assert_int_equal(d->consumer_cpu, f->consumer_cpu);
 		if (!caad_cpumask_test(&t->usable, s))
 			fail_msg("%s: flow %zu steered to unusable CPU %u", what, d->flow, s);
 		if (caad_cpumask_test(&policy->banned, s))
 			fail_msg("%s: flow %zu steered to banned CPU %u", what, d->flow, s);
-		if (caad_cpumask_test(&consumer_cores, s) && !(policy->allow_smt_sibling &&
-		                                               d->relation == CAAD_RELATION_SMT_SIBLING))
-			fail_msg("%s: flow %zu steered to CPU %u, a consumer's core", what, d->flow, s);
 		assert_int_not_equal(s, c);
 		assert_int_equal(d->relation, caad_topology_relation(t, c, s));
 		assert_int_not_equal(d->relation, CAAD_RELATION_SAME_CORE);
@@ -1019,14 +1733,50 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 			assert_int_not_equal(d->relation, CAAD_RELATION_SMT_SIBLING);
 		if (!policy->allow_other_package)
 			assert_int_not_equal(d->relation, CAAD_RELATION_OTHER_PACKAGE);
+		assert_true(d->since_ns > 0 && d->since_ns <= now);
+		if (!d->held && !d->shares_queue) {
+			enum tier want = best_tier(t, policy, &consumer_cores, &consumer_cpus, c);
+
+			if (caad_cpumask_test(&consumer_cores, s) && d->relation != CAAD_RELATION_SMT_SIBLING)
+				fail_msg("%s: flow %zu steered to CPU %u, a consumer's core", what, d->flow, s);
+			if (tier_of(d->relation) != want)
+				fail_msg("%s: flow %zu (consumer %u) steered in tier %d, best is %d", what, d->flow, c,
+				         tier_of(d->relation), want);
+		}
+		if (d->shares_queue) {
+			bool found = false;
+
+			assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+			for (size_t j = 0; j < p->n_decisions; j++) {
+				const struct caad_decision *o = &p->decisions[j];
+				found = found || (o != d && !o->shares_queue && o->steer_cpu == d->steer_cpu &&
+				                  o->iface == d->iface && (o->queue == d->queue || o->queue == -1));
+			}
+			if (!found)
+				fail_msg("%s: flow %zu shares a queue with nobody", what, d->flow);
+		}
+
+		/* Rule 7: a target changes only for a reason, and not too often. */
+		const struct caad_decision *pd = caad_plan_find(prev, f->id);
+		if (pd && pd->steer_cpu >= 0 && !d->shares_queue && d->steer_cpu != pd->steer_cpu) {
+			bool forced;
+
+			if (!target_must_change(t, policy, &consumer_cores, pd, (int)c, &forced))
+				fail_msg("%s: flow %zu moved from %d to %u without a reason", what, d->flow, pd->steer_cpu, s);
+			if (!forced && now - pd->since_ns < policy->dwell_ms * MSEC)
+				fail_msg("%s: flow %zu moved within the dwell time", what, d->flow);
+		}
+		if (pd && pd->steer_cpu >= 0 && d->steer_cpu == pd->steer_cpu && !d->shares_queue && !pd->shares_queue)
+			assert_int_equal(d->since_ns, pd->since_ns);
 	}
+	assert_true(p->n_moves <= policy->max_moves);
 
 	for (size_t i = 0; i < p->n_settings; i++) {
 		const struct caad_setting *st = &p->settings[i];
 		struct caad_cpumask outside;
 		const struct caad_iface *iface;
 		const struct caad_queue *q = NULL;
-		bool owned = false;
+		bool owned = false, heavy_on_it = false;
 
 		assert_true(st->iface >= 0 && (size_t)st->iface < inv->n_ifaces);
 		iface = &inv->ifaces[st->iface];
@@ -1037,33 +1787,53 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 		caad_cpumask_andnot(&outside, &st->cpus, &t->usable);
 		if (!caad_cpumask_empty(&outside))
 			fail_msg("%s: setting %zu has CPUs outside the usable set", what, i);
-		if (st->kind == CAAD_SETTING_IRQ_AFFINITY) {
+		CAAD_CPUMASK_FOREACH(cpu, &st->cpus)
+			assert_false(caad_cpumask_test(&policy->banned, (unsigned)cpu));
+		assert_true(caad_cpumask_count(&st->cpus) <= 1);
+		switch (st->kind) {
+		case CAAD_SETTING_IRQ_AFFINITY:
 			assert_false(caad_cpumask_empty(&st->cpus));
 			assert_int_equal(st->irq, q->irq);
 			assert_false(q->irq_managed);
-		} else {
-			assert_int_equal(st->kind, CAAD_SETTING_RPS_CPUS);
+			assert_int_equal(q->napi_kthread, 0);
+			assert_int_equal(st->pid, 0);
+			break;
+		case CAAD_SETTING_KTHREAD_AFFINITY:
+			assert_false(caad_cpumask_empty(&st->cpus));
+			assert_true(q->napi_kthread > 0);
+			assert_int_equal(st->pid, q->napi_kthread);
+			break;
+		case CAAD_SETTING_RPS_CPUS:
 			assert_true(q->has_rps);
+			/* empty: RPS off, only beside the queue's IRQ or kthread setting */
+			if (caad_cpumask_empty(&st->cpus)) {
+				bool other = false;
+				for (size_t j = 0; j < p->n_settings; j++)
+					other = other || (p->settings[j].kind != CAAD_SETTING_RPS_CPUS &&
+					                  p->settings[j].iface == st->iface && p->settings[j].queue == st->queue);
+				assert_true(other);
+			} else
+				assert_true(q->napi_kthread == 0 && (q->irq < 0 || q->irq_managed));
+			break;
+		default:
+			fail_msg("%s: setting %zu of unknown kind", what, i);
 		}
-		CAAD_CPUMASK_FOREACH(cpu, &st->cpus)
-			assert_false(caad_cpumask_test(&policy->banned, (unsigned)cpu));
 
-		/* Each setting belongs to exactly one steered decision for its queue. */
+		/* Each setting belongs to exactly one owner of its queue (rule 5, 6),
+		 * and only queues with heavy flows have settings (rule 8). */
 		for (size_t k = 0; k < p->n_decisions; k++) {
 			const struct caad_decision *d = &p->decisions[k];
+			bool on_it = d->iface == st->iface && (d->queue < 0 || (unsigned)d->queue == st->queue);
 
-			if (d->steer_cpu < 0 || d->iface != st->iface ||
-			    (d->queue >= 0 && (unsigned)d->queue != st->queue))
+			heavy_on_it = heavy_on_it || on_it;
+			if (d->steer_cpu < 0 || d->shares_queue || !on_it)
 				continue;
-			bool mine = caad_cpumask_empty(&st->cpus) ||
-			            (caad_cpumask_count(&st->cpus) == 1 &&
-			             caad_cpumask_test(&st->cpus, (unsigned)d->steer_cpu));
-
-			if (mine) {
+			if (caad_cpumask_empty(&st->cpus) || caad_cpumask_test(&st->cpus, (unsigned)d->steer_cpu)) {
 				assert_false(owned);
 				owned = true;
 			}
 		}
+		assert_true(heavy_on_it);
 		if (!owned)
 			fail_msg("%s: setting %zu (%s, queue %u) has no decision", what, i,
 			         caad_setting_kind_to_string(st->kind), st->queue);
@@ -1073,12 +1843,53 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 	}
 }
 
-static void random_inventory(uint64_t *rng, struct fake_inv *f)
+/* Same input, same output: every field, every text. */
+static void assert_plans_equal(const struct caad_plan *a, const struct caad_plan *b)
+{
+	assert_int_equal(a->n_decisions, b->n_decisions);
+	assert_int_equal(a->n_settings, b->n_settings);
+	assert_int_equal(a->n_moves, b->n_moves);
+	assert_int_equal(a->n_forced, b->n_forced);
+	for (size_t i = 0; i < a->n_decisions; i++) {
+		const struct caad_decision *x = &a->decisions[i], *y = &b->decisions[i];
+
+		assert_int_equal(x->flow, y->flow);
+		assert_int_equal(x->flow_id, y->flow_id);
+		assert_int_equal(x->iface, y->iface);
+		assert_int_equal(x->queue, y->queue);
+		assert_int_equal(x->steer_cpu, y->steer_cpu);
+		assert_int_equal(x->relation, y->relation);
+		assert_int_equal(x->held, y->held);
+		assert_int_equal(x->shares_queue, y->shares_queue);
+		assert_int_equal(x->since_ns, y->since_ns);
+		assert_string_equal(x->reason, y->reason);
+		assert_string_equal(x->considered, y->considered);
+	}
+	for (size_t i = 0; i < a->n_settings; i++) {
+		const struct caad_setting *x = &a->settings[i], *y = &b->settings[i];
+
+		assert_int_equal(x->kind, y->kind);
+		assert_int_equal(x->iface, y->iface);
+		assert_int_equal(x->queue, y->queue);
+		assert_int_equal(x->irq, y->irq);
+		assert_int_equal(x->pid, y->pid);
+		assert_true(caad_cpumask_equal(&x->cpus, &y->cpus));
+		assert_string_equal(x->reason, y->reason);
+	}
+}
+
+static void random_inventory(uint64_t *rng, const struct caad_topology *t, struct fake_inv *f)
 {
 	fake_inv_init(f, 1 + rng_below(rng, 8), rng_below(rng, 3));
 	for (unsigned i = 0; i < f->ifaces[0].n_rx; i++) {
 		f->eth0[i].irq_managed = rng_below(rng, 5) == 0;
 		f->eth0[i].has_rps = rng_below(rng, 6) != 0;
+		if (rng_below(rng, 8) == 0)
+			f->eth0[i].napi_kthread = 5000 + (pid_t)i;
+	}
+	if (rng_below(rng, 2) == 0) {
+		f->ifaces[0].has_local_cpus = true;
+		f->ifaces[0].local_cpus = t->packages[rng_below(rng, t->n_packages)].cpus;
 	}
 }
 
@@ -1094,10 +1905,129 @@ static void random_flows(uint64_t *rng, const struct caad_topology *t, struct ca
 
 		fl[i] = make_flow(1000 + i * 7 + rng_below(rng, 7), c, ifindexes[rng_below(rng, ARRAY_SIZE(ifindexes))],
 		                  q, rate);
+		if (rng_below(rng, 2))
+			fl[i].first_ns = NOW - rng_below(rng, 3000) * MSEC;
 	}
 }
 
-static void test_property_random(void **state)
+/* The next cycle: consumers move (often within their LLC), rates drift. */
+static void evolve_flows(uint64_t *rng, const struct caad_topology *t, struct caad_flow *fl, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int c = fl[i].consumer_cpu;
+		unsigned what = rng_below(rng, 8);
+
+		if (what == 0)
+			fl[i].consumer_cpu = (int)rng_below(rng, t->n_cpus);
+		else if (what <= 2 && c >= 0 && (unsigned)c < t->n_cpus && t->cpus[c].present) {
+			const struct caad_cpumask *llc = &t->llcs[t->cpus[c].llc].cpus;
+			unsigned k = rng_below(rng, caad_cpumask_count(llc));
+			int x = caad_cpumask_next(llc, 0);
+			while (k-- > 0)
+				x = caad_cpumask_next(llc, x + 1);
+			fl[i].consumer_cpu = x;
+		}
+		if (rng_below(rng, 3) == 0)
+			fl[i].rate_bps = fl[i].rate_bps / 2 + rng_next(rng) % (10 * GBIT);
+	}
+}
+
+struct prop_stats {
+	unsigned steered, unsteered, held, moved, forced, shared, cases;
+};
+
+/* One case: plan, check, recompute (same), shuffle (same per flow), then
+ * two more cycles with the plan before as the previous one. */
+static void property_case(uint64_t *rng, const struct caad_topology *t, const char *what, struct prop_stats *st)
+{
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL, *p2 = NULL, *again = NULL;
+	struct caad_flow fl[24], shuffled[24];
+	size_t n = rng_below(rng, ARRAY_SIZE(fl) + 1), perm[24];
+	struct caad_policy policy;
+	struct fake_inv f;
+	uint64_t now = NOW;
+
+	caad_policy_init(&policy);
+	policy.allow_smt_sibling = rng_below(rng, 4) == 0;
+	policy.allow_other_package = rng_below(rng, 4) == 0;
+	policy.min_age_ms = rng_below(rng, 3) * 500;
+	policy.dwell_ms = rng_below(rng, 4) * 500;
+	policy.max_moves = 1 + rng_below(rng, 4);
+	for (unsigned k = rng_below(rng, 4); k > 0; k--)
+		caad_cpumask_set(&policy.banned, rng_below(rng, t->n_cpus));
+	random_inventory(rng, t, &f);
+	random_flows(rng, t, fl, n);
+
+	p = compute_at(t, &f.inv, fl, n, &policy, NULL, now);
+	check_plan(t, &f.inv, fl, n, &policy, p, NULL, what);
+	again = compute_at(t, &f.inv, fl, n, &policy, NULL, now);
+	assert_plans_equal(p, again);
+
+	/* "Flows need not be sorted": the same flows in another order get the
+	 * same decisions and the same settings. */
+	for (size_t i = 0; i < n; i++)
+		perm[i] = i;
+	for (size_t i = n; i > 1; i--) {
+		size_t j = rng_below(rng, (unsigned)i), tmp = perm[i - 1];
+		perm[i - 1] = perm[j];
+		perm[j] = tmp;
+	}
+	for (size_t i = 0; i < n; i++)
+		shuffled[i] = fl[perm[i]];
+	p2 = compute_at(t, &f.inv, shuffled, n, &policy, NULL, now);
+	check_plan(t, &f.inv, shuffled, n, &policy, p2, NULL, what);
+	assert_int_equal(p2->n_decisions, p->n_decisions);
+	assert_int_equal(p2->n_settings, p->n_settings);
+	for (size_t i = 0; i < n; i++) {
+		const struct caad_decision *a = decision_of(p, perm[i]), *b = decision_of(p2, i);
+
+		assert_int_equal(a == NULL, b == NULL);
+		if (!a)
+			continue;
+		assert_int_equal(a->steer_cpu, b->steer_cpu);
+		assert_int_equal(a->queue, b->queue);
+		assert_int_equal(a->relation, b->relation);
+		assert_int_equal(a->shares_queue, b->shares_queue);
+		assert_string_equal(a->reason, b->reason);
+	}
+	for (size_t i = 0; i < p->n_settings; i++) {
+		assert_int_equal(p->settings[i].kind, p2->settings[i].kind);
+		assert_int_equal(p->settings[i].queue, p2->settings[i].queue);
+		assert_true(caad_cpumask_equal(&p->settings[i].cpus, &p2->settings[i].cpus));
+	}
+
+	for (unsigned cycle = 0; cycle < 2; cycle++) {
+		_cleanup_(caad_plan_freep) struct caad_plan *next = NULL, *next2 = NULL;
+
+		evolve_flows(rng, t, fl, n);
+		if (rng_below(rng, 4) == 0)
+			caad_cpumask_set(&policy.banned, rng_below(rng, t->n_cpus));
+		now += rng_below(rng, 2000) * MSEC;
+		next = compute_at(t, &f.inv, fl, n, &policy, p, now);
+		check_plan(t, &f.inv, fl, n, &policy, next, p, what);
+		next2 = compute_at(t, &f.inv, fl, n, &policy, p, now);
+		assert_plans_equal(next, next2);
+		for (size_t k = 0; k < next->n_decisions; k++) {
+			st->held += next->decisions[k].held;
+			st->shared += next->decisions[k].shares_queue;
+		}
+		st->moved += next->n_moves;
+		st->forced += next->n_forced;
+		caad_plan_free(p);
+		p = TAKE_PTR(next);
+	}
+
+	for (size_t k = 0; k < p->n_decisions; k++) {
+		if (p->decisions[k].steer_cpu >= 0)
+			st->steered++;
+		else
+			st->unsteered++;
+	}
+	st->cases++;
+}
+
+/* The machines of the fixtures and the issue's synthetic layouts. */
+static void test_property_fixtures(void **state)
 {
 	static const char *const xmls[] = {
 		"24em64t-2n6c2t-pci.xml",
@@ -1106,14 +2036,14 @@ static void test_property_random(void **state)
 		"16em64t-4s2c2t-offlines.xml",
 	};
 	static const char *const synthetics[] = {
-		"package:2 l3:2 core:4 pu:2",
+		"package:2 l3:4 core:4 pu:2",
 		"package:1 l3:8 core:8 pu:2",
+		"package:4 numa:2 l3:2 core:4 pu:1",
 		"package:2 core:4 pu:2",
 		"package:1 core:2 pu:1",
-		"package:4 numa:2 l3:2 core:4 pu:1",
 	};
 	uint64_t rng = UINT64_C(0x5eed0fca4d);
-	unsigned n_steered = 0, n_unsteered = 0;
+	struct prop_stats st = {};
 
 	(void)state;
 	for (size_t ti = 0; ti < ARRAY_SIZE(xmls) + ARRAY_SIZE(synthetics); ti++) {
@@ -1122,63 +2052,74 @@ static void test_property_random(void **state)
 		_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
 
 		t = xml ? load_fixture(tname) : load_synthetic(tname);
-
-		for (unsigned round = 0; round < 200; round++) {
-			_cleanup_(caad_plan_freep) struct caad_plan *p = NULL, *p2 = NULL;
-			struct caad_flow fl[24], shuffled[24];
-			size_t n = rng_below(&rng, ARRAY_SIZE(fl) + 1), perm[24];
-			struct caad_policy policy;
-			struct fake_inv f;
+		for (unsigned round = 0; round < 100; round++) {
 			char what[128];
 
 			snprintf(what, sizeof(what), "%s round %u", tname, round);
-			caad_policy_init(&policy);
-			policy.allow_smt_sibling = rng_below(&rng, 4) == 0;
-			policy.allow_other_package = rng_below(&rng, 4) == 0;
-			for (unsigned k = rng_below(&rng, 4); k > 0; k--)
-				caad_cpumask_set(&policy.banned, rng_below(&rng, t->n_cpus));
-			random_inventory(&rng, &f);
-			random_flows(&rng, t, fl, n);
-
-			p = compute(t, &f.inv, fl, n, &policy);
-			check_plan(t, &f.inv, fl, n, &policy, p, what);
-			for (size_t k = 0; k < p->n_decisions; k++) {
-				if (p->decisions[k].steer_cpu >= 0)
-					n_steered++;
-				else
-					n_unsteered++;
-			}
-
-			/* "Flows need not be sorted": the same flows in another
-			 * order get the same decisions. */
-			for (size_t i = 0; i < n; i++)
-				perm[i] = i;
-			for (size_t i = n; i > 1; i--) {
-				size_t j = rng_below(&rng, (unsigned)i), tmp = perm[i - 1];
-				perm[i - 1] = perm[j];
-				perm[j] = tmp;
-			}
-			for (size_t i = 0; i < n; i++)
-				shuffled[i] = fl[perm[i]];
-			p2 = compute(t, &f.inv, shuffled, n, &policy);
-			check_plan(t, &f.inv, shuffled, n, &policy, p2, what);
-			assert_int_equal(p2->n_decisions, p->n_decisions);
-			assert_int_equal(p2->n_settings, p->n_settings);
-			for (size_t i = 0; i < n; i++) {
-				const struct caad_decision *a = decision_of(p, perm[i]), *b = decision_of(p2, i);
-
-				assert_int_equal(a == NULL, b == NULL);
-				if (!a)
-					continue;
-				assert_int_equal(a->steer_cpu, b->steer_cpu);
-				assert_int_equal(a->queue, b->queue);
-				assert_int_equal(a->relation, b->relation);
-			}
+			property_case(&rng, t, what, &st);
 		}
 	}
-	/* The generator exercised both outcomes. */
-	assert_true(n_steered > 100);
-	assert_true(n_unsteered > 20);
+	print_message("%u cases: %u steered, %u unsteered, %u held, %u shared, %u moves, %u forced\n", st.cases,
+	              st.steered, st.unsteered, st.held, st.shared, st.moved, st.forced);
+	/* The generator exercised every outcome. */
+	assert_true(st.steered > 100);
+	assert_true(st.unsteered > 20);
+	assert_true(st.held > 20);
+	assert_true(st.shared > 5);
+	assert_true(st.moved > 5);
+	assert_true(st.forced > 5);
+}
+
+/* Random machines: 1-4 packages, NUMA or not, 1-4 LLCs each, 1-6 cores, SMT or not. */
+static void test_property_random_topologies(void **state)
+{
+	uint64_t rng = UINT64_C(0xca4dbe4c4);
+	struct prop_stats st = {};
+
+	(void)state;
+	for (unsigned round = 0; round < 500; round++) {
+		_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+		char desc[96], what[160];
+		unsigned packages = 1 + rng_below(&rng, 4);
+
+		snprintf(desc, sizeof(desc), "package:%u %sl3:%u core:%u pu:%u", packages,
+		         rng_below(&rng, 3) == 0 ? "numa:2 " : "", 1 + rng_below(&rng, 4), 1 + rng_below(&rng, 6),
+		         1 + rng_below(&rng, 2));
+		t = load_synthetic(desc);
+		snprintf(what, sizeof(what), "\"%s\" round %u", desc, round);
+		property_case(&rng, t, what, &st);
+	}
+	print_message("%u cases: %u steered, %u unsteered, %u held, %u shared, %u moves, %u forced\n", st.cases,
+	              st.steered, st.unsteered, st.held, st.shared, st.moved, st.forced);
+	assert_int_equal(st.cases, 500);
+	assert_true(st.steered > 100);
+	assert_true(st.unsteered > 20);
+	assert_true(st.held > 20);
+}
+
+/* A plan made by hand is found by id, sorted or not. */
+static void test_plan_from_decisions(void **state)
+{
+	struct caad_decision *d = calloc(3, sizeof(*d));
+	struct caad_plan *p = NULL;
+
+	(void)state;
+	assert_non_null(d);
+	d[0] = (struct caad_decision){ .flow_id = 30, .steer_cpu = 3, .reason = "", .considered = "" };
+	d[1] = (struct caad_decision){ .flow_id = 10, .steer_cpu = 1, .reason = "", .considered = "" };
+	d[2] = (struct caad_decision){ .flow_id = 20, .steer_cpu = 2, .reason = "", .considered = "" };
+	assert_int_equal(caad_plan_from_decisions(d, 3, NOW, &p), 0);
+	for (uint64_t id = 10; id <= 30; id += 10)
+		assert_int_equal(caad_plan_find(p, id)->steer_cpu, (int)(id / 10));
+	assert_null(caad_plan_find(p, 15));
+	assert_null(caad_plan_find(p, 0));
+	assert_null(caad_plan_find(p, 31));
+	assert_int_equal(p->now_ns, NOW);
+	caad_plan_free(p);
+
+	assert_int_equal(caad_plan_from_decisions(NULL, 0, 0, &p), 0);
+	assert_null(caad_plan_find(p, 1));
+	caad_plan_free(p);
 }
 
 int main(void)
@@ -1199,7 +2140,24 @@ int main(void)
 		cmocka_unit_test(test_banned_thread_leaves_sibling),
 		cmocka_unit_test(test_nothing_usable),
 		cmocka_unit_test(test_two_cpu_vm),
-		cmocka_unit_test(test_property_random),
+		cmocka_unit_test(test_ten_flows_distinct_peers),
+		cmocka_unit_test(test_banned_list),
+		cmocka_unit_test(test_shared_queue),
+		cmocka_unit_test(test_owner_without_peer),
+		cmocka_unit_test(test_kthread_setting),
+		cmocka_unit_test(test_nic_locality_note),
+		cmocka_unit_test(test_age_and_rate_band),
+		cmocka_unit_test(test_hysteresis_within_llc),
+		cmocka_unit_test(test_hysteresis_forced),
+		cmocka_unit_test(test_dwell),
+		cmocka_unit_test(test_moves_bound),
+		cmocka_unit_test(test_collision_with_consumer),
+		cmocka_unit_test(test_untouched_queues),
+		cmocka_unit_test(test_considered),
+		cmocka_unit_test(test_synthetic_layouts),
+		cmocka_unit_test(test_plan_from_decisions),
+		cmocka_unit_test(test_property_fixtures),
+		cmocka_unit_test(test_property_random_topologies),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
