@@ -1,0 +1,720 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The D-Bus API: org.caad1 at /org/caad1, interface org.caad1.Manager, on
+ * the system bus, dispatched by the daemon's sd-event loop. It only reads
+ * the daemon's last scan and calls the daemon's own operations (reload,
+ * mode, pause, restore): no logic of its own. docs/dbus.md is the contract;
+ * dbus/org.caad1.Manager.xml is its introspection, checked by
+ * tests/integration/dbus.sh against this vtable.
+ *
+ * Reads are open to everyone; every method that changes what caad does
+ * checks that the caller's effective uid is 0, here and in the bus policy
+ * (dbus/org.caad1.conf).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <net/if.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "caad-config.h"
+#include "caad/apply.h"
+#include "caad/config.h"
+#include "caad/inventory.h"
+#include "caad/log.h"
+#include "caad/metrics.h"
+#include "caad/observe.h"
+#include "caad/plan.h"
+#include "caad/topology.h"
+#include "caad/utf8.h"
+#include "daemon.h"
+#include "dbus.h"
+
+#define BUS_NAME "org.caad1"
+#define BUS_PATH "/org/caad1"
+#define BUS_INTERFACE "org.caad1.Manager"
+#define ERROR_NO_SUCH_FLOW "org.caad1.Error.NoSuchFlow"
+#define ERROR_INVALID_CONFIG "org.caad1.Error.InvalidConfig"
+#define ERROR_RESTORE_FAILED "org.caad1.Error.RestoreFailed"
+#define PLACEMENT DAEMON_PLACEMENT
+#define RETRY_USEC (5 * UINT64_C(1000000))
+
+struct caad_bus {
+	struct daemon *d;
+	sd_bus *bus;             /* NULL while there is no connection */
+	sd_event_source *retry;  /* reconnect timer */
+	bool serving;            /* the name is ours */
+	bool down;               /* "no bus" was logged: say so once, and when it is back */
+	/* what the emits-change properties last were */
+	enum caad_mode mode;
+	bool paused;
+	char *interfaces;        /* names, space-separated */
+};
+
+/* D-Bus strings must be valid UTF-8, and a thread name or an interface name
+ * can be any bytes: a sanitized copy of s in buf. */
+static const char *clean(char *buf, size_t size, const char *s)
+{
+	snprintf(buf, size, "%s", s ? s : "");
+	return caad_utf8_sanitize(buf, false);
+}
+
+static void fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+/* ---- what the daemon knows, read for the API ---- */
+
+/* "local <- remote" split into destination and source. */
+static void flow_endpoints(const struct caad_flow *f, char *src, char *dst, size_t size)
+{
+	char tuple[128];
+	const char *arrow;
+
+	caad_flow_format_tuple(f, tuple, sizeof(tuple));
+	arrow = strstr(tuple, " <- ");
+	if (!arrow) {
+		snprintf(src, size, "?");
+		snprintf(dst, size, "?");
+		return;
+	}
+	snprintf(dst, size, "%.*s", (int)(arrow - tuple), tuple);
+	snprintf(src, size, "%s", arrow + strlen(" <- "));
+}
+
+static void flow_iface(const struct daemon *d, const struct caad_flow *f, char buf[static IF_NAMESIZE])
+{
+	const struct caad_iface *ifc = d->inv ? caad_inventory_find_ifindex(d->inv, f->ifindex) : NULL;
+
+	if (ifc)
+		snprintf(buf, IF_NAMESIZE, "%s", ifc->name);
+	else if (f->ifindex <= 0 || !if_indextoname((unsigned)f->ifindex, buf))
+		buf[0] = '\0';
+	caad_utf8_sanitize(buf, false);
+}
+
+/* Why a flow has no decision. */
+static void undecided_reason(const struct daemon *d, const struct caad_flow *f, char *buf, size_t size)
+{
+	if (d->config.mode == CAAD_MODE_OBSERVE)
+		snprintf(buf, size, "observe mode: nothing is planned");
+	else if (!d->plan)
+		snprintf(buf, size, "the managed interfaces' queues are unknown: nothing is planned");
+	else if (f->rate_bps < d->config.policy.rate_threshold_bps)
+		snprintf(buf, size, "not heavy: %.3f Gbit/s is below RateThreshold= (%.3f Gbit/s)", f->rate_bps / 1e9,
+		         d->config.policy.rate_threshold_bps / 1e9);
+	else
+		snprintf(buf, size, "not on a managed interface");
+}
+
+static const struct caad_flow *find_flow(const struct daemon *d, const char *id)
+{
+	uint64_t v;
+	char *end;
+
+	if (!id || !*id)
+		return NULL;
+	errno = 0;
+	v = strtoull(id, &end, 16); /* "0x…" or bare hex, as ListFlows gives it */
+	if (errno || *end || *id == '-' || *id == '+')
+		return NULL;
+	for (size_t i = 0; i < d->n_flows; i++)
+		if (d->flows[i].id == v)
+			return &d->flows[i];
+	return NULL;
+}
+
+static int check_root(sd_bus_message *m, const char *method, sd_bus_error *error)
+{
+	_cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+	uid_t euid;
+	pid_t pid = 0;
+	int r;
+
+	r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID | SD_BUS_CREDS_AUGMENT, &creds);
+	if (r >= 0)
+		r = sd_bus_creds_get_euid(creds, &euid);
+	if (r < 0)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+		                         "%s() changes what caad does, and the caller's user is unknown (%s): denied",
+		                         method, strerror(-r));
+	(void)sd_bus_creds_get_pid(creds, &pid);
+	if (euid != 0) {
+		log_notice("D-Bus: %s() refused to uid %u (pid %d): only root may change what caad does", method,
+		           (unsigned)euid, (int)pid);
+		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+		                         "%s() changes what caad does: only root may call it, the caller is uid %u",
+		                         method, (unsigned)euid);
+	}
+	log_info("D-Bus: %s() by uid 0 (pid %d)", method, (int)pid);
+	return 0;
+}
+
+/* ---- properties ---- */
+
+static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	return sd_bus_message_append(reply, "s", CAAD_VERSION);
+}
+
+static int property_get_mode(sd_bus *bus, const char *path, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct daemon *d = userdata;
+
+	return sd_bus_message_append(reply, "s", caad_mode_to_string(d->config.mode));
+}
+
+static int property_get_placement(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                  sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	return sd_bus_message_append(reply, "s", PLACEMENT);
+}
+
+static int property_get_paused(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct daemon *d = userdata;
+
+	return sd_bus_message_append(reply, "b", (int)d->paused);
+}
+
+static int property_get_interfaces(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                   sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct daemon *d = userdata;
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "s");
+	for (size_t i = 0; r >= 0 && d->inv && i < d->inv->n_ifaces; i++) {
+		char name[IF_NAMESIZE];
+		r = sd_bus_message_append(reply, "s", clean(name, sizeof(name), d->inv->ifaces[i].name));
+	}
+	if (r < 0)
+		return r;
+	return sd_bus_message_close_container(reply);
+}
+
+static const struct {
+	const char *property;
+	size_t offset; /* in struct caad_metrics */
+} counters[] = {
+	{ "FlowsSeen", offsetof(struct caad_metrics, flows_seen) },
+	{ "FlowsHeavy", offsetof(struct caad_metrics, flows_heavy) },
+	{ "FlowsSteered", offsetof(struct caad_metrics, flows_steered) },
+	{ "Moves", offsetof(struct caad_metrics, moves) },
+	{ "Errors", offsetof(struct caad_metrics, errors) },
+	{ "Scans", offsetof(struct caad_metrics, scans) },
+	{ "LastPlanUSec", offsetof(struct caad_metrics, last_plan_usec) },
+	{ "LastScanTimestamp", offsetof(struct caad_metrics, last_scan_timestamp_usec) },
+};
+
+/* The numbers are those of GetMetrics: one source for both. */
+static int property_get_counter(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	struct caad_metrics m;
+
+	daemon_fill_counters(userdata, &m);
+	for (size_t i = 0; i < ARRAY_SIZE(counters); i++)
+		if (streq(counters[i].property, property))
+			return sd_bus_message_append(reply, "t", *(const uint64_t *)((const char *)&m + counters[i].offset));
+	return -ENOENT;
+}
+
+/* ---- methods that read ---- */
+
+static int method_list_flows(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	struct daemon *d = userdata;
+	int r;
+
+	r = sd_bus_message_new_method_return(m, &reply);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(reply, 'a', "(ssisssuiittiss)");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < d->n_flows; i++) {
+		const struct caad_flow *f = &d->flows[i];
+		const struct caad_decision *dec = caad_plan_find(d->plan, f->id);
+		char id[32], ifname[IF_NAMESIZE], src[80], dst[80], comm[CAAD_COMM_LEN], reason[CAAD_REASON_MAX];
+
+		snprintf(id, sizeof(id), "%#" PRIx64, f->id);
+		flow_iface(d, f, ifname);
+		flow_endpoints(f, src, dst, sizeof(src));
+		if (dec)
+			clean(reason, sizeof(reason), dec->reason);
+		else
+			undecided_reason(d, f, reason, sizeof(reason));
+		r = sd_bus_message_append(reply, "(ssisssuiittiss)", id, ifname, f->rx_queue, src, dst,
+		                          clean(comm, sizeof(comm), f->comm), f->tid, f->consumer_cpu, f->proc_cpu,
+		                          f->rate_bps, f->bytes, dec ? dec->steer_cpu : -1,
+		                          caad_relation_to_string(dec ? dec->relation : CAAD_RELATION_UNSTEERED),
+		                          caad_utf8_sanitize(reason, false));
+		if (r < 0)
+			return r;
+	}
+	r = sd_bus_message_close_container(reply);
+	if (r < 0)
+		return r;
+	return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_list_queues(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	struct daemon *d = userdata;
+	int r;
+
+	r = sd_bus_message_new_method_return(m, &reply);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(reply, 'a', "(suiubssss)");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; d->inv && i < d->inv->n_ifaces; i++) {
+		const struct caad_iface *ifc = &d->inv->ifaces[i];
+		char ifname[IF_NAMESIZE];
+
+		clean(ifname, sizeof(ifname), ifc->name);
+		for (unsigned q = 0; q < ifc->n_rx; q++) {
+			const struct caad_queue *rq = &ifc->rx[q];
+			struct caad_cpumask target;
+			/* what the last plan wants for the queue, as in the metrics */
+			const char *mechanism = daemon_queue_target(d, i, rq->index, &target);
+			char irq_cpus[1024] = "", rps_cpus[1024] = "", target_cpus[1024] = "";
+
+			if (rq->has_irq_affinity)
+				(void)caad_cpumask_format_list(&rq->irq_affinity, irq_cpus, sizeof(irq_cpus));
+			if (rq->has_rps)
+				(void)caad_cpumask_format_list(&rq->rps, rps_cpus, sizeof(rps_cpus));
+			if (mechanism)
+				(void)caad_cpumask_format_list(&target, target_cpus, sizeof(target_cpus));
+			r = sd_bus_message_append(reply, "(suiubssss)", ifname, rq->index, rq->irq, rq->napi_id,
+			                          (int)rq->irq_managed, irq_cpus, rps_cpus, target_cpus,
+			                          mechanism ?: "");
+			if (r < 0)
+				return r;
+		}
+	}
+	r = sd_bus_message_close_container(reply);
+	if (r < 0)
+		return r;
+	return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_get_topology(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct daemon *d = userdata;
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	f = open_memstream(&text, &len);
+	if (!f)
+		return -ENOMEM;
+	r = caad_topology_to_json(d->topo, d->inv, f);
+	if (fclose(f) != 0 && r >= 0)
+		r = -ENOMEM;
+	if (r < 0)
+		return sd_bus_error_set_errnof(error, r, "Failed to describe the topology: %m");
+	return sd_bus_reply_method_return(m, "s", caad_utf8_sanitize(text, true));
+}
+
+static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct daemon *d = userdata;
+	_cleanup_free_ char *text = NULL;
+	_cleanup_(fclosep) FILE *f = NULL;
+	const struct caad_flow *fl;
+	const struct caad_decision *dec;
+	const char *id;
+	char ifname[IF_NAMESIZE], src[80], dst[80], comm[CAAD_COMM_LEN], reason[CAAD_REASON_MAX];
+	size_t len = 0;
+	int r;
+
+	r = sd_bus_message_read(m, "s", &id);
+	if (r < 0)
+		return r;
+	fl = find_flow(d, id);
+	if (!fl)
+		return sd_bus_error_setf(error, ERROR_NO_SUCH_FLOW,
+		                         "No flow with id '%s' in the last scan (ListFlows lists them)",
+		                         clean(reason, 64, id));
+	dec = caad_plan_find(d->plan, fl->id);
+
+	f = open_memstream(&text, &len);
+	if (!f)
+		return -ENOMEM;
+	flow_iface(d, fl, ifname);
+	flow_endpoints(fl, src, dst, sizeof(src));
+	fprintf(f, "Flow %#" PRIx64 ": %s <- %s\n", fl->id, dst, src);
+	fprintf(f, "  received on: %s", *ifname ? ifname : "an unknown interface");
+	if (fl->rx_queue >= 0)
+		fprintf(f, " rx-%d\n", fl->rx_queue);
+	else
+		fputs(", rx queue not recorded by the kernel\n", f);
+	fprintf(f, "  consumer:    %s, pid %u, thread %u", clean(comm, sizeof(comm), fl->comm), fl->pid, fl->tid);
+	if (fl->consumer_cpu >= 0)
+		fprintf(f, ", reading on CPU %d\n", fl->consumer_cpu);
+	else
+		fputs(", CPU not known yet\n", f);
+	if (fl->proc_cpu >= 0)
+		fprintf(f, "  processing:  CPU %d (NET_RX softirq)\n", fl->proc_cpu);
+	else
+		fputs("  processing:  not seen in NET_RX softirq yet\n", f);
+	fprintf(f, "  rate:        %.3f Gbit/s, %" PRIu64 " bytes read\n", fl->rate_bps / 1e9, fl->bytes);
+	if (dec && dec->steer_cpu >= 0)
+		fprintf(f, "  decision:    steer to CPU %d (%s)\n", dec->steer_cpu,
+		        caad_relation_to_string(dec->relation));
+	else if (dec)
+		fputs("  decision:    heavy, left alone\n", f);
+	else
+		fputs("  decision:    none\n", f);
+	if (dec)
+		clean(reason, sizeof(reason), dec->reason);
+	else
+		undecided_reason(d, fl, reason, sizeof(reason));
+	fprintf(f, "  reason:      %s\n", reason);
+	if (dec && dec->held)
+		fputs("  hysteresis:  kept its previous target\n", f);
+	if (dec && dec->considered && *dec->considered) {
+		char considered[1024];
+		fprintf(f, "  considered:  %s\n", clean(considered, sizeof(considered), dec->considered));
+	}
+	if (dec && dec->steer_cpu >= 0) {
+		const char *how = d->config.mode == CAAD_MODE_DRY_RUN ? "no: dry-run mode writes nothing"
+		                  : d->paused                         ? "no: paused"
+		                                                      : "yes";
+		fprintf(f, "  applied:     %s\n", how);
+	}
+	r = fclose(TAKE_PTR(f)) != 0 ? -ENOMEM : 0;
+	if (r < 0)
+		return r;
+	return sd_bus_reply_method_return(m, "s", caad_utf8_sanitize(text, true));
+}
+
+static int method_get_metrics(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	/* the text of MetricsFile= too */
+	r = daemon_metrics_text(userdata, &text);
+	if (r < 0)
+		return r;
+	return sd_bus_reply_method_return(m, "s", caad_utf8_sanitize(text, true));
+}
+
+/* ---- methods that change what caad does: root only ---- */
+
+static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct daemon *d = userdata;
+	_cleanup_free_ char *why = NULL;
+	int r;
+
+	r = check_root(m, "Reload", error);
+	if (r < 0)
+		return r;
+	r = daemon_reload(d, &why);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return sd_bus_error_setf(error, ERROR_INVALID_CONFIG, "%s; the running configuration is kept",
+		                         why ? caad_utf8_sanitize(why, true) : "The configuration has errors (see the log)");
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+static int method_set_mode(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct daemon *d = userdata;
+	const char *s;
+	char buf[64];
+	int r, mode;
+
+	r = sd_bus_message_read(m, "s", &s);
+	if (r < 0)
+		return r;
+	r = check_root(m, "SetMode", error);
+	if (r < 0)
+		return r;
+	mode = caad_mode_from_string(s);
+	if (mode < 0)
+		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+		                         "Unknown mode '%s': expected enforce, dry-run or observe",
+		                         clean(buf, sizeof(buf), s));
+	r = daemon_set_mode(d, (enum caad_mode)mode);
+	if (r < 0)
+		return sd_bus_error_set_errnof(error, r, "Mode %s set, but restoring the changed values failed: %m",
+		                               s);
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+static int method_pause(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	int r = check_root(m, "Pause", error);
+
+	if (r < 0)
+		return r;
+	daemon_set_paused(userdata, true);
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+static int method_resume(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	int r = check_root(m, "Resume", error);
+
+	if (r < 0)
+		return r;
+	daemon_set_paused(userdata, false);
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+static int method_restore_all(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	int r = check_root(m, "RestoreAll", error);
+
+	if (r < 0)
+		return r;
+	r = daemon_restore_all(userdata);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return sd_bus_error_setf(error, ERROR_RESTORE_FAILED,
+		                         "Some values could not be restored (see the log); caad is paused");
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+/* Every method is marked unprivileged so that sd-bus's own check (which
+ * wants CAP_SYS_ADMIN) stays out of the way: check_root() decides, with a
+ * message that says why. */
+static const sd_bus_vtable manager_vtable[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Mode", "s", property_get_mode, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("Placement", "s", property_get_placement, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("Paused", "b", property_get_paused, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("Interfaces", "as", property_get_interfaces, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	/* these change every scan: read them, no signal */
+	SD_BUS_PROPERTY("FlowsSeen", "t", property_get_counter, 0, 0),
+	SD_BUS_PROPERTY("FlowsHeavy", "t", property_get_counter, 0, 0),
+	SD_BUS_PROPERTY("FlowsSteered", "t", property_get_counter, 0, 0),
+	SD_BUS_PROPERTY("Moves", "t", property_get_counter, 0, 0),
+	SD_BUS_PROPERTY("Errors", "t", property_get_counter, 0, 0),
+	SD_BUS_PROPERTY("Scans", "t", property_get_counter, 0, 0),
+	SD_BUS_PROPERTY("LastPlanUSec", "t", property_get_counter, 0, 0),
+	SD_BUS_PROPERTY("LastScanTimestamp", "t", property_get_counter, 0, 0),
+
+	SD_BUS_METHOD_WITH_ARGS("ListFlows", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssisssuiittiss)", flows),
+	                        method_list_flows, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("ListQueues", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(suiubssss)", queues),
+	                        method_list_queues, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("GetTopology", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", json), method_get_topology,
+	                        SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Explain", SD_BUS_ARGS("s", flow_id), SD_BUS_RESULT("s", text), method_explain,
+	                        SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", prometheus_text),
+	                        method_get_metrics, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_reload,
+	                        SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("SetMode", SD_BUS_ARGS("s", mode), SD_BUS_NO_RESULT, method_set_mode,
+	                        SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("RestoreAll", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_restore_all,
+	                        SD_BUS_VTABLE_UNPRIVILEGED),
+
+	SD_BUS_SIGNAL_WITH_ARGS("FlowSteered", SD_BUS_ARGS("s", flow_id, "i", steer_cpu, "s", relation), 0),
+	SD_BUS_SIGNAL_WITH_ARGS("PlanApplied", SD_BUS_ARGS("u", changed, "t", plan_usec), 0),
+	SD_BUS_VTABLE_END,
+};
+
+/* ---- the connection ---- */
+
+static void bus_retry_later(struct caad_bus *b, int r, const char *what)
+{
+	uint64_t now = 0;
+
+	b->serving = false;
+	if (!b->down)
+		log_warning_errno(r, "%s (%m): running without the D-Bus API, retrying every %" PRIu64 " s", what,
+		                  RETRY_USEC / 1000000);
+	b->down = true;
+	if (sd_event_now(b->d->event, CLOCK_MONOTONIC, &now) < 0 ||
+	    sd_event_source_set_time(b->retry, now + RETRY_USEC) < 0 ||
+	    sd_event_source_set_enabled(b->retry, SD_EVENT_ONESHOT) < 0)
+		log_error("Cannot schedule reconnecting to the system D-Bus: the D-Bus API stays off");
+}
+
+/* The reply to RequestName: an error (the policy forbids it), or a code. */
+static int on_name(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct caad_bus *b = userdata;
+	const sd_bus_error *e = sd_bus_message_get_error(m);
+	char msg[512];
+	uint32_t code = 0;
+
+	if (e) {
+		snprintf(msg, sizeof(msg), "Cannot own %s on the system D-Bus: %s", BUS_NAME,
+		         e->message ? e->message : e->name);
+		bus_retry_later(b, sd_bus_error_get_errno(e) ?: EACCES, msg);
+		return 0;
+	}
+	if (sd_bus_message_read(m, "u", &code) < 0 ||
+	    (code != 1 /* primary owner */ && code != 4 /* already the owner */)) {
+		snprintf(msg, sizeof(msg), "Cannot own %s on the system D-Bus: another process has it", BUS_NAME);
+		bus_retry_later(b, EEXIST, msg);
+		return 0;
+	}
+	b->serving = true;
+	if (b->down)
+		log_info("D-Bus API back on the system bus as %s", BUS_NAME);
+	else
+		log_info("D-Bus API on the system bus as %s", BUS_NAME);
+	b->down = false;
+	caad_bus_sync_properties(b);
+	return 0;
+}
+
+/* sd-bus turns a lost connection into this local signal. */
+static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct caad_bus *b = userdata;
+
+	if (sd_bus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected"))
+		bus_retry_later(b, ECONNRESET, "Lost the system D-Bus");
+	return 0;
+}
+
+static int bus_connect(struct caad_bus *b)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	int r;
+
+	r = sd_bus_open_system(&bus);
+	if (r < 0)
+		return r;
+	(void)sd_bus_set_description(bus, "caad");
+	if ((r = sd_bus_add_object_vtable(bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, b->d)) < 0 ||
+	    (r = sd_bus_add_filter(bus, NULL, on_message, b)) < 0 ||
+	    (r = sd_bus_attach_event(bus, b->d->event, SD_EVENT_PRIORITY_NORMAL)) < 0 ||
+	    (r = sd_bus_request_name_async(bus, NULL, BUS_NAME, 0, on_name, b)) < 0)
+		return r;
+	b->bus = TAKE_PTR(bus);
+	return 0;
+}
+
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct caad_bus *b = userdata;
+	int r;
+
+	b->bus = sd_bus_flush_close_unref(b->bus);
+	r = bus_connect(b);
+	if (r < 0)
+		bus_retry_later(b, r, "No system D-Bus");
+	return 0;
+}
+
+int caad_bus_open(struct daemon *d, struct caad_bus **ret)
+{
+	struct caad_bus *b;
+	int r;
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->d = d;
+	b->mode = d->config.mode;
+	b->paused = d->paused;
+	r = sd_event_add_time(d->event, &b->retry, CLOCK_MONOTONIC, UINT64_MAX, 0, on_retry, b);
+	if (r < 0) {
+		free(b);
+		return log_error_errno(r, "Failed to set up the D-Bus reconnect timer: %m");
+	}
+	(void)sd_event_source_set_enabled(b->retry, SD_EVENT_OFF);
+	r = bus_connect(b);
+	if (r == -ENOMEM) {
+		caad_bus_free(b);
+		return r;
+	}
+	if (r < 0)
+		bus_retry_later(b, r, "No system D-Bus");
+	*ret = b;
+	return 0;
+}
+
+void caad_bus_free(struct caad_bus *b)
+{
+	if (!b)
+		return;
+	sd_bus_flush_close_unref(b->bus);
+	sd_event_source_unref(b->retry);
+	free(b->interfaces);
+	free(b);
+}
+
+/* ---- signals ---- */
+
+void caad_bus_flow_steered(struct caad_bus *b, uint64_t flow_id, int steer_cpu, enum caad_relation relation)
+{
+	char id[32];
+
+	if (!b || !b->serving)
+		return;
+	snprintf(id, sizeof(id), "%#" PRIx64, flow_id);
+	(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "FlowSteered", "sis", id, steer_cpu,
+	                         caad_relation_to_string(relation));
+}
+
+void caad_bus_plan_applied(struct caad_bus *b, unsigned changed, uint64_t plan_usec)
+{
+	if (!b || !b->serving)
+		return;
+	(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "PlanApplied", "ut", changed, plan_usec);
+}
+
+void caad_bus_sync_properties(struct caad_bus *b)
+{
+	_cleanup_free_ char *ifaces = NULL;
+	const struct daemon *d;
+	char *changed[4] = {};
+	size_t n = 0, len = 0;
+	FILE *f;
+
+	if (!b)
+		return;
+	d = b->d;
+	f = open_memstream(&ifaces, &len);
+	if (!f)
+		return;
+	for (size_t i = 0; d->inv && i < d->inv->n_ifaces; i++)
+		fprintf(f, "%s%s", i ? " " : "", d->inv->ifaces[i].name);
+	if (fclose(f) != 0)
+		return;
+
+	if (b->mode != d->config.mode)
+		changed[n++] = (char *)"Mode";
+	if (b->paused != d->paused)
+		changed[n++] = (char *)"Paused";
+	if (!b->interfaces || !streq(b->interfaces, ifaces))
+		changed[n++] = (char *)"Interfaces";
+	b->mode = d->config.mode;
+	b->paused = d->paused;
+	free(b->interfaces);
+	b->interfaces = TAKE_PTR(ifaces);
+	if (n == 0 || !b->serving)
+		return;
+	(void)sd_bus_emit_properties_changed_strv(b->bus, BUS_PATH, BUS_INTERFACE, changed);
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * caad's metrics: the counters behind the D-Bus properties, the Prometheus
+ * text of GetMetrics and of MetricsFile= (rewritten atomically after every
+ * scan, for node_exporter's textfile collector), and what the last plan
+ * wants for each rx queue (ListQueues, caad_queue_target_cpu). One source
+ * for all of them; the text itself is src/lib/metrics.c's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "caad-config.h"
+#include "caad/apply.h"
+#include "caad/log.h"
+#include "caad/metrics.h"
+#include "caad/observe.h"
+#include "caad/sysfs.h"
+#include "daemon.h"
+
+const char *daemon_queue_target(const struct daemon *d, size_t iface, unsigned queue, struct caad_cpumask *ret)
+{
+	const struct caad_cpumask *irq = NULL, *kthread = NULL, *rps = NULL;
+
+	/* An IRQ affinity, else a threaded-NAPI kthread's, else a non-empty
+	 * RPS mask (an empty one only turns RPS off behind a moved IRQ). */
+	for (size_t k = 0; d->plan && k < d->plan->n_settings; k++) {
+		const struct caad_setting *s = &d->plan->settings[k];
+
+		if (s->iface != (int)iface || s->queue != queue)
+			continue;
+		if (s->kind == CAAD_SETTING_IRQ_AFFINITY)
+			irq = &s->cpus;
+		else if (s->kind == CAAD_SETTING_KTHREAD_AFFINITY)
+			kthread = &s->cpus;
+		else if (s->kind == CAAD_SETTING_RPS_CPUS && !caad_cpumask_empty(&s->cpus))
+			rps = &s->cpus;
+	}
+	if (irq) {
+		*ret = *irq;
+		return "irq";
+	}
+	if (kthread) {
+		*ret = *kthread;
+		return "kthread";
+	}
+	if (rps) {
+		*ret = *rps;
+		return "rps";
+	}
+	return NULL;
+}
+
+void daemon_fill_counters(const struct daemon *d, struct caad_metrics *m)
+{
+	struct caad_actuator_stats st = {};
+
+	if (d->actuator)
+		caad_actuator_get_stats(d->actuator, &st);
+	*m = (struct caad_metrics){
+		.version = CAAD_VERSION,
+		.mode = caad_mode_to_string(d->config.mode),
+		.placement = DAEMON_PLACEMENT,
+		.paused = d->paused,
+		.flows_seen = d->n_flows,
+		.flows_heavy = d->plan ? d->plan->n_decisions : 0,
+		.values_changed = d->actuator ? caad_actuator_n_changed(d->actuator) : 0,
+		.last_plan_usec = d->last_plan_usec,
+		.last_scan_timestamp_usec = d->last_scan_usec,
+		.scans = d->scans,
+		.moves = st.written,
+		.restores = st.restored,
+		.errors = st.errors + d->errors,
+		.reloads = d->reloads,
+		.reload_failures = d->reload_failures,
+		.bpf_events_lost = d->observer ? caad_observer_counter(d->observer, CAAD_COUNTER_EVENTS_LOST) : 0,
+		.bpf_map_full = d->observer ? caad_observer_counter(d->observer, CAAD_COUNTER_MAP_FULL) : 0,
+	};
+	for (size_t k = 0; d->plan && k < d->plan->n_decisions; k++)
+		m->flows_steered += d->plan->decisions[k].steer_cpu >= 0;
+}
+
+int daemon_metrics_text(const struct daemon *d, char **ret)
+{
+	struct caad_metrics_count classes[_CAAD_ERROR_CLASS_COUNT + 1];
+	struct caad_actuator_stats st = {};
+	_cleanup_free_ const char **names = NULL;
+	_cleanup_free_ struct caad_metrics_queue *queues = NULL;
+	size_t n_ifaces = d->inv ? d->inv->n_ifaces : 0, n_queues = 0;
+	struct caad_metrics m;
+
+	for (size_t i = 0; i < n_ifaces; i++)
+		n_queues += d->inv->ifaces[i].n_rx;
+	names = calloc(n_ifaces + 1, sizeof(*names));
+	queues = calloc(n_queues + 1, sizeof(*queues));
+	if (!names || !queues)
+		return -ENOMEM;
+
+	daemon_fill_counters(d, &m);
+	m.interfaces = names;
+	m.n_interfaces = n_ifaces;
+	n_queues = 0;
+	for (size_t i = 0; i < n_ifaces; i++) {
+		const struct caad_iface *ifc = &d->inv->ifaces[i];
+
+		names[i] = ifc->name;
+		for (unsigned q = 0; q < ifc->n_rx; q++) {
+			struct caad_metrics_queue *mq = &queues[n_queues++];
+			struct caad_cpumask cpus;
+
+			*mq = (struct caad_metrics_queue){ .interface = ifc->name, .queue = ifc->rx[q].index, .target_cpu = -1 };
+			mq->mechanism = daemon_queue_target(d, i, ifc->rx[q].index, &cpus);
+			if (mq->mechanism)
+				mq->target_cpu = caad_cpumask_next(&cpus, 0);
+		}
+	}
+	m.queues = queues;
+	m.n_queues = n_queues;
+
+	if (d->actuator)
+		caad_actuator_get_stats(d->actuator, &st);
+	for (unsigned c = 0; c < _CAAD_ERROR_CLASS_COUNT; c++)
+		classes[c] = (struct caad_metrics_count){ caad_error_class_to_string(c), st.errors_by_class[c] };
+	classes[_CAAD_ERROR_CLASS_COUNT] = (struct caad_metrics_count){ "plan", d->errors };
+	m.error_classes = classes;
+	m.n_error_classes = ARRAY_SIZE(classes);
+	/* Placement=prior runs no trials: trials and verdicts stay 0 */
+
+	return caad_metrics_format_string(&m, ret);
+}
+
+/* Forget the file written last, when it is not path. */
+static void remove_old(struct daemon *d, const char *path)
+{
+	if (!d->metrics_written || (path && streq(path, d->metrics_written)))
+		return;
+	if (unlink(d->metrics_written) < 0 && errno != ENOENT)
+		log_warning_errno(errno, "Failed to remove the old metrics file %s: %m", d->metrics_written);
+	free(d->metrics_written);
+	d->metrics_written = NULL;
+}
+
+void daemon_metrics_file_update(struct daemon *d)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *path = d->config.metrics_file;
+	int r;
+
+	remove_old(d, path);
+	if (!path)
+		return;
+	r = daemon_metrics_text(d, &text);
+	if (r >= 0)
+		r = caad_write_file_atomic(path, text, strlen(text), 0644);
+	if (r < 0) {
+		if (!d->metrics_failing)
+			log_warning_errno(r, "Failed to write the metrics file %s (%m): retrying after every scan", path);
+		d->metrics_failing = true;
+		return;
+	}
+	if (d->metrics_failing)
+		log_info("Metrics file %s written again", path);
+	d->metrics_failing = false;
+	if (!d->metrics_written) {
+		d->metrics_written = strdup(path);
+		if (!d->metrics_written)
+			log_warning("Out of memory: the metrics file %s will stay after exit", path);
+	}
+}
+
+void daemon_metrics_file_remove(struct daemon *d)
+{
+	remove_old(d, NULL);
+}

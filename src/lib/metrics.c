@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Prometheus text exposition format 0.0.4: for every metric family a
+ * "# HELP" and a "# TYPE" line, then its samples "name{label="value"} value".
+ * Counters end in _total, durations and times are in seconds (base units).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "caad/macro.h"
+#include "caad/metrics.h"
+
+/* A label value: backslash, double quote and newline escaped. */
+static void label_value(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", f);
+		else if (*s == '"')
+			fputs("\\\"", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void u64(FILE *f, const char *name, const char *type, const char *help, uint64_t v)
+{
+	family(f, name, type, help);
+	fprintf(f, "%s %" PRIu64 "\n", name, v);
+}
+
+/* Microseconds as seconds, exactly: no floating point rounding. */
+static void usec_as_seconds(FILE *f, const char *name, const char *help, uint64_t usec)
+{
+	family(f, name, "gauge", help);
+	fprintf(f, "%s %" PRIu64 ".%06" PRIu64 "\n", name, usec / 1000000, usec % 1000000);
+}
+
+int caad_metrics_format(FILE *f, const struct caad_metrics *m)
+{
+	family(f, "caad_info", "gauge", "Version, mode and placement of the running caad (always 1).");
+	fputs("caad_info{version=", f);
+	label_value(f, m->version);
+	fputs(",mode=", f);
+	label_value(f, m->mode);
+	fputs(",placement=", f);
+	label_value(f, m->placement);
+	fputs("} 1\n", f);
+
+	u64(f, "caad_paused", "gauge", "1 while applying is paused (D-Bus Pause or RestoreAll), else 0.",
+	    m->paused);
+
+	family(f, "caad_interface_managed", "gauge", "Interfaces caad manages now (always 1).");
+	for (size_t i = 0; i < m->n_interfaces; i++) {
+		fputs("caad_interface_managed{interface=", f);
+		label_value(f, m->interfaces[i]);
+		fputs("} 1\n", f);
+	}
+
+	u64(f, "caad_flows", "gauge", "TCP flows in the flow table at the last scan.", m->flows_seen);
+	u64(f, "caad_flows_heavy", "gauge",
+	    "Heavy flows (at least RateThreshold= on a managed interface) at the last scan.", m->flows_heavy);
+	u64(f, "caad_flows_steered", "gauge", "Heavy flows steered to a CPU at the last scan.", m->flows_steered);
+	u64(f, "caad_values_changed", "gauge",
+	    "IRQ affinities and RPS masks caad changed from their journaled original, now.", m->values_changed);
+	usec_as_seconds(f, "caad_last_plan_duration_seconds", "How long the last planning took.", m->last_plan_usec);
+	usec_as_seconds(f, "caad_last_scan_timestamp_seconds",
+	                "When the last scan ran, in seconds since the epoch (0: never).", m->last_scan_timestamp_usec);
+	u64(f, "caad_scans_total", "counter", "Scans since start.", m->scans);
+	u64(f, "caad_moves_total", "counter", "IRQ affinities and RPS masks written since start.", m->moves);
+	u64(f, "caad_restores_total", "counter", "Original values written back since start.", m->restores);
+	u64(f, "caad_errors_total", "counter", "Failed reads, writes, restores and plans since start.", m->errors);
+	u64(f, "caad_reloads_total", "counter", "Configuration reloads since start, failed ones included.", m->reloads);
+	u64(f, "caad_reload_failures_total", "counter", "Configuration reloads refused for an error since start.",
+	    m->reload_failures);
+	u64(f, "caad_bpf_events_lost_total", "counter", "BPF ring buffer events lost (buffer full).",
+	    m->bpf_events_lost);
+	u64(f, "caad_bpf_map_full_total", "counter", "BPF flow table insertions that failed.", m->bpf_map_full);
+
+	family(f, "caad_errors_by_class_total", "counter",
+	       "Failed reads, writes, restores and plans since start, by class (they add up to caad_errors_total).");
+	for (size_t i = 0; i < m->n_error_classes; i++) {
+		fputs("caad_errors_by_class_total{class=", f);
+		label_value(f, m->error_classes[i].label);
+		fprintf(f, "} %" PRIu64 "\n", m->error_classes[i].value);
+	}
+
+	u64(f, "caad_trials_total", "counter", "Closed-loop placement trials since start (Placement=measure).",
+	    m->trials);
+	family(f, "caad_trial_verdicts_total", "counter",
+	       "Verdicts of closed-loop trials since start: the prior kept, switched to an alternative, or aborted.");
+	fprintf(f, "caad_trial_verdicts_total{verdict=\"kept-prior\"} %" PRIu64 "\n", m->verdicts_kept_prior);
+	fprintf(f, "caad_trial_verdicts_total{verdict=\"switched\"} %" PRIu64 "\n", m->verdicts_switched);
+	fprintf(f, "caad_trial_verdicts_total{verdict=\"aborted\"} %" PRIu64 "\n", m->verdicts_aborted);
+
+	family(f, "caad_queue_target_cpu", "gauge",
+	       "The CPU the last plan wants a managed rx queue processed on (its IRQ or RPS), -1 for none.");
+	for (size_t i = 0; i < m->n_queues; i++) {
+		const struct caad_metrics_queue *q = &m->queues[i];
+		bool none = !q->mechanism || !*q->mechanism || q->target_cpu < 0;
+
+		fputs("caad_queue_target_cpu{interface=", f);
+		label_value(f, q->interface);
+		fprintf(f, ",queue=\"%u\",mechanism=", q->queue);
+		label_value(f, none ? "none" : q->mechanism);
+		fprintf(f, "} %d\n", none ? -1 : q->target_cpu);
+	}
+
+	return ferror(f) ? -EIO : 0;
+}
+
+int caad_metrics_format_string(const struct caad_metrics *m, char **ret)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return -ENOMEM;
+	r = caad_metrics_format(f, m);
+	if (fclose(f) != 0 && r >= 0)
+		r = -ENOMEM;
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	*ret = buf;
+	return 0;
+}

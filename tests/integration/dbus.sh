@@ -1,0 +1,345 @@
+#!/usr/bin/env bash
+# caad as a systemd service, on a private system bus: the D-Bus API
+# (org.caad1, every property and method through busctl, the signals),
+# authorization (an unprivileged caller is refused every mutating method,
+# by the shipped bus policy and by caad itself), reload with a valid and a
+# broken drop-in, the sd_notify protocol on a test NOTIFY_SOCKET, and caad
+# running on without a bus and reconnecting when one appears.
+# A real iperf3 flow in a netns/veth testbed; receiver on CPU 1, so caad
+# steers vb rx-0 to CPU 0 (rps_cpus 1).
+#
+# CAAD_UPDATE_DBUS_XML=1 rewrites dbus/org.caad1.Manager.xml from the
+# running daemon instead of comparing it.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+test_init
+for t in dbus-daemon dbus-send dbus-monitor busctl setpriv python3; do
+	command -v "$t" >/dev/null || fail "$t not installed (scripts/install-deps.sh installs it)"
+done
+SRC=${CAAD_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+
+BUS_PID= MON_PID= NOTIFY_PID=
+cleanup_all() {
+	for p in $MON_PID $NOTIFY_PID $BUS_PID; do kill "$p" 2>/dev/null || true; done
+	test_cleanup
+}
+trap cleanup_all EXIT
+
+# A private system bus with caad's shipped policy, and $TMP/bus/local.conf
+# that the test fills later (bus_init and bus_start are in lib.sh).
+bus_init
+
+# Notifications: every datagram on one line, newlines shown as '|'
+python3 - "$TMP/notify" "$TMP/notify.log" <<'EOF' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a", buffering=1) as out:
+    while True:
+        out.write(s.recv(65536).decode("utf-8", "replace").replace("\n", "|") + "\n")
+EOF
+NOTIFY_PID=$!
+wait_for 5 test -S "$TMP/notify" || fail "notify socket not created"
+
+# The configuration stack below CAAD_CONF_ROOT, where caad --help says it is.
+CONFD=$("$CAAD" --help | grep -o '/[^ ,()]*/caad\.conf\.d' | head -1)
+[ -n "$CONFD" ] || fail "cannot find the drop-in directory in caad --help"
+export CAAD_CONF_ROOT=$TMP/conf
+mkdir -p "$CAAD_CONF_ROOT$CONFD"
+cat >"$CAAD_CONF_ROOT${CONFD%.d}" <<'EOF'
+[Daemon]
+Interfaces=vb
+IntervalMSec=100
+EOF
+
+mono_usec() { python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000)'; }
+
+B() { busctl --address="$ADDR" "$@"; }
+prop() { B -j get-property org.caad1 /org/caad1 org.caad1.Manager "$1" | jq -c .data; }
+call() { local m=$1; shift; B -j call org.caad1 /org/caad1 org.caad1.Manager "$m" "$@"; }
+# dbus-send shows the error name: "Error NAME: message"
+send_as() {
+	local who=$1 m=$2; shift 2
+	local cmd=(dbus-send --bus="$ADDR" --print-reply --dest=org.caad1 /org/caad1 "org.caad1.Manager.$m" "$@")
+	if [ "$who" = nobody ]; then cmd=(setpriv --reuid=nobody --regid=nogroup --clear-groups "${cmd[@]}"); fi
+	"${cmd[@]}" 2>&1 || true
+}
+
+tb_setup "caadb$$" 79
+orig0=$(rps_b 0) orig1=$(rps_b 1)
+RT=$TMP/rt
+
+# caad runs with exactly the capabilities caad.service leaves it
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$SRC/systemd/caad.service" | tr ' ' '\n' | sed -n 's/^CAP_/+/p' |
+	tr 'A-Z' 'a-z' | paste -sd, -)
+[ -n "$caps" ] || fail "no CapabilityBoundingSet= in systemd/caad.service"
+
+# 1. caad starts before any bus: it runs on, says so once, connects later.
+ip netns exec "$TB_B" setpriv --bounding-set="-all,$caps" env NOTIFY_SOCKET="$TMP/notify" WATCHDOG_USEC=2000000 \
+	"$CAAD" --runtime-dir "$RT" >"$TMP/caad.log" 2>&1 &
+CAAD_PID=$!
+wait_for 10 test -s "$RT/state.json" || { cat "$TMP/caad.log"; fail "caad did not start with the unit's capabilities ($caps)"; }
+# after start-up only CAP_NET_ADMIN (12) and CAP_SYS_NICE (23) are left
+[ "$(awk '/^CapEff/ {print $2}' "/proc/$CAAD_PID/status")" = 0000000000801000 ] ||
+	fail "caad kept capabilities $(grep CapEff "/proc/$CAAD_PID/status")"
+info "started with the unit's bounding set ($caps), kept only cap_net_admin,cap_sys_nice"
+wait_for 5 grep -q "No system D-Bus" "$TMP/caad.log" || { cat "$TMP/caad.log"; fail "no warning without a bus"; }
+bus_start
+dbus-monitor --address "$ADDR" --monitor "type='signal',path='/org/caad1'" >"$TMP/signals.log" 2>&1 &
+MON_PID=$!
+has_name() {
+	B -j call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus NameHasOwner s org.caad1 2>/dev/null |
+		jq -e '.data[0]' >/dev/null
+}
+wait_for 12 has_name || { cat "$TMP/caad.log"; fail "caad did not take org.caad1 once the bus was there"; }
+[ "$(grep -c 'No system D-Bus' "$TMP/caad.log")" = 1 ] || fail "the missing bus was reported more than once"
+grep -q "D-Bus API back on the system bus" "$TMP/caad.log" || fail "reconnecting was not logged"
+kill -0 "$CAAD_PID" || fail "caad died"
+info "ran without a bus (one warning), took org.caad1 when the bus appeared"
+
+# 2. A flow: receiver on CPU 1 -> rx-0 RPS on CPU 0
+in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
+sleep 0.3
+in_a iperf3 -c "$TB_DST" -t 60 >/dev/null 2>&1 &
+wait_for 5 rps_is 0 1 || { cat "$TMP/caad.log"; fail "rx-0 not steered: rps_cpus $(rps_b 0)"; }
+steered() { [ "$(prop FlowsSteered)" -ge 1 ]; }
+wait_for 3 steered || fail "FlowsSteered stays $(prop FlowsSteered)"
+
+# 3. The introspection is what dbus/org.caad1.Manager.xml says.
+B introspect --xml-interface org.caad1 /org/caad1 >"$TMP/live.xml"
+python3 - "$TMP/live.xml" "$SRC/dbus/org.caad1.Manager.xml" "${CAAD_UPDATE_DBUS_XML:-}" <<'EOF' || fail "dbus/org.caad1.Manager.xml differs from the daemon's introspection (CAAD_UPDATE_DBUS_XML=1 rewrites it)"
+import sys, difflib, xml.etree.ElementTree as ET
+NAME = "org.caad1.Manager"
+HEADER = ('<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"\n'
+          ' "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">\n'
+          '<!-- SPDX-License-Identifier: GPL-2.0-or-later -->\n'
+          '<!-- org.caad1.Manager at /org/caad1 on the system bus: see docs/dbus.md.\n'
+          '     Checked against the running caad by tests/integration/dbus.sh. -->\n')
+def iface(path):
+    for i in ET.parse(path).getroot().iter("interface"):
+        if i.get("name") == NAME:
+            for e in i.iter():
+                e.text = e.tail = None
+            ET.indent(i, space=" ", level=1)
+            return ET.tostring(i, encoding="unicode").rstrip() + "\n"
+    sys.exit(f"{path}: no interface {NAME}")
+live = iface(sys.argv[1])
+if sys.argv[3] == "1":
+    open(sys.argv[2], "w").write(HEADER + "<node>\n " + live + "</node>\n")
+    print("# rewrote", sys.argv[2])
+    sys.exit(0)
+shipped = iface(sys.argv[2])
+if live != shipped:
+    sys.stdout.writelines(difflib.unified_diff(shipped.splitlines(True), live.splitlines(True), "shipped", "live"))
+    sys.exit(1)
+EOF
+info "introspection matches dbus/org.caad1.Manager.xml"
+
+# 4. Every property, as anyone may read it (nobody, through the shipped policy)
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+for p in Version Mode Placement Paused Interfaces FlowsSeen FlowsHeavy FlowsSteered Moves Errors Scans \
+	LastPlanUSec LastScanTimestamp; do
+	as_nobody busctl --address="$ADDR" get-property org.caad1 /org/caad1 org.caad1.Manager "$p" >/dev/null ||
+		fail "nobody cannot read $p"
+done
+B -j call org.caad1 /org/caad1 org.freedesktop.DBus.Properties GetAll s org.caad1.Manager >"$TMP/all.json"
+want_version=$("$CAAD" --version | awk '{print $2}')
+jq -e --arg v "$want_version" --argjson now "$(date +%s%6N)" '.data[0] as $p |
+	$p.Version.data == $v and $p.Mode.data == "enforce" and $p.Placement.data == "prior" and
+	$p.Paused.data == false and $p.Interfaces.data == ["vb"] and
+	$p.FlowsSeen.data >= 1 and $p.FlowsHeavy.data >= 1 and $p.FlowsSteered.data >= 1 and
+	$p.Moves.data >= 1 and $p.Errors.data == 0 and $p.Scans.data >= 10 and
+	$p.LastPlanUSec.data < 1000000 and
+	($p.LastScanTimestamp.data - $now | if . < 0 then -. else . end) < 5000000 and
+	($p | keys | length) == 13' "$TMP/all.json" >/dev/null ||
+	{ jq . "$TMP/all.json"; fail "properties wrong"; }
+s1=$(prop Scans); sleep 0.3; s2=$(prop Scans)
+[ "$s2" -gt "$s1" ] || fail "Scans does not grow ($s1 -> $s2)"
+info "13 properties read (also by nobody): $(jq -c '.data[0] | with_entries(.value = .value.data)' "$TMP/all.json")"
+
+# 5. The read methods, by nobody too
+as_nobody busctl --address="$ADDR" -j call org.caad1 /org/caad1 org.caad1.Manager ListFlows >"$TMP/flows.json" ||
+	fail "nobody cannot call ListFlows"
+# the data connection (the control connection is light: not steered)
+jq -e --arg dst "$TB_DST:5201" --arg src "10.79.0.1:" '[.data[0][] | select(.[4] == $dst and .[11] >= 0)] |
+	length >= 1 and all(
+	  (.[0] | test("^0x[0-9a-f]+$")) and .[1] == "vb" and (.[3] | startswith($src)) and .[5] == "iperf3" and
+	  .[7] == 1 and .[9] >= 1000000000 and .[10] > 0 and .[11] == 0 and .[12] == "peer-core-same-llc" and
+	  (.[13] | length) > 0)' \
+	"$TMP/flows.json" >/dev/null || { jq -c '.data[0][]' "$TMP/flows.json"; fail "ListFlows: no steered iperf3 flow"; }
+jq -e '.type == "a(ssisssuiittiss)"' "$TMP/flows.json" >/dev/null || fail "ListFlows signature"
+ID=$(jq -r --arg dst "$TB_DST:5201" '[.data[0][] | select(.[4] == $dst and .[11] == 0)][0][0]' "$TMP/flows.json")
+info "ListFlows: flow $ID steered to CPU 0"
+
+call ListQueues >"$TMP/queues.json"
+jq -e '.type == "a(suiubssss)" and ([.data[0][] | select(.[0] == "vb")] | length) == 2 and
+	(.data[0][] | select(.[0] == "vb" and .[1] == 0) |
+	 .[2] == -1 and .[4] == false and .[5] == "" and .[6] == "0" and .[7] == "0" and .[8] == "rps")' \
+	"$TMP/queues.json" >/dev/null || { jq -c . "$TMP/queues.json"; fail "ListQueues wrong"; }
+
+call GetTopology | jq -r '.data[0]' >"$TMP/topo.json"
+jq -e '(.packages | length) >= 1 and any(.interfaces[]; .name == "vb")' "$TMP/topo.json" >/dev/null ||
+	{ cat "$TMP/topo.json"; fail "GetTopology is not the expected JSON"; }
+
+as_nobody busctl --address="$ADDR" -j call org.caad1 /org/caad1 org.caad1.Manager Explain s "$ID" |
+	jq -r '.data[0]' >"$TMP/explain.txt" || fail "nobody cannot call Explain"
+grep -q "^Flow $ID: $TB_DST:5201 <- 10.79.0.1:" "$TMP/explain.txt" &&
+	grep -q "decision: *steer to CPU 0 (peer-core-same-llc)" "$TMP/explain.txt" &&
+	grep -q "consumer: *iperf3" "$TMP/explain.txt" || { cat "$TMP/explain.txt"; fail "Explain text wrong"; }
+for bad in 0xdead nonsense ""; do
+	send_as root Explain string:"$bad" | grep -q "^Error org.caad1.Error.NoSuchFlow: " ||
+		fail "Explain('$bad') is not NoSuchFlow"
+done
+
+call GetMetrics | jq -r '.data[0]' >"$TMP/metrics.txt"
+grep -qx 'caad_info{version="'"$want_version"'",mode="enforce",placement="prior"} 1' "$TMP/metrics.txt" &&
+	grep -qx 'caad_interface_managed{interface="vb"} 1' "$TMP/metrics.txt" &&
+	grep -qx 'caad_flows_steered [1-9][0-9]*' "$TMP/metrics.txt" &&
+	grep -qx 'caad_errors_total 0' "$TMP/metrics.txt" &&
+	grep -qx '# TYPE caad_scans_total counter' "$TMP/metrics.txt" || { cat "$TMP/metrics.txt"; fail "GetMetrics wrong"; }
+info "ListFlows, ListQueues, GetTopology, Explain, GetMetrics answer"
+
+# A second caad finds the name taken: it says so and runs on without the API.
+ip netns exec "$TB_B" "$CAAD" --foreground --dry-run --runtime-dir "$TMP/rt2" >"$TMP/caad2.log" 2>&1 &
+caad2=$!
+wait_for 5 grep -q "Cannot own org.caad1 on the system D-Bus: another process has it" "$TMP/caad2.log" ||
+	{ cat "$TMP/caad2.log"; fail "a second caad did not report the name as taken"; }
+kill -0 "$caad2" || fail "the second caad died"
+kill -TERM "$caad2"; wait "$caad2" || fail "the second caad exited with $?"
+[ "$(prop Mode)" = '"enforce"' ] || fail "the first caad stopped answering"
+info "a second caad: name taken, reported, runs on"
+
+# 6. Authorization: nobody is refused every mutating method, first by the
+#    shipped bus policy, then (policy opened) by caad itself.
+MUTATING=("Reload" "SetMode string:observe" "Pause" "Resume" "RestoreAll")
+refused_all() { # WHO-REFUSES PATTERN
+	for m in "${MUTATING[@]}"; do
+		# shellcheck disable=SC2086
+		out=$(send_as nobody $m)
+		echo "$out" | grep -q "^Error org.freedesktop.DBus.Error.AccessDenied: .*$2" ||
+			fail "$1: nobody's $m was not refused with AccessDenied: $out"
+	done
+}
+refused_all "bus policy" "Rejected send message"
+cat >"$TMP/bus/local.conf" <<'EOF'
+<busconfig>
+  <policy context="mandatory">
+    <allow send_destination="org.caad1"/>
+  </policy>
+</busconfig>
+EOF
+dbus-send --bus="$ADDR" --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig >/dev/null
+refused_all "caad" "only root may call it, the caller is uid $(id -u nobody)"
+grep -q "SetMode() refused to uid $(id -u nobody)" "$TMP/caad.log" || fail "caad did not log the refusal"
+[ "$(prop Mode)" = '"enforce"' ] && [ "$(prop Paused)" = false ] && rps_is 0 1 ||
+	fail "a refused call changed something"
+info "nobody refused all 5 mutating methods by the policy and by caad (AccessDenied)"
+
+# 7. Pause keeps the values and stops applying; Resume applies again.
+call Pause >/dev/null
+[ "$(prop Paused)" = true ] || fail "Paused not true after Pause"
+rps_is 0 1 || fail "Pause changed rps_cpus"
+in_b sh -c 'echo 0 >/sys/class/net/vb/queues/rx-0/rps_cpus'
+sleep 1
+rps_is 0 0 || fail "caad wrote rps_cpus while paused: $(rps_b 0)"
+call Resume >/dev/null
+[ "$(prop Paused)" = false ] || fail "Paused not false after Resume"
+wait_for 2 rps_is 0 1 || fail "not applied again after Resume: $(rps_b 0)"
+info "Pause: nothing written for 1 s; Resume: steered again"
+
+# 8. SetMode: dry-run restores, enforce steers again; a bad mode is refused.
+call SetMode s dry-run >/dev/null
+[ "$(prop Mode)" = '"dry-run"' ] || fail "Mode not dry-run"
+wait_for 2 rps_is 0 "$orig0" || fail "dry-run did not restore rx-0: $(rps_b 0)"
+call SetMode s enforce >/dev/null
+wait_for 2 rps_is 0 1 || fail "enforce did not steer again: $(rps_b 0)"
+send_as root SetMode string:fast | grep -q "^Error org.freedesktop.DBus.Error.InvalidArgs: Unknown mode 'fast'" ||
+	fail "SetMode(fast) not refused with InvalidArgs"
+[ "$(prop Mode)" = '"enforce"' ] || fail "a bad SetMode changed the mode"
+info "SetMode dry-run restored rx-0, enforce steered it again, 'fast' refused"
+
+# 9. RestoreAll: every value back, paused; Resume steers again.
+call RestoreAll >/dev/null
+rps_is 0 "$orig0" && rps_is 1 "$orig1" || fail "RestoreAll left rx-0 $(rps_b 0), rx-1 $(rps_b 1)"
+[ "$(prop Paused)" = true ] || fail "not paused after RestoreAll"
+sleep 1
+rps_is 0 "$orig0" || fail "written again after RestoreAll"
+[ ! -s "$RT/journal" ] || fail "journal not empty after RestoreAll"
+call Resume >/dev/null
+wait_for 2 rps_is 0 1 || fail "not steered after RestoreAll + Resume"
+info "RestoreAll restored and paused; Resume steered again"
+
+# 10. Reload: SIGHUP and D-Bus Reload with a valid drop-in (takes effect,
+#     steering stays), then a broken one (InvalidConfig with FILE:LINE, the
+#     old configuration stays).
+kill -HUP "$CAAD_PID"
+wait_for 3 grep -q "Configuration reloaded" "$TMP/caad.log" || fail "SIGHUP did not reload"
+printf '[Daemon]\nInterfaces=vb lo\n' >"$CAAD_CONF_ROOT$CONFD/50-lo.conf"
+before=$(mono_usec)
+call Reload >/dev/null || fail "Reload with a valid drop-in failed"
+after=$(mono_usec)
+iface_lo() { [ "$(prop Interfaces)" = '["vb","lo"]' ]; }
+wait_for 2 iface_lo || fail "Interfaces $(prop Interfaces) after the drop-in"
+rps_is 0 1 || fail "steering dropped by a reload"
+printf '[Placement]\n# fast is not a rate\nRateThreshold=fast\n' >"$CAAD_CONF_ROOT$CONFD/60-broken.conf"
+out=$(send_as root Reload)
+echo "$out" | grep -q "^Error org.caad1.Error.InvalidConfig: $CAAD_CONF_ROOT$CONFD/60-broken.conf:3: Invalid RateThreshold= value 'fast'" ||
+	fail "broken drop-in: $out"
+grep -q "60-broken.conf:3: Invalid RateThreshold=" "$TMP/caad.log" || fail "the error is not in the log"
+sleep 0.5
+iface_lo && rps_is 0 1 && [ "$(prop Mode)" = '"enforce"' ] || fail "the broken reload changed the running configuration"
+rm "$CAAD_CONF_ROOT$CONFD/60-broken.conf"
+info "Reload: drop-in applied (Interfaces vb lo) with steering kept; broken one refused: ${out#Error }"
+
+# 11. The bus goes away and comes back: caad runs on and takes the name again.
+kill "$BUS_PID"; BUS_PID=
+wait_for 3 grep -q "Lost the system D-Bus" "$TMP/caad.log" || fail "losing the bus not logged"
+bus_start
+wait_for 12 has_name || { cat "$TMP/caad.log"; fail "caad did not come back on the restarted bus"; }
+rps_is 0 1 || fail "steering changed while the bus was away"
+info "bus restarted: caad back as org.caad1"
+
+# 12. Signals seen by the monitor (of the first bus)
+grep -A3 "member=FlowSteered" "$TMP/signals.log" | grep -q 'string "peer-core-same-llc"' ||
+	{ cat "$TMP/signals.log"; fail "no FlowSteered signal"; }
+grep -A1 "member=PlanApplied" "$TMP/signals.log" | grep -q 'uint32 [1-9]' || fail "no PlanApplied signal"
+grep -A12 "member=PropertiesChanged" "$TMP/signals.log" | grep -q 'string "Paused"' ||
+	fail "no PropertiesChanged for Paused"
+
+# 13. Stop: STOPPING=1, values restored; then the notify protocol, in order.
+kill -TERM "$CAAD_PID"
+rc=0; wait "$CAAD_PID" || rc=$?
+CAAD_PID=
+[ "$rc" = 0 ] || { cat "$TMP/caad.log"; fail "caad exit status $rc"; }
+rps_is 0 "$orig0" && rps_is 1 "$orig1" || fail "not restored at exit"
+sleep 0.2
+python3 - "$TMP/notify.log" "$before" "$after" <<'EOF' || { cat "$TMP/notify.log"; fail "notify protocol"; }
+import sys
+lines = [l.rstrip("\n").split("|") for l in open(sys.argv[1])]
+lo, hi = int(sys.argv[2]), int(sys.argv[3])
+seq, stamps, status, watchdog = [], [], 0, 0
+for fields in lines:
+    kv = dict(f.split("=", 1) for f in fields if "=" in f)
+    if "RELOADING" in kv:
+        assert kv["RELOADING"] == "1", fields
+        stamps.append(int(kv["MONOTONIC_USEC"]))  # required with RELOADING=1
+        seq.append("L")
+    if kv.get("READY") == "1":
+        seq.append("R")
+    if kv.get("STOPPING") == "1":
+        seq.append("S")
+    status += "STATUS" in kv
+    watchdog += kv.get("WATCHDOG") == "1"
+got = " ".join(seq)
+want = "R L R L R L R S"  # start, SIGHUP, Reload, broken Reload, stop
+assert got == want, f"sequence {got!r}, wanted {want!r}"
+assert any(lo <= t <= hi for t in stamps), f"no MONOTONIC_USEC of the D-Bus Reload in [{lo}, {hi}]: {stamps}"
+assert status >= 10, f"only {status} STATUS= lines"
+assert watchdog >= 2, f"only {watchdog} WATCHDOG=1 pings with WatchdogSec=2s"
+print(f"# notify: {got}; {status} STATUS lines, {watchdog} watchdog pings")
+EOF
+grep -q "STATUS=enforce: [0-9]* flows, [0-9]* heavy, [0-9]* steered, [0-9]* values changed" "$TMP/notify.log" ||
+	fail "no STATUS line with counts"
+grep -q "READY=1|STATUS=Reload failed, running configuration kept: .*60-broken.conf:3:" "$TMP/notify.log" ||
+	fail "the failed reload is not in STATUS="
+echo "PASS: dbus"
