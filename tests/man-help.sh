@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# man-help.sh CAAD CAAD.8 CAAD.CONF [CAAD.CONF.5 [CONFIG.C]]
+# man-help.sh PROGRAM PAGE.8 [CAAD.CONF [CAAD.CONF.5 [CONFIG.C]]]
 #
 # Keeps the man pages honest:
-#  - every long option in "CAAD --help" is documented (as an item tag) in the
-#    OPTIONS section of CAAD.8, and every long option documented there exists
-#    in --help;
+#  - every long option in "PROGRAM --help" is documented (as an item tag) in
+#    the OPTIONS section of PAGE.8, and every long option documented there
+#    exists in --help;
+#  - when --help has an "Objects:" list (caadctl), each object is documented
+#    (as an item tag) in the COMMANDS section of PAGE.8, and every command
+#    documented there is in the list;
 #  - every key of CAAD.CONF (etc/caad.conf: "Key=" lines, commented out or
 #    not) is documented (as an item tag) in CAAD.CONF.5, and every key
 #    documented there exists in CAAD.CONF; every [Section] of CAAD.CONF is
 #    named in CAAD.CONF.5;
 #  - with CONFIG.C (src/lib/config.c): the parser's key table and CAAD.CONF
 #    list the same keys.
-# CAAD.CONF.5 defaults to caad.conf.5 next to CAAD.8. The pages are read as
+# Without CAAD.CONF only the program and its page are compared.
+# CAAD.CONF.5 defaults to caad.conf.5 next to PAGE.8. The pages are read as
 # man(7) source (mdoc's .Sh/.It/Fl are understood too); nothing is rendered.
 # Prints what is missing where; exit 0 when all agree, 1 on a mismatch,
 # 2 on a usage error.
@@ -21,15 +25,16 @@ set -euo pipefail
 
 prog=${0##*/}
 usage() {
-	echo "usage: $prog CAAD CAAD.8 CAAD.CONF [CAAD.CONF.5 [CONFIG.C]]" >&2
+	echo "usage: $prog PROGRAM PAGE.8 [CAAD.CONF [CAAD.CONF.5 [CONFIG.C]]]" >&2
 	exit 2
 }
-[ $# -ge 3 ] && [ $# -le 5 ] || usage
-caad=$1 page=$2 conf=$3
+[ $# -ge 2 ] && [ $# -le 5 ] || usage
+caad=$1 page=$2 conf=${3:-}
 confpage=${4:-$(dirname -- "$page")/caad.conf.5}
 config_c=${5:-}
+name=${caad##*/}
 
-for f in "$page" "$conf" "$confpage" ${config_c:+"$config_c"}; do
+for f in "$page" ${conf:+"$conf" "$confpage"} ${config_c:+"$config_c"}; do
 	[ -r "$f" ] || { echo "$prog: cannot read $f" >&2; exit 2; }
 done
 [ -x "$caad" ] || { echo "$prog: $caad is not executable" >&2; exit 2; }
@@ -81,7 +86,7 @@ tag_keys() {
 	{ grep -oE -- '(^|[^A-Za-z0-9_])[A-Z][A-Za-z0-9]*=' || true; } | sed -E 's/^[^A-Z]*//; s/=$//' | sort -u
 }
 
-# --- caad --help vs OPTIONS of caad.8 ---------------------------------------
+# --- PROGRAM --help vs OPTIONS of PAGE.8 ------------------------------------
 if ! help=$("$caad" --help 2>&1); then
 	echo "$prog: \"$caad --help\" failed:" >&2
 	echo "$help" >&2
@@ -96,10 +101,30 @@ if ! grep -qE '^\.S[Hh][[:space:]]+"?OPTIONS"?[[:space:]]*$' "$page"; then
 fi
 page_opts=$(tags "$page" OPTIONS | long_options)
 
-missing "in \"caad --help\" but not documented in the OPTIONS section of $page" \
+missing "in \"$name --help\" but not documented in the OPTIONS section of $page" \
 	"$(comm -23 <(printf '%s\n' "$help_opts") <(printf '%s\n' "$page_opts"))"
-missing "documented in the OPTIONS section of $page but not in \"caad --help\"" \
+missing "documented in the OPTIONS section of $page but not in \"$name --help\"" \
 	"$(comm -13 <(printf '%s\n' "$help_opts") <(printf '%s\n' "$page_opts"))"
+
+# --- the objects of --help vs COMMANDS of PAGE.8 (caadctl) ------------------
+help_objects=$(printf '%s\n' "$help" | awk '/^[A-Z][a-z]*:$/ { in_objects = ($0 == "Objects:"); next }
+	in_objects && /^  [a-z]/ { print $1 } /^$/ { in_objects = 0 }' | sort -u)
+if [ -n "$help_objects" ]; then
+	# the first word of each tag, its font macro (.B, .BR, .BI) and quotes dropped
+	page_objects=$(tags "$page" COMMANDS | sed -E 's/^\.[A-Za-z]+[[:space:]]+//; s/"//g' | awk '{ print $1 }' | sort -u)
+	[ -n "$page_objects" ] || { echo "$prog: $page has no COMMANDS section with item tags"; exit 1; }
+	missing "an object in \"$name --help\" but not documented in the COMMANDS section of $page" \
+		"$(comm -23 <(printf '%s\n' "$help_objects") <(printf '%s\n' "$page_objects"))"
+	missing "documented in the COMMANDS section of $page but not an object in \"$name --help\"" \
+		"$(comm -13 <(printf '%s\n' "$help_objects") <(printf '%s\n' "$page_objects"))"
+fi
+
+if [ -z "$conf" ]; then
+	if [ "$fail" = 0 ]; then
+		echo "$prog: OK: $(printf '%s\n' "$help_opts" | wc -l) long options${help_objects:+ and $(printf '%s\n' "$help_objects" | wc -l) objects} of $name documented"
+	fi
+	exit "$fail"
+fi
 
 # --- etc/caad.conf vs caad.conf.5 -------------------------------------------
 conf_keys=$(sed -nE 's/^[[:space:]]*[#;]?[[:space:]]*([A-Z][A-Za-z0-9]*)=.*/\1/p' "$conf" | sort -u)

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* caad's D-Bus API as caadctl uses it: org.caad1 /org/caad1 org.caad1.Manager. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "caadctl.h"
+
+#define BUS_NAME "org.caad1"
+#define BUS_PATH "/org/caad1"
+#define BUS_INTERFACE "org.caad1.Manager"
+
+static const char *bus_address(void)
+{
+	const char *a = getenv("DBUS_SYSTEM_BUS_ADDRESS");
+
+	return a && *a ? a : "unix:path=/run/dbus/system_bus_socket";
+}
+
+int ctl_bus_fail(struct ctl *c, const char *method, const sd_bus_error *error, int r)
+{
+	const char *name = error && error->name ? error->name : NULL;
+	const char *msg = error && error->message ? error->message : NULL;
+
+	if (!name && (r == -ENOENT || r == -ECONNREFUSED || r == -ENOTCONN || r == -ECONNRESET))
+		return ctl_fail(c, "caad is not reachable: no system D-Bus at %s (%s)", bus_address(), strerror(-r));
+	if (name && (streq(name, SD_BUS_ERROR_SERVICE_UNKNOWN) || streq(name, SD_BUS_ERROR_NAME_HAS_NO_OWNER)))
+		return ctl_fail(c, "caad is not running: nobody owns %s on the system D-Bus (start it with "
+		                   "'systemctl start caad')", BUS_NAME);
+	if ((name && streq(name, SD_BUS_ERROR_ACCESS_DENIED)) || (!name && (r == -EACCES || r == -EPERM))) {
+		/* caad's own refusal says why; the bus policy's is a rule dump. */
+		if (msg && strstr(msg, "only root may"))
+			return ctl_fail(c, "%s: permission denied: %s", method, msg);
+		return ctl_fail(c, "%s: permission denied: only root may change what caad does%s%s%s", method,
+		                msg ? " (D-Bus: " : "", msg ? msg : "", msg ? ")" : "");
+	}
+	if (name && streq(name, SD_BUS_ERROR_NO_REPLY))
+		return ctl_fail(c, "%s: caad did not answer in time", method);
+	if (msg)
+		return ctl_fail(c, "%s: %s", method, msg);
+	return ctl_fail(c, "%s failed: %s", method, strerror(r < 0 ? -r : EIO));
+}
+
+int ctl_bus(struct ctl *c)
+{
+	int r;
+
+	if (c->bus)
+		return 0;
+	r = sd_bus_open_system(&c->bus);
+	if (r < 0)
+		return ctl_bus_fail(c, "connect", NULL, r);
+	(void)sd_bus_set_description(c->bus, "caadctl");
+	return 0;
+}
+
+static int call_v(struct ctl *c, const char *interface, const char *method, sd_bus_message **reply,
+                  const char *types, va_list ap)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	int r;
+
+	r = ctl_bus(c);
+	if (r)
+		return r;
+	r = sd_bus_message_new_method_call(c->bus, &m, BUS_NAME, BUS_PATH, interface, method);
+	if (r >= 0 && types)
+		r = sd_bus_message_appendv(m, types, ap);
+	if (r >= 0)
+		r = sd_bus_call(c->bus, m, 0, &error, reply);
+	if (r < 0)
+		return ctl_bus_fail(c, method, &error, r);
+	return 0;
+}
+
+int ctl_call(struct ctl *c, const char *method, sd_bus_message **reply, const char *types, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, types);
+	r = call_v(c, BUS_INTERFACE, method, reply, types, ap);
+	va_end(ap);
+	return r;
+}
+
+static int properties(struct ctl *c, sd_bus_message **reply, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, reply);
+	r = call_v(c, "org.freedesktop.DBus.Properties", "GetAll", reply, "s", ap);
+	va_end(ap);
+	return r;
+}
+
+void ctl_status_done(struct ctl_status *s)
+{
+	sd_bus_message_unref(s->reply);
+	if (s->interfaces)
+		for (char **i = s->interfaces; *i; i++)
+			free(*i);
+	free(s->interfaces);
+	*s = (struct ctl_status){};
+}
+
+static int bad_reply(struct ctl *c, const char *method, int r)
+{
+	return ctl_fail(c, "%s: unexpected reply from caad: %s", method, strerror(-r));
+}
+
+int ctl_get_status(struct ctl *c, struct ctl_status *ret)
+{
+	static const struct {
+		const char *name;
+		size_t offset;
+	} counters[] = {
+		{ "FlowsSeen", offsetof(struct ctl_status, flows_seen) },
+		{ "FlowsHeavy", offsetof(struct ctl_status, flows_heavy) },
+		{ "FlowsSteered", offsetof(struct ctl_status, flows_steered) },
+		{ "Moves", offsetof(struct ctl_status, moves) },
+		{ "Errors", offsetof(struct ctl_status, errors) },
+		{ "Scans", offsetof(struct ctl_status, scans) },
+		{ "LastPlanUSec", offsetof(struct ctl_status, last_plan_usec) },
+		{ "LastScanTimestamp", offsetof(struct ctl_status, last_scan_timestamp) },
+	};
+	struct ctl_status s = {};
+	int r;
+
+	r = properties(c, &s.reply, BUS_INTERFACE);
+	if (r)
+		return r;
+	r = sd_bus_message_enter_container(s.reply, 'a', "{sv}");
+	while (r >= 0) {
+		const char *name;
+		bool done = false;
+
+		r = sd_bus_message_enter_container(s.reply, 'e', "sv");
+		if (r <= 0)
+			break;
+		r = sd_bus_message_read(s.reply, "s", &name);
+		if (r < 0)
+			break;
+		if (streq(name, "Version") || streq(name, "Mode") || streq(name, "Placement")) {
+			const char **p = streq(name, "Version") ? &s.version : streq(name, "Mode") ? &s.mode : &s.placement;
+			r = sd_bus_message_read(s.reply, "v", "s", p);
+			done = true;
+		} else if (streq(name, "Paused")) {
+			int b;
+			r = sd_bus_message_read(s.reply, "v", "b", &b);
+			s.paused = b;
+			done = true;
+		} else if (streq(name, "Interfaces")) {
+			r = sd_bus_message_enter_container(s.reply, 'v', "as");
+			if (r >= 0)
+				r = sd_bus_message_read_strv(s.reply, &s.interfaces);
+			if (r >= 0)
+				r = sd_bus_message_exit_container(s.reply);
+			done = true;
+		}
+		for (size_t i = 0; !done && i < ARRAY_SIZE(counters); i++)
+			if (streq(name, counters[i].name)) {
+				r = sd_bus_message_read(s.reply, "v", "t", (uint64_t *)((char *)&s + counters[i].offset));
+				done = true;
+			}
+		if (!done) /* a property of a newer caad */
+			r = sd_bus_message_skip(s.reply, "v");
+		if (r >= 0)
+			r = sd_bus_message_exit_container(s.reply);
+	}
+	if (r >= 0)
+		r = sd_bus_message_exit_container(s.reply);
+	if (r < 0 || !s.mode || !s.version || !s.placement) {
+		ctl_status_done(&s);
+		return bad_reply(c, "GetAll", r < 0 ? r : -EBADMSG);
+	}
+	*ret = s;
+	return 0;
+}
+
+void ctl_flows_done(struct ctl_flows *f)
+{
+	sd_bus_message_unref(f->reply);
+	free(f->flows);
+	*f = (struct ctl_flows){};
+}
+
+int ctl_list_flows(struct ctl *c, struct ctl_flows *ret)
+{
+	struct ctl_flows l = {};
+	int r;
+
+	r = ctl_call(c, "ListFlows", &l.reply, NULL);
+	if (r)
+		return r;
+	r = sd_bus_message_enter_container(l.reply, 'a', "(ssisssuiittiss)");
+	for (;;) {
+		struct ctl_flow f, *n;
+
+		if (r < 0)
+			break;
+		r = sd_bus_message_read(l.reply, "(ssisssuiittiss)", &f.id, &f.iface, &f.queue, &f.source,
+		                        &f.destination, &f.comm, &f.tid, &f.consumer_cpu, &f.processing_cpu,
+		                        &f.rate_bps, &f.bytes, &f.steer_cpu, &f.relation, &f.reason);
+		if (r <= 0)
+			break;
+		n = reallocarray(l.flows, l.n + 1, sizeof(*n));
+		if (!n) {
+			r = -ENOMEM;
+			break;
+		}
+		l.flows = n;
+		l.flows[l.n++] = f;
+	}
+	if (r >= 0)
+		r = sd_bus_message_exit_container(l.reply);
+	if (r < 0) {
+		ctl_flows_done(&l);
+		return bad_reply(c, "ListFlows", r);
+	}
+	*ret = l;
+	return 0;
+}
+
+struct json_object *ctl_flow_to_json(const struct ctl_flow *f)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "id", json_object_new_string(f->id));
+	json_object_object_add(o, "interface", ctl_json_string(*f->iface ? f->iface : NULL));
+	json_object_object_add(o, "queue", ctl_json_int_or_null(f->queue));
+	json_object_object_add(o, "source", json_object_new_string(f->source));
+	json_object_object_add(o, "destination", json_object_new_string(f->destination));
+	json_object_object_add(o, "comm", json_object_new_string(f->comm));
+	json_object_object_add(o, "tid", json_object_new_int64(f->tid));
+	json_object_object_add(o, "consumer_cpu", ctl_json_int_or_null(f->consumer_cpu));
+	json_object_object_add(o, "processing_cpu", ctl_json_int_or_null(f->processing_cpu));
+	json_object_object_add(o, "rate_bps", json_object_new_uint64(f->rate_bps));
+	json_object_object_add(o, "bytes", json_object_new_uint64(f->bytes));
+	json_object_object_add(o, "steer_cpu", ctl_json_int_or_null(f->steer_cpu));
+	json_object_object_add(o, "relation", json_object_new_string(f->relation));
+	json_object_object_add(o, "reason", json_object_new_string(f->reason));
+	return o;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * caadctl reload | mode [MODE] | pause | resume | restore: the methods that
+ * change what caad does (root only: the bus policy and caad both check),
+ * and "mode" without an argument, which only reads.
+ */
+#include <stdio.h>
+
+#include "caadctl.h"
+
+int ctl_control(struct ctl *c, const struct ctl_command *cmd)
+{
+	const char *method;
+
+	switch (cmd->object) {
+	case CTL_RELOAD:
+		method = "Reload";
+		break;
+	case CTL_PAUSE:
+		method = "Pause";
+		break;
+	case CTL_RESUME:
+		method = "Resume";
+		break;
+	case CTL_RESTORE:
+		method = "RestoreAll";
+		break;
+	case CTL_MODE:
+		if (cmd->arg)
+			return ctl_call(c, "SetMode", NULL, "s", cmd->arg);
+		{
+			struct ctl_status s;
+			int r = ctl_get_status(c, &s);
+
+			if (r)
+				return r;
+			if (c->json) {
+				struct json_object *o = json_object_new_object();
+
+				json_object_object_add(o, "mode", json_object_new_string(s.mode));
+				json_object_object_add(o, "paused", json_object_new_boolean(s.paused));
+				r = ctl_json_print(c, o);
+			} else {
+				printf("%s%s\n", s.mode, s.paused ? " (paused)" : "");
+				r = fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+			}
+			ctl_status_done(&s);
+			return r;
+		}
+	default:
+		return ctl_fail(c, "internal error: %s is not a control verb", ctl_object_names[cmd->object]);
+	}
+	return ctl_call(c, method, NULL, NULL);
+}

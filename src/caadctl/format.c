@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Numbers for people, and tables that fit. Pure. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "caadctl.h"
+
+/* v scaled by the largest power of 1000 not above it, three significant
+ * digits: "1.00", "15.2", "812". */
+static void si(uint64_t v, const char *const *units, size_t n_units, char *buf, size_t size)
+{
+	double x = (double)v;
+	size_t u = 0;
+
+	while (u + 1 < n_units && x >= 999.5) {
+		x /= 1000;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%" PRIu64 " %s", v, units[0]);
+	else if (x < 9.995)
+		snprintf(buf, size, "%.2f %s", x, units[u]);
+	else if (x < 99.95)
+		snprintf(buf, size, "%.1f %s", x, units[u]);
+	else
+		snprintf(buf, size, "%.0f %s", x, units[u]);
+}
+
+void ctl_format_rate(uint64_t bps, char *buf, size_t size)
+{
+	static const char *const units[] = { "bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s", "Pbit/s", "Ebit/s" };
+
+	si(bps, units, ARRAY_SIZE(units), buf, size);
+}
+
+void ctl_format_bytes(uint64_t bytes, char *buf, size_t size)
+{
+	static const char *const units[] = { "B", "kB", "MB", "GB", "TB", "PB", "EB" };
+
+	si(bytes, units, ARRAY_SIZE(units), buf, size);
+}
+
+void ctl_format_usec(uint64_t usec, char *buf, size_t size)
+{
+	if (usec < 1000)
+		snprintf(buf, size, "%" PRIu64 " us", usec);
+	else if (usec < 1000000)
+		snprintf(buf, size, "%.*f ms", usec < 10000 ? 2 : usec < 100000 ? 1 : 0, (double)usec / 1e3);
+	else
+		snprintf(buf, size, "%.*f s", usec < 10000000 ? 2 : usec < 100000000 ? 1 : 0, (double)usec / 1e6);
+}
+
+void ctl_format_int(int v, char *buf, size_t size)
+{
+	if (v < 0)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%d", v);
+}
+
+size_t ctl_text_width(const char *s)
+{
+	size_t n = mbstowcs(NULL, s, 0), w = 0;
+	wchar_t *wcs;
+	int k;
+
+	if (n == (size_t)-1)
+		return strlen(s);
+	wcs = calloc(n + 1, sizeof(wchar_t));
+	if (!wcs)
+		return strlen(s);
+	mbstowcs(wcs, s, n + 1);
+	k = wcswidth(wcs, n);
+	w = k < 0 ? n : (size_t)k;
+	free(wcs);
+	return w;
+}
+
+/* The width a column needs: its widest cell, or its header when libsmartcols may cut it. */
+static size_t column_width(struct libscols_table *tb, size_t col)
+{
+	struct libscols_column *cl = scols_table_get_column(tb, col);
+	const char *h = scols_cell_get_data(scols_column_get_header(cl));
+	size_t w = h ? ctl_text_width(h) : 0;
+
+	if (scols_column_get_flags(cl) & SCOLS_FL_TRUNC)
+		return w;
+	for (size_t i = 0; i < scols_table_get_nlines(tb); i++) {
+		const char *d = scols_cell_get_data(scols_line_get_cell(scols_table_get_line(tb, i), col));
+
+		if (d)
+			w = MAX(w, ctl_text_width(d));
+	}
+	return w;
+}
+
+size_t ctl_table_fit(struct libscols_table *tb, size_t width, const size_t *optional, size_t n_optional)
+{
+	size_t n = scols_table_get_ncols(tb), need = 0, hidden = 0;
+	_cleanup_free_ size_t *w = calloc(n + 1, sizeof(size_t));
+
+	if (!width || !w)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		w[i] = column_width(tb, i);
+		need += w[i] + (i > 0); /* one blank between columns */
+	}
+	for (size_t k = 0; k < n_optional && need > width; k++) {
+		struct libscols_column *cl = scols_table_get_column(tb, optional[k]);
+
+		if (!cl || (scols_column_get_flags(cl) & SCOLS_FL_HIDDEN))
+			continue;
+		scols_column_set_flags(cl, scols_column_get_flags(cl) | SCOLS_FL_HIDDEN);
+		need -= w[optional[k]] + 1;
+		hidden++;
+	}
+	return hidden;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* caadctl status, caadctl trials: the Manager's properties. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "caadctl.h"
+
+static struct json_object *status_json(const struct ctl_status *s)
+{
+	struct json_object *o = json_object_new_object(), *ifaces = json_object_new_array();
+
+	for (char **i = s->interfaces; i && *i; i++)
+		json_object_array_add(ifaces, json_object_new_string(*i));
+	json_object_object_add(o, "version", json_object_new_string(s->version));
+	json_object_object_add(o, "mode", json_object_new_string(s->mode));
+	json_object_object_add(o, "placement", json_object_new_string(s->placement));
+	json_object_object_add(o, "paused", json_object_new_boolean(s->paused));
+	json_object_object_add(o, "interfaces", ifaces);
+	json_object_object_add(o, "flows_seen", json_object_new_uint64(s->flows_seen));
+	json_object_object_add(o, "flows_heavy", json_object_new_uint64(s->flows_heavy));
+	json_object_object_add(o, "flows_steered", json_object_new_uint64(s->flows_steered));
+	json_object_object_add(o, "moves", json_object_new_uint64(s->moves));
+	json_object_object_add(o, "errors", json_object_new_uint64(s->errors));
+	json_object_object_add(o, "scans", json_object_new_uint64(s->scans));
+	json_object_object_add(o, "last_plan_usec", json_object_new_uint64(s->last_plan_usec));
+	json_object_object_add(o, "last_scan_timestamp_usec", json_object_new_uint64(s->last_scan_timestamp));
+	return o;
+}
+
+/* "2026-11-21 10:04:05 UTC (0.2 s ago)", or "never". */
+static void format_scan_time(uint64_t usec, char *buf, size_t size)
+{
+	struct timespec now;
+	time_t t = (time_t)(usec / 1000000);
+	struct tm tm;
+	char when[64], ago[48] = "";
+
+	if (usec == 0 || !localtime_r(&t, &tm) || strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", &tm) == 0) {
+		snprintf(buf, size, "never");
+		return;
+	}
+	if (clock_gettime(CLOCK_REALTIME, &now) == 0) {
+		uint64_t n = (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000;
+		char d[32];
+
+		ctl_format_usec(n > usec ? n - usec : 0, d, sizeof(d));
+		snprintf(ago, sizeof(ago), " (%s ago)", d);
+	}
+	snprintf(buf, size, "%s%s", when, ago);
+}
+
+int ctl_status(struct ctl *c, const struct ctl_command *cmd)
+{
+	struct ctl_status s;
+	char plan[32], scan[128];
+	int r;
+
+	r = ctl_get_status(c, &s);
+	if (r)
+		return r;
+	if (c->json) {
+		r = ctl_json_print(c, status_json(&s));
+		ctl_status_done(&s);
+		return r;
+	}
+
+	ctl_format_usec(s.last_plan_usec, plan, sizeof(plan));
+	format_scan_time(s.last_scan_timestamp, scan, sizeof(scan));
+	printf("caad %s: %s%s, placement %s\n", s.version, s.mode, s.paused ? ", paused (plans are not applied)" : "",
+	       s.placement);
+	printf("  Interfaces: ");
+	if (!s.interfaces || !s.interfaces[0])
+		printf("none");
+	for (char **i = s.interfaces; i && *i; i++)
+		printf("%s%s", i == s.interfaces ? "" : " ", *i);
+	printf("\n"
+	       "       Flows: %" PRIu64 " seen, %" PRIu64 " heavy, %" PRIu64 " steered\n"
+	       "       Moves: %" PRIu64 " values written\n"
+	       "      Errors: %" PRIu64 "\n"
+	       "       Scans: %" PRIu64 ", the last at %s\n"
+	       "   Last plan: %s\n",
+	       s.flows_seen, s.flows_heavy, s.flows_steered, s.moves, s.errors, s.scans, scan, plan);
+	ctl_status_done(&s);
+	return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+}
+
+/*
+ * Trials are the closed loop's (Placement=measure): it tries candidate
+ * placements of a heavy flow and keeps what wins. This caad has none to
+ * show yet, so say what decides instead; nothing is made up.
+ */
+int ctl_trials(struct ctl *c, const struct ctl_command *cmd)
+{
+	struct ctl_status s;
+	int r;
+
+	r = ctl_get_status(c, &s);
+	if (r)
+		return r;
+	if (c->json) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "placement", json_object_new_string(s.placement));
+		json_object_object_add(o, "trials", json_object_new_array());
+		r = ctl_json_print(c, o);
+	} else {
+		if (streq(s.placement, "prior"))
+			printf("No trials: Placement=prior, so each heavy flow gets the measured prior (a peer core\n"
+			       "in its consumer's LLC) and no other placement is tried.\n");
+		else
+			printf("No trials: caad %s (Placement=%s) reports none.\n", s.version, s.placement);
+		r = fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+	}
+	ctl_status_done(&s);
+	return r;
+}

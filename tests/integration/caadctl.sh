@@ -1,0 +1,425 @@
+#!/usr/bin/env bash
+# caadctl against a running caad on a private system bus, in the netns/veth
+# testbed with a live iperf3 flow (receiver on CPU 1, so caad steers vb rx-0
+# to CPU 0): every object and verb, JSON checked with jq against the
+# namespace's sysfs, tables for people checked in a real terminal (tmux) for
+# alignment and width, prefixes and ambiguity, exit codes 0/1/2 (caad not
+# running, no bus), mutating verbs refused to nobody, the metrics (strict
+# Prometheus check, the MetricsFile= rewritten atomically), plan, offline
+# topology, and the bash completion's flow ids.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+test_init
+for t in dbus-daemon busctl setpriv tmux; do
+	command -v "$t" >/dev/null || fail "$t not installed (scripts/install-deps.sh installs it)"
+done
+SRC=${CAAD_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+export LC_ALL=C # ASCII trees here; the terminal of tmux_capture is UTF-8
+CTL=${CAADCTL:-$CAAD_BUILD_ROOT/src/caadctl/caadctl}
+LINT=${PROM_LINT:-$CAAD_BUILD_ROOT/tests/prom-lint}
+[ -x "$CTL" ] || fail "caadctl not found at $CTL"
+[ -x "$LINT" ] || fail "prom-lint not found at $LINT"
+TMUX_SOCK=caadctl-test-$$
+
+cleanup_all() {
+	tmux -L "$TMUX_SOCK" kill-server 2>/dev/null || true
+	bus_stop
+	test_cleanup
+}
+trap cleanup_all EXIT
+
+# run WANT_RC CMD...: run, keep stdout in $OUT and stderr in $ERR, check the exit status
+run() {
+	local want=$1 rc=0
+	shift
+	"$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+	OUT=$(cat "$TMP/out") ERR=$(cat "$TMP/err")
+	[ "$rc" = "$want" ] || fail "$* exited with $rc, wanted $want; stdout: $OUT; stderr: $ERR"
+}
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+
+# A cpulist from a hex mask as rps_cpus prints it ("00000003" -> "0-1", "0" -> "").
+hex_to_list() {
+	local hex=${1//,/} bit=0 out="" start=-1 prev=-1 v
+	v=$((16#$hex))
+	while [ "$v" -gt 0 ] || [ "$start" -ge 0 ]; do
+		if [ $((v & 1)) = 1 ]; then
+			[ "$start" -lt 0 ] && start=$bit
+			prev=$bit
+		elif [ "$start" -ge 0 ]; then
+			out+="${out:+,}$start"
+			[ "$prev" -gt "$start" ] && out+="-$prev"
+			start=-1
+		fi
+		v=$((v >> 1)) bit=$((bit + 1))
+	done
+	echo "$out"
+}
+
+# tmux_capture NAME COLUMNS CMD...: run CMD in a COLUMNSx50 terminal, the screen into $TMP/tty-NAME
+tmux_capture() {
+	local name=$1 cols=$2
+	shift 2
+	rm -f "$TMP/tty-$name.rc"
+	tmux -L "$TMUX_SOCK" -f /dev/null new-session -d -x "$cols" -y 50 -s "$name" \
+		"env LC_ALL=C.UTF-8 DBUS_SYSTEM_BUS_ADDRESS=$ADDR $(printf '%q ' "$@"); echo \$? >$TMP/tty-$name.rc; sleep 60"
+	wait_for 10 test -s "$TMP/tty-$name.rc" || fail "tmux: $* did not finish"
+	tmux -L "$TMUX_SOCK" capture-pane -p -J -t "$name" | sed -e '/^$/d' >"$TMP/tty-$name"
+	tmux -L "$TMUX_SOCK" kill-session -t "$name"
+	[ "$(cat "$TMP/tty-$name.rc")" = 0 ] || { cat "$TMP/tty-$name"; fail "tmux: $* exited with $(cat "$TMP/tty-$name.rc")"; }
+}
+
+# check_table FILE COLUMNS: no line wider than COLUMNS, and every column of
+# the header aligned in every row: its cells all start where its header
+# starts (left-aligned) or all end where it ends (right-aligned).
+check_table() {
+	awk -v W="$2" '
+		NR == 1 {
+			header = $0; L = length($0); i = 1
+			while (i <= L) {
+				while (i <= L && substr($0, i, 1) == " ") i++
+				if (i > L) break
+				s = i
+				while (i <= L && substr($0, i, 1) != " ") i++
+				n++; st[n] = s; en[n] = i - 1
+			}
+		}
+		length($0) > W { printf "line %d is %d columns wide, more than %d\n", NR, length($0), W; bad = 1 }
+		NR > 1 { rows[++nr] = $0 }
+		END {
+			if (n < 2 || nr < 1) { print "no table"; exit 1 }
+			for (k = 1; k <= n; k++) {
+				left = right = 1
+				for (r = 1; r <= nr; r++) {
+					line = rows[r]
+					if (substr(line, st[k], 1) == " " || (st[k] > 1 && substr(line, st[k] - 1, 1) != " "))
+						left = 0
+					if (substr(line, en[k], 1) == " " || substr(line, en[k] + 1, 1) ~ /[^ ]/)
+						right = 0
+				}
+				if (!left && !right) {
+					printf "column %s is not aligned\n", substr(header, st[k], en[k] - st[k] + 1)
+					bad = 1
+				}
+			}
+			exit bad
+		}' "$1" || { cat "$1"; fail "$1: table not aligned or too wide"; }
+}
+
+# --- 1. No bus, then a bus without caad: exit 1, said clearly -------------
+DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/no-such-socket run 1 "$CTL" status
+grep -q "^caadctl: caad is not reachable: no system D-Bus at unix:path=$TMP/no-such-socket" <<<"$ERR" ||
+	fail "no bus: $ERR"
+DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/no-such-socket run 1 "$CTL" -j queues
+jq -e '.error | startswith("caad is not reachable")' <<<"$OUT" >/dev/null || fail "no bus, -j: $OUT"
+bus_init
+bus_start
+run 1 "$CTL" status
+grep -q "^caadctl: caad is not running: nobody owns org.caad1 on the system D-Bus" <<<"$ERR" ||
+	fail "no caad: $ERR"
+run 1 "$CTL" --json flows
+jq -e '.error | startswith("caad is not running")' <<<"$OUT" >/dev/null || fail "no caad, -j: $OUT"
+[ -z "$ERR" ] || fail "-j printed to stderr: $ERR"
+info "no bus, no caad: exit 1 with a clear message (JSON under -j)"
+
+# --- 2. Usage errors: exit 2, before any bus is needed ----------------------
+run 2 "$CTL"
+run 2 "$CTL" p
+grep -q "ambiguous object 'p': it could be pause, plan" <<<"$ERR" || fail "ambiguity: $ERR"
+run 2 "$CTL" -j re
+[ "$(jq -r .error <<<"$OUT")" = "ambiguous object 're': it could be reload, resume, restore" ] ||
+	fail "ambiguity, -j: $OUT"
+run 2 "$CTL" frobnicate
+grep -q "unknown object 'frobnicate'" <<<"$ERR" || fail "unknown object: $ERR"
+run 2 "$CTL" flows show
+grep -q "flows show: missing FLOW" <<<"$ERR" || fail "missing FLOW: $ERR"
+run 2 "$CTL" flows sideways
+run 2 "$CTL" mode fast
+grep -q "unknown mode 'fast'" <<<"$ERR" || fail "bad mode: $ERR"
+run 2 "$CTL" status now
+run 2 "$CTL" --frobnicate status
+run 2 "$CTL" explain
+run 2 "$CTL" --topology x.xml flows
+run 0 "$CTL" --help
+grep -q "^Usage: caadctl \[OPTIONS\] OBJECT \[VERB\] \[ARGS\]" <<<"$OUT" || fail "--help"
+run 0 "$CTL" --version
+[ "$OUT" = "caadctl $("$CAAD" --version | awk '{print $2}')" ] || fail "--version: $OUT"
+info "usage errors exit 2; --help, --version"
+
+# --- 3. caad in the testbed, a flow steered --------------------------------
+tb_setup "caadc$$" 81
+orig0=$(rps_b 0) orig1=$(rps_b 1)
+RT=$TMP/rt
+mkdir -m 0755 "$TMP/metrics"
+METRICS=$TMP/metrics/caad.prom
+cat >"$TMP/caad.conf" <<EOF
+[Daemon]
+Interfaces=vb
+IntervalMSec=100
+MetricsFile=$METRICS
+EOF
+ip netns exec "$TB_B" "$CAAD" --foreground --config "$TMP/caad.conf" --runtime-dir "$RT" >"$TMP/caad.log" 2>&1 &
+CAAD_PID=$!
+wait_for 15 bus_has_caad || { cat "$TMP/caad.log"; fail "caad did not take org.caad1"; }
+in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
+sleep 0.3
+in_a iperf3 -c "$TB_DST" -t 120 >/dev/null 2>&1 &
+wait_for 5 rps_is 0 1 || { cat "$TMP/caad.log"; fail "rx-0 not steered: rps_cpus $(rps_b 0)"; }
+steered() { "$CTL" -j status | jq -e '.flows_steered >= 1' >/dev/null; }
+wait_for 5 steered || fail "no steered flow in caadctl status"
+info "caad steers vb rx-0 to CPU 0 (rps_cpus $(rps_b 0))"
+
+# --- 4. status ---------------------------------------------------------------
+run 0 "$CTL" -j status
+want_version=$("$CAAD" --version | awk '{print $2}')
+jq -e --arg v "$want_version" '.version == $v and .mode == "enforce" and .placement == "prior" and
+	.paused == false and .interfaces == ["vb"] and .flows_seen >= 1 and .flows_heavy >= 1 and
+	.flows_steered >= 1 and .moves >= 1 and .errors == 0 and .scans >= 1 and .last_plan_usec < 1000000 and
+	.last_scan_timestamp_usec > 0' <<<"$OUT" >/dev/null || fail "status -j: $OUT"
+[ "$(busctl --address="$ADDR" get-property org.caad1 /org/caad1 org.caad1.Manager Moves | awk '{print $2}')" -ge \
+	"$(jq .moves <<<"$OUT")" ] || fail "status moves ahead of the Moves property"
+run 0 "$CTL" -p status
+[ "$(wc -l <<<"$OUT")" -gt 10 ] && jq -e .mode <<<"$OUT" >/dev/null || fail "--pretty is not indented JSON: $OUT"
+run 0 "$CTL" st
+grep -q "^caad $want_version: enforce, placement prior$" <<<"$OUT" && grep -q "Interfaces: vb$" <<<"$OUT" &&
+	grep -Eq "Flows: [0-9]+ seen, [0-9]+ heavy, [1-9][0-9]* steered$" <<<"$OUT" || fail "status: $OUT"
+run 0 as_nobody "$CTL" status
+info "status: $(sed -n 3p <<<"$OUT" | sed 's/^ *//')"
+
+# --- 5. flows, flows show, explain ---------------------------------------
+run 0 "$CTL" -j flows
+jq -e --arg dst "$TB_DST:5201" '[.[] | select(.destination == $dst and .comm == "iperf3" and .steer_cpu == 0)] |
+	length >= 1 and all((.id | test("^0x[0-9a-f]+$")) and .interface == "vb" and .consumer_cpu == 1 and
+	.relation == "peer-core-same-llc" and .rate_bps > 0 and .bytes > 0 and (.reason | length) > 0 and
+	(.source | startswith("10.81.0.1:")))' <<<"$OUT" >/dev/null || fail "flows -j: $OUT"
+ID=$(jq -r --arg dst "$TB_DST:5201" '[.[] | select(.destination == $dst and .steer_cpu == 0)][0].id' <<<"$OUT")
+run 0 "$CTL" -j fl s "$ID"
+jq -e --arg id "$ID" '.id == $id and .steer_cpu == 0 and .consumer_cpu == 1 and .interface == "vb"' <<<"$OUT" \
+	>/dev/null || fail "flows show -j: $OUT"
+run 0 "$CTL" flows show "${ID#0x}"
+grep -q "^Flow $ID: $TB_DST:5201 <- 10.81.0.1:" <<<"$OUT" && grep -q "Steer: CPU 0 (peer-core-same-llc)$" <<<"$OUT" &&
+	grep -q "Consumer: iperf3, thread [0-9]*, reading on CPU 1$" <<<"$OUT" || fail "flows show: $OUT"
+run 1 "$CTL" flows show 0xdead
+grep -q "No flow '0xdead'" <<<"$ERR" || fail "flows show 0xdead: $ERR"
+run 0 "$CTL" f
+head -1 <<<"$OUT" | grep -Eq "^ID +IFACE +RXQ +LOCAL +REMOTE +COMM +CPU +PROC +RATE +STEER +RELATION$" ||
+	fail "flows header: $OUT"
+grep -q "^$ID " <<<"$OUT" || fail "flows: no row for $ID: $OUT"
+run 0 "$CTL" --no-legend flows list
+! grep -q "RELATION" <<<"$OUT" && grep -q "^$ID " <<<"$OUT" || fail "--no-legend: $OUT"
+run 0 "$CTL" explain "$ID"
+grep -q "^Flow $ID: $TB_DST:5201 <- 10.81.0.1:" <<<"$OUT" && grep -q "decision: *steer to CPU 0 (peer-core-same-llc)" <<<"$OUT" ||
+	fail "explain: $OUT"
+run 0 "$CTL" -j e "$ID"
+jq -e --arg id "$ID" '.id == $id and (.explanation | contains("steer to CPU 0"))' <<<"$OUT" >/dev/null ||
+	fail "explain -j: $OUT"
+run 1 "$CTL" explain 0xdead
+grep -q "Explain: No flow with id '0xdead'" <<<"$ERR" || fail "explain 0xdead: $ERR"
+run 1 "$CTL" -j explain 0xdead
+jq -e '.error | contains("No flow with id")' <<<"$OUT" >/dev/null || fail "explain 0xdead -j: $OUT"
+run 0 as_nobody "$CTL" explain "$ID"
+info "flows, flows show, explain: flow $ID consumer CPU 1 -> steered to CPU 0"
+
+# --- 6. queues: what the namespace's sysfs says -----------------------------
+run 0 "$CTL" -j queues
+for q in 0 1; do
+	want=$(hex_to_list "$(rps_b "$q")")
+	jq -e --argjson q "$q" --arg rps "$want" '[.[] | select(.interface == "vb" and .queue == $q)] | length == 1 and
+		(.[0] | .rps_cpus == $rps and .irq == null and .managed == false and .irq_affinity == null)' \
+		<<<"$OUT" >/dev/null || fail "queues -j: vb rx-$q rps_cpus is '$want' in sysfs: $OUT"
+done
+jq -e '.[] | select(.interface == "vb" and .queue == 0) | .target == "0" and .mechanism == "rps"' <<<"$OUT" \
+	>/dev/null || fail "queues -j: rx-0 target: $OUT"
+[ "$(jq length <<<"$OUT")" = 2 ] || fail "queues -j: not 2 queues: $OUT"
+run 0 "$CTL" qu l
+grep -Eq "^vb +0 +- +- +- +- +0 +0 +rps$" <<<"$OUT" && grep -Eq "^vb +1 +- +- +- +- +0 +0 +rps$" <<<"$OUT" ||
+	fail "queues: $OUT"
+info "queues: rx-0 rps_cpus $(hex_to_list "$(rps_b 0)") as in sysfs, target 0 (rps)"
+
+# --- 7. topology: the tree with the flow on it ------------------------------
+run 0 "$CTL" -j topology
+jq -e --arg id "$ID" '(.packages | length) >= 1 and
+	(.interfaces[] | select(.name == "vb") | .package == null and (.queues | length) == 2) and
+	any(.flows[]; .id == $id and .steer_cpu == 0)' <<<"$OUT" >/dev/null || fail "topology -j: $OUT"
+processed_on_0() { "$CTL" -j flows show "$ID" | jq -e '.processing_cpu == 0' >/dev/null; }
+wait_for 3 processed_on_0 || fail "flow $ID not processed on CPU 0"
+run 0 "$CTL" topology
+grep -Eq "^TOPOLOGY +CPUS +QUEUES +FLOWS$" <<<"$OUT" || fail "topology header: $OUT"
+# veth records no rx queue: caad steers both, and both are served by CPU 0
+grep -Eq -- "-PU 0 +0 +vb rx-0 RPS; vb rx-1 RPS +F1 processing, target$" <<<"$OUT" || fail "topology: PU 0 row: $OUT"
+grep -Eq -- "-PU 1 +1 +F1 consumer$" <<<"$OUT" || fail "topology: PU 1 row: $OUT"
+grep -Eq -- "^\`-NIC vb +locality unknown; 2 rx queues *$" <<<"$OUT" && grep -Eq -- "-rx-0 +0 +RPS 0 *$" <<<"$OUT" &&
+	grep -Eq -- "-rx-1 +0 +RPS 0 *$" <<<"$OUT" || fail "topology: NIC rows: $OUT"
+grep -Eq "^F1 +$ID +iperf3 +$TB_DST:5201 +10.81.0.1:[0-9]+ .* peer-core-same-llc$" <<<"$OUT" ||
+	fail "topology: legend: $OUT"
+run 0 "$CTL" --all topology
+[ "$(grep -c '^F[0-9]' <<<"$OUT")" = "$("$CTL" -j flows | jq length)" ] || fail "--all marks every flow: $OUT"
+run 0 as_nobody "$CTL" topology
+info "topology: PU 1 'F1 consumer', PU 0 'F1 processing, target', vb rx-0 RPS on PU 0"
+
+# --- 8. trials ---------------------------------------------------------------
+run 0 "$CTL" trials
+grep -q "^No trials: Placement=prior" <<<"$OUT" || fail "trials: $OUT"
+run 0 "$CTL" -j tr
+[ "$(jq -c . <<<"$OUT")" = '{"placement":"prior","trials":[]}' ] || fail "trials -j: $OUT"
+
+# --- 9. metrics: strict format, the values, the file ----------------------
+"$CTL" metrics >"$TMP/metrics.txt" || fail "caadctl metrics failed"
+"$LINT" "$TMP/metrics.txt" || { cat "$TMP/metrics.txt"; fail "caadctl metrics is not strict Prometheus text"; }
+for want in 'caad_info{version="'"$want_version"'",mode="enforce",placement="prior"} 1' \
+	'caad_interface_managed{interface="vb"} 1' 'caad_errors_total 0' \
+	'caad_queue_target_cpu{interface="vb",queue="0",mechanism="rps"} 0' \
+	'caad_queue_target_cpu{interface="vb",queue="1",mechanism="rps"} 0' \
+	'caad_errors_by_class_total{class="managed-irq"} 0' 'caad_errors_by_class_total{class="plan"} 0' \
+	'caad_trials_total 0' 'caad_trial_verdicts_total{verdict="kept-prior"} 0' \
+	'caad_trial_verdicts_total{verdict="switched"} 0' 'caad_trial_verdicts_total{verdict="aborted"} 0'; do
+	grep -qxF "$want" "$TMP/metrics.txt" || { cat "$TMP/metrics.txt"; fail "metrics: no line '$want'"; }
+done
+grep -Eqx 'caad_flows_steered [1-9][0-9]*' "$TMP/metrics.txt" && grep -Eqx 'caad_moves_total [1-9][0-9]*' "$TMP/metrics.txt" &&
+	grep -Eqx 'caad_last_plan_duration_seconds 0\.[0-9]{6}' "$TMP/metrics.txt" || fail "metrics: counts"
+run 0 "$CTL" -j metrics
+jq -e '(.[] | select(.name == "caad_flows_steered") | .type == "gauge" and .samples[0].value >= 1) and
+	(.[] | select(.name == "caad_queue_target_cpu") | [.samples[] | select(.labels.queue == "0")][0] |
+	 .labels == {"interface": "vb", "queue": "0", "mechanism": "rps"} and .value == 0) and
+	(.[] | select(.name == "caad_scans_total") | .type == "counter" and (.help | length) > 0)' <<<"$OUT" >/dev/null ||
+	fail "metrics -j: $OUT"
+run 0 as_nobody "$CTL" metrics
+
+[ -f "$METRICS" ] || fail "MetricsFile= $METRICS not written"
+"$LINT" "$METRICS" || { cat "$METRICS"; fail "the metrics file is not strict Prometheus text"; }
+[ "$(stat -c %a "$METRICS")" = 644 ] || fail "metrics file mode $(stat -c %a "$METRICS")"
+grep -qxF 'caad_queue_target_cpu{interface="vb",queue="0",mechanism="rps"} 0' "$METRICS" || fail "metrics file: no target"
+scans() { awk '$1 == "caad_scans_total" { print $2 }' "$METRICS"; }
+s1=$(scans) ino1=$(stat -c %i "$METRICS")
+grows() { [ "$(scans)" -gt "$s1" ]; }
+wait_for 3 grows || fail "metrics file not rewritten: caad_scans_total stays $s1"
+[ "$(stat -c %i "$METRICS")" != "$ino1" ] || fail "metrics file rewritten in place, not renamed over"
+# A reader never sees a half file: read it while caad rewrites it every 100 ms.
+for _ in $(seq 50); do
+	cp "$METRICS" "$TMP/snapshot.prom"
+	"$LINT" "$TMP/snapshot.prom" >/dev/null || { cat "$TMP/snapshot.prom"; fail "a torn metrics file was read"; }
+	sleep 0.02
+done
+# a temporary file lives for the moment of a rewrite: none may stay
+others() { find "$TMP/metrics" -type f ! -name caad.prom | sort; }
+o1=$(others); sleep 0.5; o2=$(others)
+[ -z "$(comm -12 <(echo "$o1") <(echo "$o2") | grep .)" ] || fail "temporary files left: $o1"
+info "metrics: strict format; MetricsFile= rewritten by rename every scan (caad_scans_total $s1 -> $(scans)), 50 reads never torn"
+
+# --- 10. mutating verbs: refused to nobody, then each one as root ---------
+for v in pause resume restore reload "mode observe"; do
+	# shellcheck disable=SC2086
+	run 1 as_nobody "$CTL" $v
+	grep -q "permission denied: only root may change what caad does" <<<"$ERR" || fail "nobody's $v: $ERR"
+done
+# shellcheck disable=SC2086
+run 1 as_nobody "$CTL" -j pause
+jq -e '.error | contains("permission denied")' <<<"$OUT" >/dev/null || fail "nobody's pause -j: $OUT"
+rps_is 0 1 && [ "$("$CTL" -j mode | jq -c .)" = '{"mode":"enforce","paused":false}' ] ||
+	fail "a refused call changed something"
+info "nobody: pause, resume, restore, reload, mode refused (exit 1, permission denied)"
+
+run 0 "$CTL" pau
+[ -z "$OUT" ] || fail "pause printed: $OUT"
+[ "$("$CTL" -j status | jq .paused)" = true ] || fail "not paused"
+run 0 "$CTL" mode
+[ "$OUT" = "enforce (paused)" ] || fail "mode: $OUT"
+in_b sh -c 'echo 0 >/sys/class/net/vb/queues/rx-0/rps_cpus'
+sleep 0.5
+rps_is 0 0 || fail "written while paused"
+run 0 "$CTL" resu
+wait_for 2 rps_is 0 1 || fail "not steered after resume: $(rps_b 0)"
+run 0 "$CTL" mode dry
+[ "$("$CTL" -j mode | jq -r .mode)" = dry-run ] || fail "mode not dry-run"
+wait_for 2 rps_is 0 "$orig0" || fail "dry-run did not restore rx-0: $(rps_b 0)"
+run 0 "$CTL" mode enforce
+wait_for 2 rps_is 0 1 || fail "enforce did not steer again"
+run 0 "$CTL" resto
+rps_is 0 "$orig0" && rps_is 1 "$orig1" || fail "restore left rx-0 $(rps_b 0), rx-1 $(rps_b 1)"
+[ "$("$CTL" -j status | jq .paused)" = true ] || fail "not paused after restore"
+run 0 "$CTL" resume
+wait_for 2 rps_is 0 1 || fail "not steered after restore + resume"
+printf '[Daemon]\nInterfaces=vb\nIntervalMSec=nope\n' >"$TMP/caad.conf.broken"
+cp "$TMP/caad.conf" "$TMP/caad.conf.good"
+cp "$TMP/caad.conf.broken" "$TMP/caad.conf"
+run 1 "$CTL" rel
+grep -q "^caadctl: Reload: $TMP/caad.conf:3: Invalid IntervalMSec= value 'nope'" <<<"$ERR" || fail "broken reload: $ERR"
+cp "$TMP/caad.conf.good" "$TMP/caad.conf"
+run 0 "$CTL" reload
+rps_is 0 1 || fail "reload dropped steering"
+info "pause, resume, mode dry-run/enforce, restore, reload (a broken one refused with FILE:LINE)"
+
+# --- 11. tables for people in a real terminal ------------------------------
+tmux_capture queues 100 "$CTL" queues
+check_table "$TMP/tty-queues" 100
+tmux_capture flows 100 "$CTL" flows
+check_table "$TMP/tty-flows" 100
+tmux_capture flows80 80 "$CTL" flows
+check_table "$TMP/tty-flows80" 80
+grep -q "^$ID " "$TMP/tty-flows80" || { cat "$TMP/tty-flows80"; fail "80 columns: the flow id was cut"; }
+tmux_capture topology 100 "$CTL" topology
+[ "$(LC_ALL=C.UTF-8 wc -L <"$TMP/tty-topology")" -le 100 ] || { cat "$TMP/tty-topology"; fail "topology wider than 100"; }
+grep -q "└─" "$TMP/tty-topology" && grep -Eq "PU 1 +1 +F1 consumer" "$TMP/tty-topology" ||
+	{ cat "$TMP/tty-topology"; fail "topology in a terminal: no tree or no marks"; }
+tmux_capture status 100 "$CTL" status
+[ "$(LC_ALL=C.UTF-8 wc -L <"$TMP/tty-status")" -le 100 ] && grep -q "^caad $want_version: enforce" "$TMP/tty-status" ||
+	{ cat "$TMP/tty-status"; fail "status in a terminal"; }
+sed 's/^/# | /' "$TMP/tty-flows80" "$TMP/tty-topology"
+info "tmux: queues, flows (100 and 80 columns), topology, status aligned and within the width"
+
+# --- 12. bash completion of a live flow id --------------------------------
+complete_words() { # WORDS...: COMPREPLY for the last word, one per line
+	# shellcheck disable=SC1091
+	PATH="$(dirname "$CTL"):$PATH" bash -c '. "$0"; COMP_WORDS=("${@}"); COMP_CWORD=$(($# - 1)); _caadctl; printf "%s\n" "${COMPREPLY[@]}"' \
+		"$SRC/completions/caadctl" "$@"
+}
+complete_words caadctl explain 0x | grep -qx "$ID" || fail "completion: no flow id for explain"
+complete_words caadctl fl s "" | grep -qx "$ID" || fail "completion: no flow id for 'fl s'"
+info "completion offers $ID for explain and 'fl s'"
+
+# --- 13. plan: the simulator, without a daemon -----------------------------
+XML=$CAAD_TOPOLOGIES/24em64t-2n6c2t-pci.xml
+SCEN=$SRC/docs/examples/dtn-two-packages.json
+export CAAD_CONF_ROOT=$TMP/no-conf # the defaults, for caadctl and caad alike
+DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/no-such-socket run 0 "$CTL" -j --topology "$XML" pl "$SCEN"
+"$CAAD" --simulate "$SCEN" --topology "$XML" >"$TMP/simulate.json" || fail "caad --simulate failed"
+[ "$(jq -S . <<<"$OUT")" = "$(jq -S . "$TMP/simulate.json")" ] || fail "plan -j differs from caad --simulate: $OUT"
+jq -e '.flows[] | select(.id == "gridftp-1") | .steer_cpu == 4 and .relation == "peer-core-same-llc"' <<<"$OUT" \
+	>/dev/null || fail "plan -j: gridftp-1: $OUT"
+run 0 "$CTL" --topology "$XML" plan "$SCEN"
+head -1 <<<"$OUT" | grep -Eq "^FLOW +IFACE +RXQ +CONSUMER +RATE +STEER +RELATION +REASON$" &&
+	grep -Eq "^gridftp-1 +eth0 +0 +0 +20.0 Gbit/s +4 +peer-core-same-llc +consumer on CPU 0" <<<"$OUT" &&
+	grep -Eq "^ssh +eth0 +0 +6 +80.0 kbit/s +- +unsteered +light" <<<"$OUT" &&
+	grep -Eq "^SETTING +IFACE +RXQ +IRQ/PID +CPUS +REASON$" <<<"$OUT" &&
+	grep -Eq "^irq +eth0 +0 +100 +4 " <<<"$OUT" || fail "plan: $OUT"
+echo '{"interfaces": [{"name": "eth0", "queues": [{"index": 0}]}], "flows": [{"id": 1, "iface": "eth1"}]}' \
+	>"$TMP/bad.json"
+run 1 "$CTL" --topology "$XML" plan "$TMP/bad.json"
+grep -q "^caadctl: $TMP/bad.json: flows\[0\]" <<<"$ERR" || fail "plan, bad scenario: $ERR"
+run 1 "$CTL" -j plan "$TMP/no-such.json"
+jq -e '.error | contains("no-such.json")' <<<"$OUT" >/dev/null || fail "plan, no file: $OUT"
+run 2 "$CTL" plan
+unset CAAD_CONF_ROOT
+info "plan: the same plan as caad --simulate, offline; a bad scenario named with its field"
+
+# --- 14. offline topology, no daemon needed --------------------------------
+DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/no-such-socket run 0 "$CTL" --topology "$XML" topology
+grep -Eq -- "-package 1 +1,3,5" <<<"$OUT" && grep -Eq -- "-NIC eth0 +0,2,4,6,8,10,12,14,16,18,20,22 +locality hwloc" <<<"$OUT" &&
+	grep -Eq -- "-PU 23 +23" <<<"$OUT" || fail "offline topology: $OUT"
+DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/no-such-socket run 0 "$CTL" -j topology --topology "$XML"
+jq -e '(.packages | length) == 2 and .cpus == 24 and .flows == [] and
+	([.interfaces[] | select(.package == 0) | .name] | sort) == ["eth0", "eth1", "eth2", "ib0"]' <<<"$OUT" >/dev/null ||
+	fail "offline topology -j: $OUT"
+run 1 "$CTL" --topology "$TMP/no-such.xml" topology
+info "offline topology of $(basename "$XML"): 2 packages, NICs at package 0"
+
+# --- 15. caad stops: its metrics file goes, caadctl says it is not running -
+kill -TERM "$CAAD_PID"
+rc=0; wait "$CAAD_PID" || rc=$?
+CAAD_PID=
+[ "$rc" = 0 ] || { cat "$TMP/caad.log"; fail "caad exit status $rc"; }
+[ ! -e "$METRICS" ] || fail "metrics file left after exit"
+rps_is 0 "$orig0" || fail "not restored at exit"
+run 1 "$CTL" queues
+grep -q "caad is not running" <<<"$ERR" || fail "after exit: $ERR"
+echo "PASS: caadctl"
