@@ -188,9 +188,25 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	return 0;
 }
 
-/* Softirq side: data became ready on sk. In NET_RX softirq this is the CPU
- * that processes the flow; in process context it is a backlog flush by the
- * socket's owner (release_sock) and says nothing about steering. */
+#define PF_KTHREAD_ 0x00200000 /* include/linux/sched.h */
+
+/* A threaded NAPI's poll thread ("napi/<dev>-<id>") does what NET_RX
+ * softirq does otherwise: it is where the flow is processed. */
+static __always_inline bool in_napi_kthread(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	char comm[16];
+
+	if (!(t->flags & PF_KTHREAD_))
+		return false;
+	bpf_get_current_comm(comm, sizeof(comm));
+	return comm[0] == 'n' && comm[1] == 'a' && comm[2] == 'p' && comm[3] == 'i' && comm[4] == '/';
+}
+
+/* Softirq side: data became ready on sk. In NET_RX softirq (or a threaded
+ * NAPI kthread) this is the CPU that processes the flow; in process context
+ * it is a backlog flush by the socket's owner (release_sock) and says
+ * nothing about steering. */
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 {
@@ -205,13 +221,16 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 		return 0; /* known from its first read on */
 
 	net_rx = bpf_map_lookup_elem(&in_net_rx, &zero);
-	if (!net_rx || !*net_rx) {
+	if ((!net_rx || !*net_rx) && !in_napi_kthread()) {
 		__sync_fetch_and_add(&s->backlog_events, 1);
 		return 0;
 	}
 
 	cpu = bpf_get_smp_processor_id();
 	s->proc_cpu = cpu;
+	/* kept when processing moves elsewhere: caad needs it to move it back */
+	if (!net_rx || !*net_rx)
+		s->proc_kthread = (__u32)bpf_get_current_pid_tgid();
 	__sync_fetch_and_add(&s->proc_events, 1);
 	if (cpu == s->consumer_cpu)
 		__sync_fetch_and_add(&s->proc_events_same_cpu, 1);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "caad/inventory.h"
 #include "caad/plan.h"
@@ -42,3 +43,27 @@ int caad_actuator_set_dry_run(struct caad_actuator *a, bool dry_run);
 bool caad_actuator_irq_unmovable(const struct caad_actuator *a, int irq);
 /* Number of objects currently journaled. */
 unsigned caad_actuator_n_changed(const struct caad_actuator *a);
+
+/* Why a read or write failed, from the kernel's errno (the classes of DESIGN.md). */
+enum caad_error_class {
+	CAAD_ERROR_MANAGED_IRQ,  /* EIO, EPERM: a kernel-managed or protected IRQ */
+	CAAD_ERROR_OFFLINE_CPU,  /* EINVAL, ERANGE, EOVERFLOW: an offline or invalid CPU */
+	CAAD_ERROR_NO_VECTORS,   /* ENOSPC: interrupt vectors exhausted on the target CPU */
+	CAAD_ERROR_DEVICE_GONE,  /* ENOENT, ENODEV: the device or queue went away */
+	CAAD_ERROR_OTHER,
+	_CAAD_ERROR_CLASS_COUNT,
+};
+
+enum caad_error_class caad_error_class_from_errno(int r); /* r: -errno or errno */
+/* "managed-irq", "offline-cpu", "no-vectors", "device-gone", "other" */
+const char *caad_error_class_to_string(enum caad_error_class c);
+
+struct caad_actuator_stats {
+	uint64_t written;  /* values written by apply (restores not counted) */
+	uint64_t restored; /* original values written back */
+	uint64_t errors;   /* settings that could not be read or written, failed restores */
+	uint64_t errors_by_class[_CAAD_ERROR_CLASS_COUNT]; /* the same errors by class */
+};
+
+/* Totals since the actuator was made. */
+void caad_actuator_get_stats(const struct caad_actuator *a, struct caad_actuator_stats *ret);

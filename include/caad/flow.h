@@ -21,6 +21,7 @@ struct caad_flow {
 	int ifindex;           /* receiving interface, 0 unknown */
 	int rx_queue;          /* -1 unknown */
 	uint32_t napi_id;      /* 0 unknown */
+	uint32_t proc_kthread; /* threaded NAPI kthread that processed it, 0 none */
 
 	uint64_t bytes;        /* total read by the consumer */
 	uint64_t rate_bps;     /* read rate over the last interval, bit/s */

@@ -43,6 +43,8 @@ struct caad_flow_stats {
 
 	__u64 first_ns;       /* bpf_ktime_get_ns() at first sight */
 	__u64 last_ns;        /* last read or data-ready */
+	__u32 proc_kthread;   /* threaded NAPI kthread (pid) that processed it last, 0 none */
+	__u32 _pad2;
 };
 
 enum caad_event_type {

@@ -3,11 +3,14 @@
  * The actuator: writes only what differs, journals each object's original
  * value durably before its first write, restores on exit or after a crash.
  *
- * Journal: one line per object, "PATH<TAB>ORIGINAL", rewritten atomically
- * (temp file, fsync, rename) whenever an object is added.
+ * Journal: one line per object, "PATH<TAB>ORIGINAL" (or, for a threaded
+ * NAPI kthread, "kthread:PID:COMM<TAB>CPULIST"), rewritten atomically (temp
+ * file, fsync, rename) whenever an object is added.
  */
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,7 @@ struct caad_actuator {
 	size_t n_planned;
 	int *unmovable;   /* IRQs whose affinity the kernel refused (managed) */
 	size_t n_unmovable;
+	struct caad_actuator_stats stats;
 };
 
 static void entry_done(struct journal_entry *e)
@@ -152,6 +156,11 @@ unsigned caad_actuator_n_changed(const struct caad_actuator *a)
 	return (unsigned)a->n_entries;
 }
 
+void caad_actuator_get_stats(const struct caad_actuator *a, struct caad_actuator_stats *ret)
+{
+	*ret = a->stats;
+}
+
 static int journal_write(struct caad_actuator *a)
 {
 	_cleanup_free_ char *buf = NULL, *dir = NULL;
@@ -198,6 +207,106 @@ static int parse_value(enum caad_setting_kind kind, const char *s, struct caad_c
 	return kind == CAAD_SETTING_RPS_CPUS ? caad_cpumask_parse_hex(s, ret) : caad_cpumask_parse_list(s, ret);
 }
 
+/*
+ * Objects are files, or threaded-NAPI kthreads named "kthread:PID:COMM" in
+ * the journal: their affinity is read and written with sched_*affinity,
+ * and only while PID still is that kthread (a PID can be reused).
+ */
+#define KTHREAD_PREFIX "kthread:"
+
+static int kthread_parse(const char *obj, pid_t *ret_pid, const char **ret_comm)
+{
+	char *end;
+	long pid;
+
+	if (strncmp(obj, KTHREAD_PREFIX, strlen(KTHREAD_PREFIX)) != 0)
+		return -EINVAL;
+	errno = 0;
+	pid = strtol(obj + strlen(KTHREAD_PREFIX), &end, 10);
+	if (errno || pid <= 0 || pid > INT_MAX || *end != ':' || !end[1])
+		return -EINVAL;
+	*ret_pid = (pid_t)pid;
+	*ret_comm = end + 1;
+	return 0;
+}
+
+/* Still the kthread we mean? -ESRCH when it is gone or is another task now. */
+static int kthread_check(pid_t pid, const char *comm)
+{
+	_cleanup_free_ char *path = NULL, *cur = NULL;
+	int r;
+
+	if (asprintf(&path, "/proc/%d/comm", (int)pid) < 0)
+		return -ENOMEM;
+	r = caad_read_file(path, &cur);
+	if (r < 0)
+		return r == -ENOENT ? -ESRCH : r;
+	return streq(cur, comm) ? 0 : -ESRCH;
+}
+
+static int obj_read(const char *obj, char **ret)
+{
+	const char *comm;
+	cpu_set_t *set;
+	size_t size = CPU_ALLOC_SIZE(CAAD_CPUS_MAX);
+	struct caad_cpumask m;
+	char buf[CAAD_CPUS_MAX * 6];
+	pid_t pid;
+	int r;
+
+	if (kthread_parse(obj, &pid, &comm) < 0)
+		return caad_read_file(obj, ret);
+	r = kthread_check(pid, comm);
+	if (r < 0)
+		return r;
+	set = CPU_ALLOC(CAAD_CPUS_MAX);
+	if (!set)
+		return -ENOMEM;
+	if (sched_getaffinity(pid, size, set) < 0) {
+		r = -errno;
+		CPU_FREE(set);
+		return r;
+	}
+	caad_cpumask_zero(&m);
+	for (unsigned cpu = 0; cpu < CAAD_CPUS_MAX; cpu++)
+		if (CPU_ISSET_S(cpu, size, set))
+			caad_cpumask_set(&m, cpu);
+	CPU_FREE(set);
+	r = caad_cpumask_format_list(&m, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	*ret = strdup(buf);
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int obj_write(const char *obj, const char *value)
+{
+	const char *comm;
+	struct caad_cpumask m;
+	cpu_set_t *set;
+	size_t size = CPU_ALLOC_SIZE(CAAD_CPUS_MAX);
+	pid_t pid;
+	int r;
+
+	if (kthread_parse(obj, &pid, &comm) < 0)
+		return caad_write_file(obj, value);
+	r = kthread_check(pid, comm);
+	if (r < 0)
+		return r;
+	r = caad_cpumask_parse_list(value, &m);
+	if (r < 0)
+		return r;
+	set = CPU_ALLOC(CAAD_CPUS_MAX);
+	if (!set)
+		return -ENOMEM;
+	CPU_ZERO_S(size, set);
+	CAAD_CPUMASK_FOREACH(cpu, &m)
+		CPU_SET_S((unsigned)cpu, size, set);
+	r = sched_setaffinity(pid, size, set) < 0 ? -errno : 0;
+	CPU_FREE(set);
+	return r;
+}
+
 static const char *fmt_list(const struct caad_cpumask *m, char *buf, size_t size)
 {
 	if (caad_cpumask_empty(m))
@@ -220,24 +329,57 @@ static unsigned rps_width(const struct caad_inventory *inv, const struct caad_cp
 	return w ? w : 1;
 }
 
-static const char *error_class(int r)
+enum caad_error_class caad_error_class_from_errno(int r)
 {
-	switch (-r) {
+	switch (r < 0 ? -r : r) {
 	case EIO:
 	case EPERM:
-		return "kernel-managed or protected IRQ";
+		return CAAD_ERROR_MANAGED_IRQ;
 	case EINVAL:
 	case ERANGE:
 	case EOVERFLOW:
-		return "offline or invalid CPU";
+		return CAAD_ERROR_OFFLINE_CPU;
 	case ENOSPC:
-		return "interrupt vectors exhausted on the target CPU";
+		return CAAD_ERROR_NO_VECTORS;
 	case ENOENT:
 	case ENODEV:
-		return "device gone";
+	case ESRCH: /* a NAPI kthread */
+		return CAAD_ERROR_DEVICE_GONE;
 	default:
-		return "unexpected error";
+		return CAAD_ERROR_OTHER;
 	}
+}
+
+const char *caad_error_class_to_string(enum caad_error_class c)
+{
+	static const char *const names[_CAAD_ERROR_CLASS_COUNT] = {
+		[CAAD_ERROR_MANAGED_IRQ] = "managed-irq",
+		[CAAD_ERROR_OFFLINE_CPU] = "offline-cpu",
+		[CAAD_ERROR_NO_VECTORS] = "no-vectors",
+		[CAAD_ERROR_DEVICE_GONE] = "device-gone",
+		[CAAD_ERROR_OTHER] = "other",
+	};
+
+	return (unsigned)c < _CAAD_ERROR_CLASS_COUNT ? names[c] : NULL;
+}
+
+static const char *error_class(int r)
+{
+	static const char *const why[_CAAD_ERROR_CLASS_COUNT] = {
+		[CAAD_ERROR_MANAGED_IRQ] = "kernel-managed or protected IRQ",
+		[CAAD_ERROR_OFFLINE_CPU] = "offline or invalid CPU",
+		[CAAD_ERROR_NO_VECTORS] = "interrupt vectors exhausted on the target CPU",
+		[CAAD_ERROR_DEVICE_GONE] = "device gone",
+		[CAAD_ERROR_OTHER] = "unexpected error",
+	};
+
+	return why[caad_error_class_from_errno(r)];
+}
+
+static void count_error(struct caad_actuator *a, int r)
+{
+	a->stats.errors++;
+	a->stats.errors_by_class[caad_error_class_from_errno(r)]++;
 }
 
 static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s)
@@ -249,7 +391,24 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	const char *from, *to;
 	int r;
 
-	if (s->kind == CAAD_SETTING_RPS_CPUS) {
+	if (s->kind == CAAD_SETTING_KTHREAD_AFFINITY) {
+		_cleanup_free_ char *comm_path = NULL, *comm = NULL;
+
+		/* kthread PIDs are the host's: in a fake sysroot they name nothing */
+		if (a->sysroot[0] && !streq(a->sysroot, "/")) {
+			log_debug("%s rx-%u: kthread %d not moved under a sysroot", iface->name, s->queue, (int)s->pid);
+			return -EOPNOTSUPP;
+		}
+		if (asprintf(&comm_path, "/proc/%d/comm", (int)s->pid) < 0)
+			return -ENOMEM;
+		r = caad_read_file(comm_path, &comm);
+		if (r < 0)
+			return log_warning_errno(r == -ENOENT ? -ESRCH : r, "%s rx-%u: NAPI kthread %d gone: %m",
+			                         iface->name, s->queue, (int)s->pid);
+		if (asprintf(&path, KTHREAD_PREFIX "%d:%s", (int)s->pid, comm) < 0 ||
+		    asprintf(&label, "%s rx-%u: NAPI kthread %d (%s) CPUs", iface->name, s->queue, (int)s->pid, comm) < 0)
+			return -ENOMEM;
+	} else if (s->kind == CAAD_SETTING_RPS_CPUS) {
 		r = caad_path(&path, a->sysroot, "/sys/class/net/%s/queues/rx-%u/rps_cpus", iface->name, s->queue);
 		if (r >= 0 && asprintf(&label, "%s rx-%u: RPS CPUs", iface->name, s->queue) < 0)
 			r = -ENOMEM;
@@ -261,7 +420,7 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	if (r < 0)
 		return r;
 
-	r = caad_read_file(path, &current);
+	r = obj_read(path, &current);
 	if (r < 0)
 		return log_warning_errno(r, "%s: cannot read %s (%s): %m", label, path, error_class(r));
 	r = parse_value(s->kind, current, &cur);
@@ -311,7 +470,7 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		}
 	}
 
-	r = caad_write_file(e->path, want);
+	r = obj_write(e->path, want);
 	if (r < 0) {
 		log_warning_errno(r, "%s: writing \"%s\" to %s failed (%s): %m", e->label, want, e->path,
 		                  error_class(r));
@@ -329,6 +488,7 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		return r;
 	}
 	e->written = s->cpus;
+	a->stats.written++;
 	log_info("%s %s -> %s (%s)", e->label, from, to, s->reason);
 	return 1;
 }
@@ -347,9 +507,12 @@ int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *in
 		if (s->kind == CAAD_SETTING_RPS_CPUS && s->iface == failed_iface && s->queue == failed_queue)
 			continue;
 		r = apply_one(a, inv, s);
+		if (r < 0 && r != -EOPNOTSUPP)
+			count_error(a, r);
 		if (r == -ENOMEM)
 			return r;
-		if (r < 0 && s->kind == CAAD_SETTING_IRQ_AFFINITY) {
+		/* the kthread or IRQ did not move: the queue keeps its RPS mask */
+		if (r < 0 && s->kind != CAAD_SETTING_RPS_CPUS) {
 			failed_iface = s->iface;
 			failed_queue = s->queue;
 		}
@@ -369,8 +532,8 @@ int caad_actuator_restore(struct caad_actuator *a)
 		struct caad_cpumask cur;
 		int r;
 
-		r = caad_read_file(e->path, &current);
-		if (r == -ENOENT || r == -ENODEV) {
+		r = obj_read(e->path, &current);
+		if (r == -ENOENT || r == -ENODEV || r == -ESRCH) {
 			log_info("%s: gone, nothing to restore", e->label);
 			continue;
 		}
@@ -379,12 +542,14 @@ int caad_actuator_restore(struct caad_actuator *a)
 			           current);
 			continue;
 		}
-		r = caad_write_file(e->path, e->original);
+		r = obj_write(e->path, e->original);
 		if (r < 0) {
 			log_error_errno(r, "%s: failed to restore \"%s\" to %s: %m", e->label, e->original, e->path);
 			failed++;
+			count_error(a, r);
 			continue;
 		}
+		a->stats.restored++;
 		log_info("%s restored to %s", e->label, e->original);
 	}
 
@@ -418,8 +583,8 @@ int caad_journal_restore(const char *journal_path)
 			continue;
 		}
 		*tab = 0;
-		r = caad_write_file(line, tab + 1);
-		if (r == -ENOENT || r == -ENODEV) {
+		r = obj_write(line, tab + 1);
+		if (r == -ENOENT || r == -ENODEV || r == -ESRCH) {
 			log_info("%s: gone, nothing to restore", line);
 			continue;
 		}

@@ -73,6 +73,7 @@ void caad_flow_from_stats(struct caad_flow *f, const struct caad_flow_stats *s)
 		/* Covers CAAD_CPU_NONE too: a real mapping is a u16 below 65535. */
 		.rx_queue = s->rx_queue >= RX_QUEUE_NONE ? -1 : (int)s->rx_queue,
 		.napi_id = s->napi_id < NAPI_ID_MIN ? 0 : s->napi_id,
+		.proc_kthread = s->proc_kthread,
 		.bytes = s->bytes,
 		.first_ns = s->first_ns,
 		.last_ns = s->last_ns,

@@ -43,8 +43,10 @@ int caad_state_format(FILE *f, const struct caad_flow *flows, size_t n_flows, co
 		caad_json_string(f, fl->comm);
 		fprintf(f,
 		        ", \"pid\": %u, \"tid\": %u, \"consumer_cpu\": %d, \"proc_cpu\": %d, \"ifindex\": %d, "
-		        "\"rx_queue\": %d, \"napi_id\": %u, \"bytes\": %llu, \"rate_bps\": %llu, \"heavy\": %s",
+		        "\"rx_queue\": %d, \"napi_id\": %u, \"proc_kthread\": %u, \"bytes\": %llu, \"rate_bps\": %llu, "
+		        "\"heavy\": %s",
 		        fl->pid, fl->tid, fl->consumer_cpu, fl->proc_cpu, fl->ifindex, fl->rx_queue, fl->napi_id,
+		        fl->proc_kthread,
 		        (unsigned long long)fl->bytes, (unsigned long long)fl->rate_bps, d ? "true" : "false");
 		if (d) {
 			if (d->steer_cpu >= 0)

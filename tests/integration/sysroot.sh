@@ -48,8 +48,15 @@ start_flow() {
 irq100_is() { [ "$(cat "$R/proc/irq/100/smp_affinity_list")" = "$1" ]; }
 
 # 1. enforce: IRQ 100 -> CPU 0 (peer of the consumer's CPU 1), RPS of a
-#    queue with a movable IRQ turned off; the real veth untouched.
+#    queue with a movable IRQ turned off; the real veth untouched. A fake
+#    irqbalance (IRQ 5 banned by the admin) gets IRQ 100 banned meanwhile
+#    and its own list back at exit.
 make_tree
+mkdir -p "$R/run/irqbalance"
+python3 "$(dirname "$0")/fake-irqbalance.py" "$R/run/irqbalance/irqbalance4242.sock" "$TMP/irqb" 5 &
+IRQB=$!
+trap 'kill "$IRQB" 2>/dev/null || true; test_cleanup' EXIT
+wait_for 5 test -S "$R/run/irqbalance/irqbalance4242.sock" || fail "fake irqbalance did not start"
 real_before=$(rps_b 0)
 ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt" \
 	>"$TMP/caad1.log" 2>&1 &
@@ -64,9 +71,18 @@ info "fake IRQ 100 -> CPU $(cat "$R/proc/irq/100/smp_affinity_list"), rx-0 rps_c
 [ "$(rps_b 0)" = "$real_before" ] || fail "the real veth's rps_cpus changed under --sysroot"
 grep -q "$R/proc/irq/100/smp_affinity_list" "$TMP/rt/journal" || fail "journal does not record IRQ 100"
 grep -q "IRQ 100 CPUs 0-1 -> 0" "$TMP/caad1.log" || fail "the IRQ change was not logged with from/to"
+banned_is() { [ "$(cat "$TMP/irqb")" = "$1" ]; }
+# the admin's IRQ 5 first, then every IRQ whose affinity caad set
+caads_irqs() { grep -oE 'IRQ [0-9]+ CPUs [^ ]+ -> ' "$TMP/caad1.log" | awk '{print $2}' | sort -nu | tr '\n' ' ' | sed 's/ $//'; }
+wait_for 3 banned_is "5 $(caads_irqs)" ||
+	{ cat "$TMP/caad1.log"; fail "irqbalance's banned list is \"$(cat "$TMP/irqb")\", wanted \"5 $(caads_irqs)\""; }
+info "irqbalance's banned list while caad steers: $(cat "$TMP/irqb")"
 wait "$CLI" || true
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
 irq100_is 0-1 || fail "IRQ 100 not restored: $(cat "$R/proc/irq/100/smp_affinity_list")"
+banned_is 5 || fail "irqbalance's banned list is \"$(cat "$TMP/irqb")\" after exit, wanted its own \"5\""
+kill "$IRQB"; wait "$IRQB" 2>/dev/null || true
+info "irqbalance: caad's IRQs banned while steered, its own list (5) back after exit"
 [ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" = 3 ] || fail "rx-0 rps_cpus not restored"
 [ "$(rps_b 0)" = "$real_before" ] || fail "the real veth's rps_cpus changed"
 info "SIGTERM restored the fake tree"

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Talking to irqbalance through its control socket (see irqbalance.h). */
+#include <dirent.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "caad/irqbalance.h"
+#include "caad/log.h"
+#include "caad/macro.h"
+#include "caad/sysfs.h"
+
+static const char *const mode_names[_CAAD_IRQBALANCE_MODE_COUNT] = {
+	[CAAD_IRQBALANCE_BAN] = "ban",
+	[CAAD_IRQBALANCE_WARN] = "warn",
+	[CAAD_IRQBALANCE_IGNORE] = "ignore",
+};
+
+const char *caad_irqbalance_mode_to_string(enum caad_irqbalance_mode m)
+{
+	return (unsigned)m < ARRAY_SIZE(mode_names) ? mode_names[m] : NULL;
+}
+
+int caad_irqbalance_mode_from_string(const char *s)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++)
+		if (streq(s, mode_names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
+int caad_irqbalance_find(const char *sysroot, char **ret)
+{
+	_cleanup_free_ char *dir = NULL;
+	struct dirent *de;
+	DIR *d;
+	int r = -ENOENT;
+
+	if (caad_path(&dir, sysroot, "/run/irqbalance") < 0)
+		return -ENOMEM;
+	d = opendir(dir);
+	if (!d)
+		return -ENOENT;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+
+		if (strncmp(de->d_name, "irqbalance", 10) != 0 || l < 15 || !streq(de->d_name + l - 5, ".sock"))
+			continue;
+		r = asprintf(ret, "%s/%s", dir, de->d_name) < 0 ? -ENOMEM : 0;
+		break;
+	}
+	closedir(d);
+	return r;
+}
+
+/* One request, the whole answer (irqbalance closes after replying). */
+static int transact(const char *path, const char *request, char **reply)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char cbuf[CMSG_SPACE(sizeof(struct ucred))] = {};
+	struct iovec iov = { .iov_base = (void *)request, .iov_len = strlen(request) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int fd, r = 0;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* a stuck irqbalance must not stall caad's loop */
+	struct timeval tv = { .tv_sec = 2 };
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* irqbalance accepts only root, by the credentials of the message */
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_CREDENTIALS;
+	cm->cmsg_len = CMSG_LEN(sizeof(struct ucred));
+	*(struct ucred *)CMSG_DATA(cm) = (struct ucred){ .pid = getpid(), .uid = geteuid(), .gid = getegid() };
+	if (sendmsg(fd, &msg, MSG_NOSIGNAL) < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* Its answer, or just its close: then the request was handled. */
+	for (;;) {
+		ssize_t k;
+
+		if (cap - len < 512) {
+			char *n = realloc(buf, cap + 4096);
+			if (!n) {
+				r = -ENOMEM;
+				goto out;
+			}
+			buf = n;
+			cap += 4096;
+		}
+		k = read(fd, buf + len, cap - len - 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (k == 0)
+			break;
+		len += (size_t)k;
+		if (len > 1024 * 1024) {
+			r = -EMSGSIZE;
+			goto out;
+		}
+	}
+	if (!reply)
+		goto out;
+	if (!buf)
+		buf = strdup("");
+	else
+		buf[len] = 0;
+	if (!buf) {
+		r = -ENOMEM;
+		goto out;
+	}
+	*reply = TAKE_PTR(buf);
+out:
+	close(fd);
+	return r;
+}
+
+int caad_irqbalance_get_banned(const char *socket_path, int **ret)
+{
+	_cleanup_free_ char *reply = NULL;
+	_cleanup_free_ int *irqs = NULL;
+	size_t n = 0;
+	char *save = NULL;
+	int r;
+
+	r = transact(socket_path, "setup", &reply);
+	if (r < 0)
+		return r;
+	if (strncmp(reply, "SLEEP ", 6) != 0)
+		return log_warning_errno(EBADMSG, "irqbalance at %s: unexpected answer to setup: \"%.40s\"",
+		                         socket_path, reply);
+	/* "... IRQ <n> LOAD ... " per banned IRQ, until "BANNED <mask>" */
+	for (char *tok = strtok_r(reply, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+		char *num, *end;
+		long irq;
+
+		if (streq(tok, "BANNED"))
+			break;
+		if (!streq(tok, "IRQ"))
+			continue;
+		num = strtok_r(NULL, " \n", &save);
+		if (!num)
+			break;
+		errno = 0;
+		irq = strtol(num, &end, 10);
+		if (errno || *end || irq < 0 || irq > 1 << 20)
+			return log_warning_errno(EBADMSG, "irqbalance at %s: bad IRQ \"%s\" in its setup", socket_path,
+			                         num);
+		int *m = reallocarray(irqs, n + 1, sizeof(int));
+		if (!m)
+			return -ENOMEM;
+		irqs = m;
+		irqs[n++] = (int)irq;
+	}
+	*ret = TAKE_PTR(irqs);
+	return (int)n;
+}
+
+int caad_irqbalance_set_banned(const char *socket_path, const int *irqs, size_t n)
+{
+	_cleanup_free_ char *req = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	f = open_memstream(&req, &len);
+	if (!f)
+		return -ENOMEM;
+	fputs("settings ban irqs", f);
+	if (n == 0)
+		fputs(" NONE", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, " %d", irqs[i]);
+	if (fclose(f) != 0)
+		return -ENOMEM;
+	/* irqbalance reads one message of at most 500 bytes; its parser
+	 * keeps 256 of them: too many IRQs cannot be banned this way */
+	if (len >= 256 + strlen("settings ban irqs "))
+		return -E2BIG;
+	return transact(socket_path, req, NULL);
+}
+
+struct caad_irqbalance_sync {
+	char *sysroot;
+	char *path;     /* socket of the irqbalance we talk to */
+	int *original;  /* its banned list before caad */
+	size_t n_original;
+	int *current;   /* caad's IRQs banned now (sorted) */
+	size_t n_current;
+	bool warned;
+};
+
+int caad_irqbalance_sync_new(const char *sysroot, struct caad_irqbalance_sync **ret)
+{
+	struct caad_irqbalance_sync *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	if (sysroot && !(s->sysroot = strdup(sysroot))) {
+		free(s);
+		return -ENOMEM;
+	}
+	*ret = s;
+	return 0;
+}
+
+void caad_irqbalance_sync_free(struct caad_irqbalance_sync *s)
+{
+	if (!s)
+		return;
+	free(s->sysroot);
+	free(s->path);
+	free(s->original);
+	free(s->current);
+	free(s);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static bool in_list(const int *l, size_t n, int v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l[i] == v)
+			return true;
+	return false;
+}
+
+/* Find irqbalance and remember its own bans, once per irqbalance. */
+static int sync_attach(struct caad_irqbalance_sync *s)
+{
+	_cleanup_free_ char *path = NULL;
+	int *orig = NULL, r;
+
+	r = caad_irqbalance_find(s->sysroot, &path);
+	if (r < 0)
+		return r;
+	if (s->path && streq(s->path, path))
+		return 0;
+	r = caad_irqbalance_get_banned(path, &orig);
+	if (r < 0)
+		return log_warning_errno(r, "irqbalance runs (%s) but does not answer: it may move caad's IRQs: %m",
+		                         path);
+	free(s->path);
+	free(s->original);
+	s->path = TAKE_PTR(path);
+	s->original = orig;
+	s->n_original = (size_t)r;
+	s->n_current = 0;
+	log_info("irqbalance found at %s (%d IRQs banned by others): banning the IRQs caad manages there",
+	         s->path, r);
+	return 0;
+}
+
+static int sync_send(struct caad_irqbalance_sync *s, const int *irqs, size_t n)
+{
+	_cleanup_free_ int *all = calloc(s->n_original + n + 1, sizeof(int));
+	size_t k = 0;
+	int r;
+
+	if (!all)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_original; i++)
+		all[k++] = s->original[i];
+	for (size_t i = 0; i < n; i++)
+		if (!in_list(all, k, irqs[i]))
+			all[k++] = irqs[i];
+	r = caad_irqbalance_set_banned(s->path, all, k);
+	if (r == -E2BIG)
+		return log_warning_errno(r, "Too many IRQs to ban in irqbalance (%zu): it may move caad's IRQs", k);
+	if (r < 0) {
+		/* irqbalance restarted or stopped: look for it again next time */
+		log_warning_errno(r, "Failed to update irqbalance's banned IRQs at %s: %m", s->path);
+		free(s->path);
+		s->path = NULL;
+		return r;
+	}
+	return 1;
+}
+
+int caad_irqbalance_sync_update(struct caad_irqbalance_sync *s, enum caad_irqbalance_mode mode, const int *irqs,
+                                size_t n)
+{
+	_cleanup_free_ int *want = NULL;
+	int r;
+
+	if (mode != CAAD_IRQBALANCE_BAN) {
+		/* switched away from ban (reload): what caad banned goes back first */
+		r = caad_irqbalance_sync_restore(s);
+		if (r < 0)
+			return r;
+	}
+	if (mode == CAAD_IRQBALANCE_IGNORE)
+		return 0;
+	if (mode == CAAD_IRQBALANCE_WARN) {
+		_cleanup_free_ char *path = NULL;
+
+		if (n > 0 && !s->warned && caad_irqbalance_find(s->sysroot, &path) == 0) {
+			log_warning("irqbalance runs (%s) and may move the IRQs caad steers (IrqBalance=warn)", path);
+			s->warned = true;
+		}
+		return 0;
+	}
+
+	want = n ? malloc(n * sizeof(int)) : NULL;
+	if (n && !want)
+		return -ENOMEM;
+	if (n) { /* qsort(NULL, 0) is undefined (UBSan: nonnull) */
+		memcpy(want, irqs, n * sizeof(int));
+		qsort(want, n, sizeof(int), cmp_int);
+	}
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (u == 0 || want[u - 1] != want[i])
+			want[u++] = want[i];
+	n = u;
+
+	r = sync_attach(s);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	if (n == s->n_current && (n == 0 || memcmp(want, s->current, n * sizeof(int)) == 0))
+		return 0;
+	r = sync_send(s, want, n);
+	if (r < 0)
+		return r;
+	free(s->current);
+	s->current = TAKE_PTR(want);
+	s->n_current = n;
+	return 1;
+}
+
+int caad_irqbalance_sync_restore(struct caad_irqbalance_sync *s)
+{
+	int r;
+
+	if (!s || !s->path || s->n_current == 0)
+		return 0;
+	r = caad_irqbalance_set_banned(s->path, s->original, s->n_original);
+	if (r < 0)
+		return log_warning_errno(r, "Failed to give irqbalance its banned IRQs back at %s: %m", s->path);
+	log_info("irqbalance's banned IRQs restored (%zu)", s->n_original);
+	free(s->current);
+	s->current = NULL;
+	s->n_current = 0;
+	return 1;
+}

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * irqbalance's control socket, faked by a thread that speaks its protocol:
+ * one message per connection, the sender's credentials checked, "setup"
+ * answered with the banned IRQs, "settings ban irqs" replacing them.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "caad/irqbalance.h"
+#include "caad/macro.h"
+#include "caad/sysfs.h"
+
+struct fake {
+	char root[64];
+	char path[100];
+	int listener;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	char banned[512];   /* space-separated, as irqbalance keeps them */
+	char last[512];     /* last request */
+	bool bogus_setup;   /* answer setup with garbage */
+	bool saw_creds;     /* every request carried the caller's uid */
+	unsigned requests;
+};
+
+static void *serve(void *p)
+{
+	struct fake *f = p;
+
+	for (;;) {
+		char buf[500], cbuf[CMSG_SPACE(sizeof(struct ucred))];
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) - 1 };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+		                      .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm;
+		ssize_t k;
+		int c = accept(f->listener, NULL, NULL);
+
+		if (c < 0)
+			return NULL; /* listener closed: the test is over */
+		k = recvmsg(c, &msg, 0);
+		if (k <= 0) {
+			close(c);
+			continue;
+		}
+		buf[k] = 0;
+		pthread_mutex_lock(&f->lock);
+		f->requests++;
+		cm = CMSG_FIRSTHDR(&msg);
+		if (!cm || cm->cmsg_type != SCM_CREDENTIALS ||
+		    ((struct ucred *)CMSG_DATA(cm))->uid != geteuid())
+			f->saw_creds = false;
+		snprintf(f->last, sizeof(f->last), "%s", buf);
+		if (streq(buf, "setup")) {
+			char reply[8192] = "SLEEP 10 ";
+			char *save = NULL, copy[512];
+
+			if (f->bogus_setup)
+				snprintf(reply, sizeof(reply), "HELLO");
+			else {
+				snprintf(copy, sizeof(copy), "%s", f->banned);
+				for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
+					snprintf(reply + strlen(reply), sizeof(reply) - strlen(reply),
+					         "IRQ %s LOAD 0 DIFF 0 CLASS 3 ", t);
+				snprintf(reply + strlen(reply), sizeof(reply) - strlen(reply), "BANNED 00000000");
+			}
+			(void)!write(c, reply, strlen(reply));
+		} else if (strncmp(buf, "settings ban irqs ", 18) == 0) {
+			snprintf(f->banned, sizeof(f->banned), "%s", streq(buf + 18, "NONE") ? "" : buf + 18);
+		}
+		pthread_mutex_unlock(&f->lock);
+		close(c);
+	}
+}
+
+static int setup_fake(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int one = 1;
+
+	if (!f)
+		return -1;
+	snprintf(f->root, sizeof(f->root), "/tmp/caad-test-irqb-XXXXXX");
+	if (!mkdtemp(f->root))
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/run", f->root);
+	mkdir(f->path, 0755);
+	snprintf(f->path, sizeof(f->path), "%s/run/irqbalance", f->root);
+	mkdir(f->path, 0755);
+	snprintf(f->path, sizeof(f->path), "%s/run/irqbalance/irqbalance4242.sock", f->root);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->path);
+	f->listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (f->listener < 0 || bind(f->listener, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    setsockopt(f->listener, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 || listen(f->listener, 4) < 0)
+		return -1;
+	snprintf(f->banned, sizeof(f->banned), "5 7");
+	f->saw_creds = true;
+	pthread_mutex_init(&f->lock, NULL);
+	if (pthread_create(&f->thread, NULL, serve, f) != 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown_fake(void **state)
+{
+	struct fake *f = *state;
+	char dir[128];
+
+	shutdown(f->listener, SHUT_RDWR);
+	close(f->listener);
+	pthread_join(f->thread, NULL);
+	unlink(f->path);
+	snprintf(dir, sizeof(dir), "%s/run/irqbalance", f->root);
+	rmdir(dir);
+	snprintf(dir, sizeof(dir), "%s/run", f->root);
+	rmdir(dir);
+	rmdir(f->root);
+	free(f);
+	return 0;
+}
+
+static void test_ban_and_restore(void **state)
+{
+	struct fake *f = *state;
+	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ int *orig = NULL;
+	int n;
+
+	assert_int_equal(caad_irqbalance_find(f->root, &path), 0);
+	assert_string_equal(path, f->path);
+
+	/* what the admin banned stays banned: caad adds to it */
+	n = caad_irqbalance_get_banned(path, &orig);
+	assert_int_equal(n, 2);
+	assert_int_equal(orig[0], 5);
+	assert_int_equal(orig[1], 7);
+
+	int mine[] = { 5, 7, 120, 121 };
+	assert_int_equal(caad_irqbalance_set_banned(path, mine, ARRAY_SIZE(mine)), 0);
+	assert_string_equal(f->last, "settings ban irqs 5 7 120 121");
+	assert_string_equal(f->banned, "5 7 120 121");
+
+	/* back to the original list, then to none */
+	assert_int_equal(caad_irqbalance_set_banned(path, orig, (size_t)n), 0);
+	assert_string_equal(f->banned, "5 7");
+	assert_int_equal(caad_irqbalance_set_banned(path, NULL, 0), 0);
+	assert_string_equal(f->last, "settings ban irqs NONE");
+	assert_string_equal(f->banned, "");
+	free(orig);
+	orig = NULL;
+	assert_int_equal(caad_irqbalance_get_banned(path, &orig), 0);
+
+	assert_true(f->saw_creds);
+	assert_int_equal(f->requests, 5);
+}
+
+static void test_bad_answers(void **state)
+{
+	struct fake *f = *state;
+	_cleanup_free_ int *irqs = NULL;
+	int many[200];
+
+	f->bogus_setup = true;
+	assert_int_equal(caad_irqbalance_get_banned(f->path, &irqs), -EBADMSG);
+	assert_null(irqs);
+
+	/* irqbalance keeps 256 bytes of the list: refuse rather than truncate */
+	for (size_t i = 0; i < ARRAY_SIZE(many); i++)
+		many[i] = 1000 + (int)i;
+	f->last[0] = 0;
+	assert_int_equal(caad_irqbalance_set_banned(f->path, many, ARRAY_SIZE(many)), -E2BIG);
+	assert_string_equal(f->last, "");
+}
+
+/* The daemon's view: ban what caad manages on top of the admin's list,
+ * only when it changes, and give the admin's list back on restore. */
+static void test_sync(void **state)
+{
+	struct fake *f = *state;
+	struct caad_irqbalance_sync *s = NULL;
+	int a[] = { 121, 120, 121 }, b[] = { 120 };
+
+	assert_int_equal(caad_irqbalance_sync_new(f->root, &s), 0);
+	assert_int_equal(caad_irqbalance_sync_restore(s), 0); /* nothing banned yet */
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 1);
+	assert_string_equal(f->banned, "5 7 120 121");
+	unsigned before = f->requests;
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 0); /* unchanged: no request */
+	assert_int_equal(f->requests, before);
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, b, ARRAY_SIZE(b)), 1);
+	assert_string_equal(f->banned, "5 7 120");
+	assert_int_equal(caad_irqbalance_sync_restore(s), 1);
+	assert_string_equal(f->banned, "5 7");
+	/* banned again, then IrqBalance=warn on reload: the bans go back */
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, b, ARRAY_SIZE(b)), 1);
+	assert_string_equal(f->banned, "5 7 120");
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_WARN, b, ARRAY_SIZE(b)), 0);
+	assert_string_equal(f->banned, "5 7");
+	caad_irqbalance_sync_free(s);
+
+	/* warn and ignore never talk to irqbalance */
+	before = f->requests;
+	assert_int_equal(caad_irqbalance_sync_new(f->root, &s), 0);
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_WARN, a, ARRAY_SIZE(a)), 0);
+	caad_irqbalance_sync_free(s);
+	assert_int_equal(caad_irqbalance_sync_new(f->root, &s), 0);
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_IGNORE, a, ARRAY_SIZE(a)), 0);
+	caad_irqbalance_sync_free(s);
+	assert_int_equal(f->requests, before);
+	assert_string_equal(f->banned, "5 7");
+
+	/* no irqbalance: nothing to do, no error */
+	assert_int_equal(caad_irqbalance_sync_new("/nonexistent-caad-root", &s), 0);
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 0);
+	assert_int_equal(caad_irqbalance_sync_restore(s), 0);
+	caad_irqbalance_sync_free(s);
+}
+
+static void test_absent(void **state)
+{
+	char *path = NULL;
+	_cleanup_free_ int *irqs = NULL;
+
+	assert_int_equal(caad_irqbalance_find("/nonexistent-caad-root", &path), -ENOENT);
+	assert_null(path);
+	assert_true(caad_irqbalance_get_banned("/nonexistent-caad-root/irqbalance1.sock", &irqs) < 0);
+
+	assert_int_equal(caad_irqbalance_mode_from_string("ban"), CAAD_IRQBALANCE_BAN);
+	assert_int_equal(caad_irqbalance_mode_from_string("warn"), CAAD_IRQBALANCE_WARN);
+	assert_int_equal(caad_irqbalance_mode_from_string("ignore"), CAAD_IRQBALANCE_IGNORE);
+	assert_int_equal(caad_irqbalance_mode_from_string("Ban"), -EINVAL);
+	assert_string_equal(caad_irqbalance_mode_to_string(CAAD_IRQBALANCE_WARN), "warn");
+	assert_null(caad_irqbalance_mode_to_string(_CAAD_IRQBALANCE_MODE_COUNT));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_ban_and_restore, setup_fake, teardown_fake),
+		cmocka_unit_test_setup_teardown(test_bad_answers, setup_fake, teardown_fake),
+		cmocka_unit_test_setup_teardown(test_sync, setup_fake, teardown_fake),
+		cmocka_unit_test(test_absent),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
