@@ -8,9 +8,18 @@ PACKAGES=(
 	meson ninja-build pkg-config gcc clang llvm bpftool
 	# libraries
 	libbpf-dev libelf-dev zlib1g-dev libhwloc-dev libnl-3-dev libnl-genl-3-dev
-	libnl-route-3-dev libsystemd-dev libcap-dev libinih-dev libcmocka-dev
-	# tests and demo
-	hwloc iperf3 iproute2 jq procps
+	libnl-route-3-dev libsystemd-dev libcap-dev libinih-dev libcmocka-dev libjson-c-dev
+	# caadctl's tables and trees, and where its bash completion goes
+	libsmartcols-dev bash-completion
+	# packages (scripts/package.sh): .deb, lintian, .rpm
+	debhelper dpkg-dev lintian rpm fakeroot
+	# tests and demo; libFuzzer (scripts/fuzz.sh) and valgrind (scripts/sanitize.sh)
+	hwloc iperf3 iproute2 jq procps python3 libclang-rt-14-dev valgrind
+	# D-Bus and systemd tests: a private dbus-daemon, busctl, dbus-send/-monitor,
+	# systemd-analyze verify (looks up the man pages) and security, setpriv
+	dbus-daemon dbus-bin systemd man-db util-linux
+	# caadctl tests: tables in a real terminal; man pages rendered without warnings
+	tmux mandoc groff-base
 )
 
 if [ "$(id -u)" != 0 ]; then

@@ -70,7 +70,7 @@ unit=$(pkg-config --variable=systemdsystemunitdir systemd)/caad.service
 for page in man/caad.8 man/caadctl.8 man/caad.conf.5; do
 	[ -e "$page" ] || continue
 	# paths in FILES sections under /usr and /etc that are files shipped by the package
-	for p in $(sed -n '/^\.SH FILES/,/^\.SH /p' "$page" | grep -oE '/(usr|etc)/[A-Za-z0-9_./-]+' | sort -u); do
+	for p in $(sed -n '/^\.SH FILES/,/^\.SH /p' "$page" | sed 's/\\-/-/g' | grep -oE '/(usr|etc)/[A-Za-z0-9_./-]+' | sort -u); do
 		case "$p" in *'*'*|*/caad.conf.d*) continue ;; esac
 		[ -e "$p" ] || fail "$page names $p, which the package does not install"
 	done

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "caad/irqbalance.h"
 #include "caad/plan.h"
 
 enum caad_mode {
@@ -23,7 +24,10 @@ struct caad_config {
 	unsigned interval_ms;  /* scan period */
 	unsigned max_flows;    /* size of the BPF flow table */
 	int log_level;         /* syslog level */
+	enum caad_irqbalance_mode irqbalance; /* what to do when irqbalance runs */
+	char *metrics_file;    /* MetricsFile=: Prometheus text rewritten after every scan; NULL: none */
 	struct caad_policy policy;
+	char *error;           /* first error of a failed parse or load, "FILE:LINE: what"; NULL if none */
 };
 
 void caad_config_init(struct caad_config *c);
@@ -31,11 +35,15 @@ void caad_config_done(struct caad_config *c);
 
 /*
  * Parse one INI file into c, overriding what it sets. Unknown sections or
- * keys and bad values are errors: the message names FILE:LINE and is logged;
- * the return is -EINVAL (or -errno for I/O). On error c may be partially
- * updated: callers parse into a copy and swap.
+ * keys and bad values are errors: the message names FILE:LINE and is logged
+ * (the first one also kept in c->error, e.g. for D-Bus Reload); the return
+ * is -EINVAL (or -errno for I/O). On error c may be partially updated:
+ * callers parse into a copy and swap.
  */
 int caad_config_parse_file(struct caad_config *c, const char *path);
+/* The same for len bytes of text (NUL bytes included, no terminator
+ * needed); name stands for the file in messages. For tests and fuzzing. */
+int caad_config_parse_string(struct caad_config *c, const char *text, size_t len, const char *name);
 
 /*
  * Load the configuration stack: VENDORDIR/caad.conf, then CONFDIR/caad.conf,

@@ -102,6 +102,10 @@ int caad_topology_numa_cpus(const struct caad_topology *t, int os_index, struct 
 
 /* CPUs local to a network interface (hwloc OS device by name), or -ENOENT. */
 int caad_topology_nic_cpus(const struct caad_topology *t, const char *ifname, struct caad_cpumask *ret);
+/* Names of the network interfaces the topology holds as hwloc OS devices
+ * (an XML file's NICs, say): a NULL-terminated array to free with
+ * caad_strv_free(). Returns their count or -ENOMEM. */
+int caad_topology_nic_names(const struct caad_topology *t, char ***ret);
 
 /*
  * The machine as caad sees it: packages > LLCs > cores > PUs with NUMA

@@ -5,6 +5,7 @@
  * everything on exit. Single-threaded, on sd-event.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,18 +14,30 @@
 #include <sys/prctl.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "caad-config.h"
 #include "caad/apply.h"
 #include "caad/inventory.h"
+#include "caad/irqbalance.h"
 #include "caad/log.h"
 #include "caad/observe.h"
 #include "caad/state.h"
 #include "caad/sysfs.h"
 #include "caad/topology.h"
 #include "daemon.h"
+#include "dbus.h"
 #include "netlink.h"
+
+static uint64_t now_usec(clockid_t clock)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clock, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
 
 
 /* After BPF is attached caad needs only: CAP_NET_ADMIN (rps_cpus, netlink),
@@ -44,9 +57,18 @@ static int drop_privileges(void)
 		bool k = false;
 		for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
 			k = k || keep[i] == c;
-		if (!k && CAP_IS_SUPPORTED(c) && cap_drop_bound(c) < 0 && errno != EINVAL)
+		if (k || !CAP_IS_SUPPORTED(c) || cap_get_bound(c) != 1)
+			continue; /* kept, unknown to the kernel, or not in the bounding set anyway */
+		if (cap_drop_bound(c) >= 0)
+			continue;
+		if (errno != EPERM)
 			return log_error_errno(errno, "Failed to drop capability %s from the bounding set: %m",
 			                       cap_to_name(c));
+		/* Without CAP_SETPCAP (caad.service's CapabilityBoundingSet= leaves it
+		 * out) the bounding set stays as the service manager made it; the
+		 * permitted and effective sets below and no_new_privs still hold. */
+		log_debug("Cannot shrink the bounding set without CAP_SETPCAP; leaving it as it is");
+		break;
 	}
 	caps = cap_init();
 	if (!caps)
@@ -138,39 +160,71 @@ static int reload_inventory(struct daemon *d)
 	return 0;
 }
 
-static struct seen *seen_find(struct daemon *d, uint64_t id)
-{
-	for (size_t i = 0; i < d->n_seen; i++)
-		if (d->seen[i].id == id)
-			return &d->seen[i];
-	return NULL;
-}
-
-/* Log each heavy flow's decision when it first appears or changes. */
+/* Log each heavy flow's decision when it first appears or changes: the
+ * previous plan (d->plan) is looked up by flow id, O(log n) per flow. */
 static void log_decisions(struct daemon *d, const struct caad_flow *flows, const struct caad_plan *plan)
 {
-	struct seen *next = calloc(plan->n_decisions ? plan->n_decisions : 1, sizeof(*next));
-
-	if (!next)
-		return;
 	for (size_t k = 0; k < plan->n_decisions; k++) {
 		const struct caad_decision *dec = &plan->decisions[k];
 		const struct caad_flow *f = &flows[dec->flow];
-		struct seen *s = seen_find(d, f->id);
+		const struct caad_decision *old = caad_plan_find(d->plan, f->id);
+		char tuple[128];
 
-		bool changed = !s || s->steer_cpu != dec->steer_cpu;
-
-		if (changed && dec->steer_cpu >= 0)
-			log_info("Heavy flow (%.1f Gbit/s, processed on CPU %d) -> CPU %d, %s: %s", f->rate_bps / 1e9,
-			         f->proc_cpu, dec->steer_cpu, caad_relation_to_string(dec->relation), dec->reason);
-		else if (changed)
-			log_info("Heavy flow (%.1f Gbit/s, processed on CPU %d) left alone: %s", f->rate_bps / 1e9,
-			         f->proc_cpu, dec->reason);
-		next[k] = (struct seen){ .id = f->id, .steer_cpu = dec->steer_cpu };
+		if (old && old->steer_cpu == dec->steer_cpu)
+			continue;
+		caad_flow_format_tuple(f, tuple, sizeof(tuple));
+		if (dec->steer_cpu >= 0)
+			log_info("Heavy flow %s (%.1f Gbit/s, processed on CPU %d) -> CPU %d, %s: %s", tuple,
+			         f->rate_bps / 1e9, f->proc_cpu, dec->steer_cpu, caad_relation_to_string(dec->relation),
+			         dec->reason);
+		else
+			log_info("Heavy flow %s (%.1f Gbit/s, processed on CPU %d) left alone: %s", tuple,
+			         f->rate_bps / 1e9, f->proc_cpu, dec->reason);
+		caad_bus_flow_steered(d->bus, f->id, dec->steer_cpu, dec->relation);
 	}
-	free(d->seen);
-	d->seen = next;
-	d->n_seen = plan->n_decisions;
+}
+
+/* The STATUS= line of systemctl status, after every scan. */
+static void notify_status(struct daemon *d, size_t n_flows, const struct caad_plan *plan)
+{
+	size_t steered = 0;
+
+	for (size_t k = 0; plan && k < plan->n_decisions; k++)
+		steered += plan->decisions[k].steer_cpu >= 0;
+	sd_notifyf(false, "STATUS=%s%s: %zu flows, %zu heavy, %zu steered, %u values changed",
+	           caad_mode_to_string(d->config.mode), d->paused ? " (paused)" : "", n_flows,
+	           plan ? plan->n_decisions : 0, steered, caad_actuator_n_changed(d->actuator));
+}
+
+/* Keep the scan's flows and plan for the D-Bus API, until the next scan. */
+static void keep_scan(struct daemon *d, struct caad_flow **flows, size_t n, struct caad_plan **plan)
+{
+	free(d->flows);
+	d->flows = TAKE_PTR(*flows);
+	d->n_flows = n;
+	caad_plan_free(d->plan);
+	d->plan = TAKE_PTR(*plan);
+	caad_bus_sync_properties(d->bus);
+}
+
+/* irqbalance must leave alone the IRQs caad steers now, and only those. */
+static void irqbalance_follow(struct daemon *d, const struct caad_plan *plan)
+{
+	_cleanup_free_ int *irqs = NULL;
+	size_t n = 0;
+
+	if (!d->irqbalance)
+		return;
+	if (plan && d->config.mode == CAAD_MODE_ENFORCE && !d->paused) {
+		irqs = calloc(plan->n_settings + 1, sizeof(int));
+		if (!irqs)
+			return;
+		for (size_t i = 0; i < plan->n_settings; i++)
+			if (plan->settings[i].kind == CAAD_SETTING_IRQ_AFFINITY &&
+			    !caad_actuator_irq_unmovable(d->actuator, plan->settings[i].irq))
+				irqs[n++] = plan->settings[i].irq;
+	}
+	(void)caad_irqbalance_sync_update(d->irqbalance, d->config.irqbalance, irqs, n);
 }
 
 static int scan(struct daemon *d)
@@ -181,6 +235,7 @@ static int scan(struct daemon *d)
 	int r;
 
 	d->scans++;
+	d->last_scan_usec = now_usec(CLOCK_REALTIME);
 	(void)caad_observer_consume(d->observer);
 	r = caad_observer_snapshot(d->observer, &flows, &n);
 	if (r < 0)
@@ -199,22 +254,33 @@ static int scan(struct daemon *d)
 	}
 	if (d->inventory_lost) {
 		(void)caad_state_write(d->state_path, flows, n, NULL, NULL, caad_mode_to_string(d->config.mode));
+		sd_notifyf(false, "STATUS=%s: %zu flows, managed queues unknown", caad_mode_to_string(d->config.mode), n);
+		keep_scan(d, &flows, n, &plan);
 		return 0;
 	}
 
 	if (d->config.mode != CAAD_MODE_OBSERVE) {
-		r = caad_plan_compute(d->topo, d->inv, flows, n, &d->config.policy, &plan);
-		if (r < 0)
+		uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+		/* the previous plan gives hysteresis; flows' times are CLOCK_MONOTONIC */
+		r = caad_plan_compute(d->topo, d->inv, flows, n, &d->config.policy, d->plan, t0 * 1000, &plan);
+		d->last_plan_usec = now_usec(CLOCK_MONOTONIC) - t0;
+		if (r < 0) {
+			d->errors++;
 			return log_error_errno(r, "Planning failed: %m");
+		}
 		log_decisions(d, flows, plan);
-		r = caad_actuator_apply(d->actuator, d->inv, plan);
-		if (r > 0)
+		/* paused: the plan is shown (D-Bus, state.json), not applied */
+		r = d->paused ? 0 : caad_actuator_apply(d->actuator, d->inv, plan);
+		if (r > 0) {
 			d->inventory_dirty = true; /* show the new values */
+			caad_bus_plan_applied(d->bus, (unsigned)r, d->last_plan_usec);
+		}
 	}
+	irqbalance_follow(d, plan);
 
 	(void)caad_state_write(d->state_path, flows, n, d->inv, plan, caad_mode_to_string(d->config.mode));
-	sd_notifyf(false, "STATUS=%zu flows, %zu heavy, %u values changed", n, plan ? plan->n_decisions : 0,
-	           caad_actuator_n_changed(d->actuator));
+	notify_status(d, n, plan);
+	keep_scan(d, &flows, n, &plan);
 	return 0;
 }
 
@@ -226,6 +292,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	r = scan(d);
 	if (r == -ENOMEM)
 		return sd_event_exit(d->event, r);
+	daemon_metrics_file_update(d);
 	return sd_event_source_set_time(s, usec + (uint64_t)d->config.interval_ms * 1000);
 }
 
@@ -269,30 +336,82 @@ int daemon_config_apply_args(struct caad_config *c, const struct args *a)
 	return 0;
 }
 
-static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+int daemon_reload(struct daemon *d, char **ret_error)
 {
-	struct daemon *d = userdata;
 	struct caad_config c;
 	int r;
 
-	sd_notify(false, "RELOADING=1");
+	/* systemd's notify-reload protocol: RELOADING=1 with the time, then READY=1 */
+	sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, now_usec(CLOCK_MONOTONIC));
+	d->reloads++;
 	caad_config_init(&c);
 	r = caad_config_load(&c, d->args->config_path);
 	if (r < 0) {
+		d->reload_failures++;
 		log_error("Reload failed: keeping the running configuration");
+		sd_notifyf(false, "READY=1\nSTATUS=Reload failed, running configuration kept: %s",
+		           c.error ? c.error : "see the log");
+		if (ret_error)
+			*ret_error = TAKE_PTR(c.error);
 		caad_config_done(&c);
-	} else {
-		/* names were checked at start: only ENOMEM can fail here */
-		if (daemon_config_apply_args(&c, d->args) < 0)
-			log_warning("Reload: command-line interfaces could not be kept");
-		caad_config_done(&d->config);
-		d->config = c;
-		d->inventory_dirty = true;
-		/* dry-run and observe write nothing: what enforce wrote goes back */
-		(void)caad_actuator_set_dry_run(d->actuator, c.mode != CAAD_MODE_ENFORCE);
-		log_info("Configuration reloaded: mode %s", caad_mode_to_string(c.mode));
+		return r;
 	}
+	/* names were checked at start: only ENOMEM can fail here */
+	if (daemon_config_apply_args(&c, d->args) < 0)
+		log_warning("Reload: command-line interfaces could not be kept");
+	caad_config_done(&d->config);
+	d->config = c;
+	d->inventory_dirty = true;
+	/* dry-run and observe write nothing: what enforce wrote goes back */
+	(void)caad_actuator_set_dry_run(d->actuator, c.mode != CAAD_MODE_ENFORCE);
+	log_info("Configuration reloaded: mode %s", caad_mode_to_string(c.mode));
 	sd_notify(false, "READY=1");
+	caad_bus_sync_properties(d->bus);
+	return 0;
+}
+
+int daemon_set_mode(struct daemon *d, enum caad_mode mode)
+{
+	int r;
+
+	if (mode == d->config.mode)
+		return 0;
+	log_info("Mode %s -> %s", caad_mode_to_string(d->config.mode), caad_mode_to_string(mode));
+	d->config.mode = mode;
+	d->inventory_dirty = true;
+	/* dry-run and observe write nothing: what enforce wrote goes back */
+	r = caad_actuator_set_dry_run(d->actuator, mode != CAAD_MODE_ENFORCE);
+	caad_bus_sync_properties(d->bus);
+	return r;
+}
+
+void daemon_set_paused(struct daemon *d, bool paused)
+{
+	if (paused == d->paused)
+		return;
+	d->paused = paused;
+	log_info(paused ? "Paused: plans are no longer applied, changed values stay"
+	                : "Resumed: plans are applied again");
+	caad_bus_sync_properties(d->bus);
+}
+
+int daemon_restore_all(struct daemon *d)
+{
+	int r;
+
+	d->paused = true;
+	caad_bus_sync_properties(d->bus);
+	r = caad_actuator_restore(d->actuator);
+	d->inventory_dirty = true;
+	if (r < 0)
+		return log_error_errno(r, "Some values could not be restored, paused: %m");
+	log_info("Every changed value restored; paused until resumed");
+	return 0;
+}
+
+static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	(void)daemon_reload(userdata, NULL);
 	return 0;
 }
 
@@ -350,6 +469,9 @@ int daemon_run(struct daemon *d)
 	r = caad_actuator_new(&ao, &d->actuator);
 	if (r < 0)
 		return r;
+	r = caad_irqbalance_sync_new(a->sysroot, &d->irqbalance);
+	if (r < 0)
+		return r;
 
 	r = caad_link_watch_new(on_link_change, d, &d->links);
 	if (r < 0)
@@ -378,6 +500,9 @@ int daemon_run(struct daemon *d)
 	if (r < 0)
 		return r;
 	(void)sd_event_set_watchdog(d->event, true);
+	r = caad_bus_open(d, &d->bus); /* without a bus caad runs on, without the API */
+	if (r < 0)
+		return r;
 
 	log_info("caad %s running: mode %s, scan every %u ms, heavy from %.2f Gbit/s", CAAD_VERSION,
 	         caad_mode_to_string(d->config.mode), d->config.interval_ms,
@@ -387,7 +512,9 @@ int daemon_run(struct daemon *d)
 	r = sd_event_loop(d->event);
 
 	sd_notify(false, "STOPPING=1");
+	daemon_metrics_file_remove(d);
 	int q = caad_actuator_restore(d->actuator);
+	(void)caad_irqbalance_sync_restore(d->irqbalance);
 	if (q < 0)
 		log_error_errno(q, "Some values could not be restored; the journal %s is kept for the next start: %m",
 		                journal);
@@ -396,17 +523,21 @@ int daemon_run(struct daemon *d)
 
 void daemon_done(struct daemon *d)
 {
+	caad_bus_free(d->bus);
+	free(d->flows);
+	caad_plan_free(d->plan);
 	caad_link_watch_free(d->links);
 	sd_event_source_unref(d->timer);
 	sd_event_unref(d->event);
 	caad_actuator_free(d->actuator);
+	caad_irqbalance_sync_free(d->irqbalance);
 	caad_observer_free(d->observer);
 	caad_inventory_free(d->inv);
 	caad_topology_free(d->topo);
 	caad_config_done(&d->config);
-	free(d->seen);
 	free(d->autoselected);
 	free(d->state_path);
+	free(d->metrics_written);
 }
 
 int daemon_print_topology(const struct args *a, const struct caad_config *c)

@@ -12,6 +12,8 @@
 
 #define EX_CONFIG 78
 
+struct caad_bus;
+
 struct args {
 	const char *config_path;
 	const char *sysroot;
@@ -26,6 +28,7 @@ struct args {
 	bool restore_only;
 	bool print_topology;
 	bool json;
+	const char *simulate_path; /* --simulate */
 };
 
 struct daemon {
@@ -35,6 +38,7 @@ struct daemon {
 	struct caad_inventory *inv;
 	struct caad_observer *observer;
 	struct caad_actuator *actuator;
+	struct caad_irqbalance_sync *irqbalance; /* irqbalance bans of the IRQs caad steers */
 	struct caad_link_watch *links;
 	sd_event *event;
 	sd_event_source *timer;
@@ -43,10 +47,25 @@ struct daemon {
 	char *autoselected; /* interfaces picked without Interfaces=, space-separated */
 	bool inventory_lost; /* last re-read failed: a managed interface is gone */
 	uint64_t scans;
-	/* last logged decision per flow, to log each change once */
-	struct seen { uint64_t id; int steer_cpu; } *seen;
-	size_t n_seen;
+
+	struct caad_bus *bus;      /* the D-Bus API (dbus.c) */
+	bool paused;               /* D-Bus Pause/RestoreAll: plan, but apply nothing */
+	/* the last scan, for the D-Bus API: flows, and the plan (NULL in
+	 * observe mode or while the queues are unknown) indexing into them */
+	struct caad_flow *flows;
+	size_t n_flows;
+	struct caad_plan *plan;    /* also the previous plan of the next scan (hysteresis, logging) */
+	uint64_t last_plan_usec;   /* how long planning took */
+	uint64_t last_scan_usec;   /* CLOCK_REALTIME of the last scan, 0 never */
+	uint64_t errors;           /* failed plans (the actuator counts its own) */
+	uint64_t reloads, reload_failures;
+	char *metrics_written;     /* the MetricsFile= written last (removed at exit) */
+	bool metrics_failing;      /* writing it failed: said once */
 };
+
+/* Only "prior" exists: the decision rests on the measured prior (peer core
+ * in the consumer's LLC). The closed-loop "measure" placement will add one. */
+#define DAEMON_PLACEMENT "prior"
 
 /* Command-line options override the configuration files, at start and on
  * every reload; the log level follows (option, else LogLevel=). */
@@ -55,5 +74,33 @@ int daemon_config_apply_args(struct caad_config *c, const struct args *a);
  * until SIGTERM/SIGINT and restore what was changed. */
 int daemon_run(struct daemon *d);
 void daemon_done(struct daemon *d);
+
+/* Reload the configuration (SIGHUP, D-Bus Reload) with the notify-reload
+ * protocol. On an error the running configuration stays, and *ret_error
+ * (when non-NULL) gets the first error's text, "FILE:LINE: what". */
+int daemon_reload(struct daemon *d, char **ret_error);
+/* D-Bus SetMode: until the next reload or restart. Leaving enforce restores
+ * what was written. */
+int daemon_set_mode(struct daemon *d, enum caad_mode mode);
+/* D-Bus Pause/Resume: stop or restart applying plans; values stay. */
+void daemon_set_paused(struct daemon *d, bool paused);
+/* D-Bus RestoreAll: put every changed value back and pause. */
+int daemon_restore_all(struct daemon *d);
 /* --print-topology: the machine and the interfaces caad would manage. */
 int daemon_print_topology(const struct args *a, const struct caad_config *c);
+
+/* metrics.c: what the last plan wants for rx queue `queue` of the
+ * inventory's interface iface: "irq" (an IRQ affinity), "kthread" (a
+ * threaded-NAPI kthread's affinity), "rps" (a non-empty RPS mask) or NULL,
+ * with its CPUs in *ret. */
+const char *daemon_queue_target(const struct daemon *d, size_t iface, unsigned queue, struct caad_cpumask *ret);
+/* The counters of the D-Bus properties and the metrics. */
+struct caad_metrics;
+void daemon_fill_counters(const struct daemon *d, struct caad_metrics *m);
+/* All the metrics as Prometheus text (GetMetrics, MetricsFile=). */
+int daemon_metrics_text(const struct daemon *d, char **ret);
+/* After a scan: rewrite MetricsFile= atomically (and remove the file of an
+ * earlier MetricsFile=); failures are logged once. */
+void daemon_metrics_file_update(struct daemon *d);
+/* At exit: remove the metrics file. */
+void daemon_metrics_file_remove(struct daemon *d);

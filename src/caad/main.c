@@ -13,7 +13,12 @@
 #include "caad-config.h"
 #include "caad/config.h"
 #include "caad/log.h"
+#include "caad/scenario.h"
+#include "caad/topology.h"
 #include "daemon.h"
+
+#define EX_DATAERR 65 /* --simulate: a bad scenario */
+#define EX_NOINPUT 66 /* --simulate: the scenario cannot be read */
 
 static void help(void)
 {
@@ -39,14 +44,17 @@ static void help(void)
 	       "     --restore              Restore what an earlier run's journal records, then exit\n"
 	       "     --print-topology       Print the machine and the interfaces' queues as caad sees\n"
 	       "                            them (honours --topology, --sysroot, -i), then exit\n"
-	       "     --json                 With --print-topology: print JSON\n",
+	       "     --json                 With --print-topology: print JSON\n"
+	       "     --simulate=SCENARIO.json\n"
+	       "                            Print the plan for the interfaces and flows of a scenario\n"
+	       "                            as JSON (honours --topology, --config), then exit\n",
 	       CAAD_VENDORDIR, CAAD_SYSCONFDIR, CAAD_SYSCONFDIR, CAAD_RUNTIME_DIR);
 }
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	enum { ARG_VERSION = 0x100, ARG_INTERVAL, ARG_SYSROOT, ARG_TOPOLOGY, ARG_RUNTIME_DIR, ARG_LOG_LEVEL,
-	       ARG_RESTORE, ARG_PRINT_TOPOLOGY, ARG_JSON };
+	       ARG_RESTORE, ARG_PRINT_TOPOLOGY, ARG_JSON, ARG_SIMULATE };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -62,6 +70,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "restore", no_argument, NULL, ARG_RESTORE },
 		{ "print-topology", no_argument, NULL, ARG_PRINT_TOPOLOGY },
 		{ "json", no_argument, NULL, ARG_JSON },
+		{ "simulate", required_argument, NULL, ARG_SIMULATE },
 		{}
 	};
 	int c;
@@ -130,6 +139,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case ARG_JSON:
 			a->json = true;
 			break;
+		case ARG_SIMULATE:
+			a->simulate_path = optarg;
+			break;
 		default:
 			return -EINVAL;
 		}
@@ -138,7 +150,46 @@ static int parse_args(int argc, char **argv, struct args *a)
 		fprintf(stderr, "caad: unexpected argument \"%s\"\n", argv[optind]);
 		return -EINVAL;
 	}
+	if (a->simulate_path && (a->restore_only || a->print_topology)) {
+		fprintf(stderr, "caad: --simulate cannot be combined with --restore or --print-topology\n");
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/* --simulate: the plan for a scenario on stdout, as JSON; the host's queues
+ * and flows are not looked at, nothing is written. Returns the exit status. */
+static int simulate(const struct args *a, const struct caad_config *c)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	_cleanup_(caad_scenario_freep) struct caad_scenario *s = NULL;
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	_cleanup_free_ char *error = NULL;
+	int r;
+
+	r = caad_topology_load(a->topology_path, a->sysroot, &t);
+	if (r < 0)
+		return EXIT_FAILURE; /* logged */
+	r = caad_scenario_load(a->simulate_path, t, &s, &error);
+	if (r == -ENOMEM) {
+		log_error_errno(r, "Failed to read the scenario: %m");
+		return EXIT_FAILURE;
+	}
+	if (r < 0) {
+		log_error("%s", error ?: a->simulate_path);
+		return r == -EINVAL || r == -EFBIG ? EX_DATAERR : EX_NOINPUT;
+	}
+	r = caad_scenario_plan(s, t, &c->policy, &p);
+	if (r < 0) {
+		log_error_errno(r, "Planning failed: %m");
+		return EXIT_FAILURE;
+	}
+	r = caad_scenario_print(stdout, s, &c->policy, p);
+	if (r < 0 || fflush(stdout) != 0) {
+		log_error_errno(r < 0 ? r : errno, "Failed to write the plan: %m");
+		return EXIT_FAILURE;
+	}
+	return EXIT_SUCCESS;
 }
 
 int main(int argc, char **argv)
@@ -155,14 +206,26 @@ int main(int argc, char **argv)
 
 	caad_config_init(&d.config);
 	r = caad_config_load(&d.config, args.config_path);
-	if (r < 0)
-		return EX_CONFIG;
-	r = daemon_config_apply_args(&d.config, &args);
-	if (r == -ENOMEM)
-		return EXIT_FAILURE;
 	if (r < 0) {
+		daemon_done(&d); /* the config keeps its error's text */
+		free(args.interfaces);
+		return EX_CONFIG;
+	}
+	r = daemon_config_apply_args(&d.config, &args);
+	if (r < 0) {
+		daemon_done(&d);
+		free(args.interfaces);
+		if (r == -ENOMEM)
+			return EXIT_FAILURE;
 		fprintf(stderr, "caad: --interface: invalid interface name among the given ones\n");
 		return 2;
+	}
+
+	if (args.simulate_path) {
+		r = simulate(&args, &d.config);
+		daemon_done(&d);
+		free(args.interfaces);
+		return r;
 	}
 
 	if (args.print_topology) {

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <ini.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,7 +44,9 @@
 #define MAX_FLOWS_DEFAULT 16384u
 #define MAX_FLOWS_MIN 64u
 #define MAX_FLOWS_MAX 1048576u
-#define RATE_THRESHOLD_DEFAULT UINT64_C(1000000000)
+#define RATE_THRESHOLD_DEFAULT CAAD_RATE_THRESHOLD_DEFAULT
+#define AGE_MS_MAX 3600000u     /* MinAgeMSec=, DwellMSec=: an hour */
+#define MAX_MOVES_MAX 1048576u
 
 #define log_oom() log_error_errno(ENOMEM, "Out of memory")
 
@@ -118,8 +121,12 @@ void caad_config_init(struct caad_config *c)
 		.interval_ms = INTERVAL_MS_DEFAULT,
 		.max_flows = MAX_FLOWS_DEFAULT,
 		.log_level = LOG_INFO,
+		.irqbalance = CAAD_IRQBALANCE_BAN,
 		.policy = {
 			.rate_threshold_bps = RATE_THRESHOLD_DEFAULT,
+			.min_age_ms = CAAD_MIN_AGE_MS_DEFAULT,
+			.dwell_ms = CAAD_DWELL_MS_DEFAULT,
+			.max_moves = CAAD_MAX_MOVES_DEFAULT,
 			.allow_smt_sibling = false,
 			.allow_other_package = false,
 		},
@@ -134,6 +141,30 @@ void caad_config_done(struct caad_config *c)
 	strv_free(c->interfaces);
 	c->interfaces = NULL;
 	c->n_interfaces = 0;
+	free(c->error);
+	c->error = NULL;
+	free(c->metrics_file);
+	c->metrics_file = NULL;
+}
+
+/* Log an error with errno set to |r| (for %m), keep the first one's text in
+ * c->error, return -|r|. */
+static int config_error(struct caad_config *c, int r, const char *fmt, ...) _printf_(3, 4);
+static int config_error(struct caad_config *c, int r, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	r = r < 0 ? -r : r;
+	errno = r;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+
+	log_error("%s", msg);
+	if (!c->error)
+		c->error = strdup(msg); /* out of memory: the log has it */
+	return -r;
 }
 
 /* As the kernel's dev_valid_name(): it refuses ':' too (alias syntax). */
@@ -336,6 +367,19 @@ static int parse_mode(const struct config_key *k, struct caad_config *c, const c
 	return 0;
 }
 
+static int parse_irqbalance(const struct config_key *k, struct caad_config *c, const char *value, char *why,
+                            size_t why_size)
+{
+	int m = caad_irqbalance_mode_from_string(value);
+
+	if (m < 0) {
+		snprintf(why, why_size, "expected ban, warn or ignore");
+		return m;
+	}
+	*FIELD(c, k, enum caad_irqbalance_mode) = (enum caad_irqbalance_mode)m;
+	return 0;
+}
+
 static int parse_interfaces(const struct config_key *k, struct caad_config *c, const char *value,
                             char *why, size_t why_size)
 {
@@ -423,6 +467,27 @@ static int parse_bool(const struct config_key *k, struct caad_config *c, const c
 	return r;
 }
 
+/* An absolute file path, or empty for none (NULL). */
+static int parse_path(const struct config_key *k, struct caad_config *c, const char *value, char *why,
+                      size_t why_size)
+{
+	char **field = FIELD(c, k, char *), *copy = NULL;
+	size_t n = strlen(value);
+
+	if (n > 0 && (value[0] != '/' || value[n - 1] == '/' || n >= PATH_MAX)) {
+		snprintf(why, why_size, "expected an absolute file name, or nothing");
+		return -EINVAL;
+	}
+	if (n > 0) {
+		copy = strdup(value);
+		if (!copy)
+			return -ENOMEM;
+	}
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
 #define KEY(s, n, p, field, ...) { s, n, p, offsetof(struct caad_config, field), __VA_ARGS__ }
 
 static const struct config_key config_keys[] = {
@@ -431,10 +496,15 @@ static const struct config_key config_keys[] = {
 	KEY("Daemon", "IntervalMSec", parse_unsigned, interval_ms, INTERVAL_MS_MIN, INTERVAL_MS_MAX),
 	KEY("Daemon", "MaxFlows", parse_unsigned, max_flows, MAX_FLOWS_MIN, MAX_FLOWS_MAX),
 	KEY("Daemon", "LogLevel", parse_log_level, log_level),
+	KEY("Daemon", "IrqBalance", parse_irqbalance, irqbalance),
+	KEY("Daemon", "MetricsFile", parse_path, metrics_file),
 	KEY("Placement", "RateThreshold", parse_rate, policy.rate_threshold_bps),
 	KEY("Placement", "BannedCPUs", parse_cpus, policy.banned),
 	KEY("Placement", "AllowSMTSibling", parse_bool, policy.allow_smt_sibling),
 	KEY("Placement", "AllowOtherPackage", parse_bool, policy.allow_other_package),
+	KEY("Placement", "MinAgeMSec", parse_unsigned, policy.min_age_ms, 0, AGE_MS_MAX),
+	KEY("Placement", "DwellMSec", parse_unsigned, policy.dwell_ms, 0, AGE_MS_MAX),
+	KEY("Placement", "MaxMovesPerCycle", parse_unsigned, policy.max_moves, 1, MAX_MOVES_MAX),
 };
 
 static bool section_known(const char *s)
@@ -469,7 +539,7 @@ static int ctx_error(struct parse_ctx *ctx, int r, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 
-	log_error("%s:%u: %s", ctx->path, ctx->line, msg);
+	config_error(ctx->config, r, "%s:%u: %s", ctx->path, ctx->line, msg);
 	if (ctx->r == 0)
 		ctx->r = r;
 	return 0;
@@ -582,33 +652,17 @@ static int handle_key(void *user, const char *section, const char *name, const c
 	return 1;
 }
 
-int caad_config_parse_file(struct caad_config *c, const char *path)
+/* Parse the open stream f; path names it in messages. */
+static int parse_stream(struct caad_config *c, FILE *f, const char *path)
 {
-	_cleanup_(fclosep) FILE *f = NULL;
-	struct parse_ctx ctx = { .config = c, .path = path };
-	struct stat st;
+	struct parse_ctx ctx = { .config = c, .path = path, .f = f };
 	int r;
 
-	assert(c);
-	assert(path);
-
-	f = fopen(path, "re");
-	if (!f) {
-		if (errno == ENOENT)
-			return -ENOENT; /* whether that is an error is the caller's call */
-		return log_error_errno(errno, "Failed to open %s: %m", path);
-	}
-	if (fstat(fileno(f), &st) < 0)
-		return log_error_errno(errno, "Failed to stat %s: %m", path);
-	if (S_ISDIR(st.st_mode))
-		return log_error_errno(EISDIR, "Failed to read %s: %m", path);
-
-	ctx.f = f;
 	r = ini_parse_stream(read_line, &ctx, handle_key, &ctx);
 	free(ctx.buf);
 
 	if (ctx.read_errno)
-		return log_error_errno(ctx.read_errno, "Failed to read %s: %m", path);
+		return config_error(c, ctx.read_errno, "Failed to read %s: %m", path);
 	if (r == -2)
 		return log_oom();
 	if (r > 0 && ctx.r == 0) {
@@ -617,6 +671,44 @@ int caad_config_parse_file(struct caad_config *c, const char *path)
 		ctx_error(&ctx, -EINVAL, "Syntax error");
 	}
 	return ctx.r;
+}
+
+int caad_config_parse_file(struct caad_config *c, const char *path)
+{
+	_cleanup_(fclosep) FILE *f = NULL;
+	struct stat st;
+
+	assert(c);
+	assert(path);
+
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT)
+			return -ENOENT; /* whether that is an error is the caller's call */
+		return config_error(c, errno, "Failed to open %s: %m", path);
+	}
+	if (fstat(fileno(f), &st) < 0)
+		return config_error(c, errno, "Failed to stat %s: %m", path);
+	if (S_ISDIR(st.st_mode))
+		return config_error(c, EISDIR, "Failed to read %s: %m", path);
+
+	return parse_stream(c, f, path);
+}
+
+int caad_config_parse_string(struct caad_config *c, const char *text, size_t len, const char *name)
+{
+	_cleanup_(fclosep) FILE *f = NULL;
+
+	assert(c);
+	assert(text || len == 0);
+	assert(name);
+
+	if (len == 0)
+		return 0; /* an empty file; and fmemopen(NULL, 0) would fail */
+	f = fmemopen((void *)text, len, "r"); /* "r": the buffer is only read */
+	if (!f)
+		return config_error(c, errno, "Failed to read %s: %m", name);
+	return parse_stream(c, f, name);
 }
 
 /* *.conf, not hidden, a regular file (through a symlink, too). */
@@ -640,7 +732,7 @@ static int strcmp_ptr(const void *a, const void *b)
 }
 
 /* Names of the *.conf files in dir, sorted bytewise. A missing dir is empty. */
-static int list_dropins(const char *dir, char ***ret, size_t *ret_n)
+static int list_dropins(struct caad_config *c, const char *dir, char ***ret, size_t *ret_n)
 {
 	_cleanup_(closedirp) DIR *d = NULL;
 	_cleanup_(strv_freep) char **l = NULL;
@@ -649,7 +741,7 @@ static int list_dropins(const char *dir, char ***ret, size_t *ret_n)
 	d = opendir(dir);
 	if (!d) {
 		if (errno != ENOENT)
-			return log_error_errno(errno, "Failed to open %s: %m", dir);
+			return config_error(c, errno, "Failed to open %s: %m", dir);
 		*ret = NULL;
 		*ret_n = 0;
 		return 0;
@@ -663,7 +755,7 @@ static int list_dropins(const char *dir, char ***ret, size_t *ret_n)
 		de = readdir(d);
 		if (!de) {
 			if (errno)
-				return log_error_errno(errno, "Failed to read %s: %m", dir);
+				return config_error(c, errno, "Failed to read %s: %m", dir);
 			break;
 		}
 		if (!dropin_name(d, de))
@@ -716,7 +808,7 @@ int caad_config_load(struct caad_config *c, const char *explicit_path)
 	if (explicit_path) {
 		r = caad_config_parse_file(c, explicit_path);
 		if (r == -ENOENT)
-			return log_error_errno(r, "Failed to open %s: %m", explicit_path);
+			return config_error(c, r, "Failed to open %s: %m", explicit_path);
 		return r;
 	}
 
@@ -729,7 +821,7 @@ int caad_config_load(struct caad_config *c, const char *explicit_path)
 
 	if (caad_path(&dir, root, "%s", CAAD_SYSCONFDIR "/caad.conf.d") < 0)
 		return log_oom();
-	r = list_dropins(dir, &names, &n);
+	r = list_dropins(c, dir, &names, &n);
 	if (r < 0)
 		return ret ?: r;
 	for (size_t i = 0; i < n; i++) {

@@ -177,7 +177,8 @@ static int load_rx_queues(const char *sysroot, struct caad_iface *iface)
 		n++;
 	}
 	closedir(d);
-	qsort(rx, n, sizeof(*rx), cmp_queue);
+	if (n > 1) /* rx is NULL without queues: qsort(NULL, 0) is undefined */
+		qsort(rx, n, sizeof(*rx), cmp_queue);
 
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_free_ char *path = NULL, *value = NULL;

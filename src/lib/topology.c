@@ -6,6 +6,7 @@
 
 #include <hwloc.h>
 
+#include "caad/inventory.h"
 #include "caad/log.h"
 #include "caad/sysfs.h"
 #include "caad/topology.h"
@@ -577,6 +578,36 @@ enum caad_relation caad_topology_relation(const struct caad_topology *t, unsigne
 	if (ca->package == cb->package)
 		return CAAD_RELATION_SAME_PACKAGE_OTHER_LLC;
 	return CAAD_RELATION_OTHER_PACKAGE;
+}
+
+int caad_topology_nic_names(const struct caad_topology *t, char ***ret)
+{
+	hwloc_obj_t o = NULL;
+	char **l;
+	size_t n = 0;
+
+	assert(t);
+	assert(t->hwloc);
+	assert(ret);
+
+	while ((o = hwloc_get_next_osdev(t->hwloc, o)))
+		n += o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && o->name;
+	l = calloc(n + 1, sizeof(char *));
+	if (!l)
+		return -ENOMEM;
+	n = 0;
+	while ((o = hwloc_get_next_osdev(t->hwloc, o))) {
+		if (o->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK || !o->name)
+			continue;
+		l[n] = strdup(o->name);
+		if (!l[n]) {
+			caad_strv_free(l);
+			return -ENOMEM;
+		}
+		n++;
+	}
+	*ret = l;
+	return (int)n;
 }
 
 int caad_topology_nic_cpus(const struct caad_topology *t, const char *ifname, struct caad_cpumask *ret)

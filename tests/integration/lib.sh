@@ -82,3 +82,70 @@ softnet_received_rps() {
 	local row=$(( $1 + 1 ))
 	printf '%d\n' "0x$(sed -n "${row}p" /proc/net/softnet_stat | awk '{print $10}')"
 }
+
+# A private system bus for caad's D-Bus API, like Debian's system bus, with
+# caad's shipped policy (dbus/org.caad1.conf) and $TMP/bus/local.conf for a
+# test's own rules. bus_init sets SOCK and ADDR and exports
+# DBUS_SYSTEM_BUS_ADDRESS; bus_start (again after a bus_stop) starts
+# dbus-daemon and sets BUS_PID; bus_stop ends it. $TMP must exist; it is
+# made world-searchable so that an unprivileged caller (nobody) reaches the
+# socket.
+bus_init() {
+	local src=${CAAD_SOURCE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+	command -v dbus-daemon >/dev/null || fail "dbus-daemon not installed (scripts/install-deps.sh installs it)"
+	chmod 0755 "$TMP"
+	mkdir -m 0755 "$TMP/bus"
+	SOCK=$TMP/bus/socket
+	ADDR=unix:path=$SOCK
+	BUS_PID=
+	export DBUS_SYSTEM_BUS_ADDRESS=$ADDR
+	cat >"$TMP/bus/bus.conf" <<EOC
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=$SOCK</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+  </policy>
+  <policy user="root">
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
+  </policy>
+  <include>$src/dbus/org.caad1.conf</include>
+  <include ignore_missing="yes">$TMP/bus/local.conf</include>
+</busconfig>
+EOC
+}
+
+bus_start() {
+	rm -f "$SOCK"
+	dbus-daemon --config-file="$TMP/bus/bus.conf" --fork --print-pid=1 >"$TMP/bus/pid" ||
+		fail "dbus-daemon did not start"
+	BUS_PID=$(cat "$TMP/bus/pid")
+	wait_for 5 test -S "$SOCK" || fail "no bus socket"
+}
+
+bus_stop() {
+	[ -n "${BUS_PID:-}" ] && kill "$BUS_PID" 2>/dev/null
+	BUS_PID=
+	return 0
+}
+
+# Whether caad owns org.caad1 on the bus at $ADDR.
+bus_has_caad() {
+	busctl --address="$ADDR" -j call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus \
+		NameHasOwner s org.caad1 2>/dev/null | jq -e '.data[0]' >/dev/null
+}

@@ -176,6 +176,10 @@ static void assert_defaults(const struct caad_config *c)
 	assert_false(c->policy.allow_smt_sibling);
 	assert_false(c->policy.allow_other_package);
 	assert_true(caad_cpumask_empty(&c->policy.banned));
+	assert_int_equal(c->policy.min_age_ms, 500);
+	assert_int_equal(c->policy.dwell_ms, 2000);
+	assert_int_equal(c->policy.max_moves, 16);
+	assert_null(c->metrics_file);
 }
 
 /* ---- tests ------------------------------------------------------------ */
@@ -396,6 +400,15 @@ static void test_parse_ranges(void **state)
 		{ "[Daemon]\nIntervalMSec=60000\nMaxFlows=1048576\n", 60000, 1048576 },
 		{ "[Daemon]\nMode=observe\nLogLevel=err\n", 250, 16384 },
 	};
+	static const struct {
+		const char *text;
+		unsigned min_age, dwell, moves;
+	} placement[] = {
+		{ "[Placement]\nMinAgeMSec=0\nDwellMSec=0\nMaxMovesPerCycle=1\n", 0, 0, 1 },
+		{ "[Placement]\nMinAgeMSec=3600000\nDwellMSec=3600000\nMaxMovesPerCycle=1048576\n", 3600000, 3600000,
+		  1048576 },
+		{ "[Placement]\nDwellMSec=500\n", 500, 500, 16 },
+	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct caad_config c;
@@ -406,6 +419,18 @@ static void test_parse_ranges(void **state)
 		assert_string_equal(log, "");
 		assert_int_equal(c.interval_ms, cases[i].interval);
 		assert_int_equal(c.max_flows, cases[i].flows);
+		caad_config_done(&c);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(placement); i++) {
+		struct caad_config c;
+		_cleanup_free_ char *path = NULL, *log = NULL;
+
+		caad_config_init(&c);
+		assert_int_equal(parse_string(&c, placement[i].text, &path, &log), 0);
+		assert_string_equal(log, "");
+		assert_int_equal(c.policy.min_age_ms, placement[i].min_age);
+		assert_int_equal(c.policy.dwell_ms, placement[i].dwell);
+		assert_int_equal(c.policy.max_moves, placement[i].moves);
 		caad_config_done(&c);
 	}
 }
@@ -496,6 +521,9 @@ static void test_parse_errors(void **state)
 		{ "[Placement]\nBannedCPUs=4096\n", 2, "Invalid BannedCPUs= value '4096': CPU numbers must be below 4096" },
 		{ "[Placement]\nAllowSMTSibling=maybe\n", 2, "Invalid AllowSMTSibling= value 'maybe': expected yes/no" },
 		{ "[Placement]\nAllowOtherPackage=2\n", 2, "Invalid AllowOtherPackage= value '2'" },
+		{ "[Placement]\nMinAgeMSec=3600001\n", 2, "Invalid MinAgeMSec= value '3600001': out of range 0..3600000" },
+		{ "[Placement]\nDwellMSec=1s\n", 2, "Invalid DwellMSec= value '1s': expected an unsigned" },
+		{ "[Placement]\nMaxMovesPerCycle=0\n", 2, "Invalid MaxMovesPerCycle= value '0': out of range 1..1048576" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -515,7 +543,11 @@ static void test_parse_errors(void **state)
 			fail_msg("case %zu: log does not start with \"%s\":\n%s", i, want, log);
 		if (!strstr(log, cases[i].expect))
 			fail_msg("case %zu: log lacks \"%s\":\n%s", i, cases[i].expect, log);
+		/* kept for D-Bus Reload's reply: the same text */
+		if (!c.error || strncmp(c.error, want, strlen(want)) != 0 || !strstr(c.error, cases[i].expect))
+			fail_msg("case %zu: error kept is \"%s\"", i, c.error ? c.error : "(null)");
 		caad_config_done(&c);
+		assert_null(c.error);
 	}
 }
 
@@ -549,6 +581,9 @@ static void test_parse_errors_each_once(void **state)
 	assert_int_equal(count_substr(log, ":10: Invalid MaxFlows= value '1'"), 1);
 	assert_int_equal(count_substr(log, "Baz"), 0); /* inside [Nope]: reported via the header */
 	assert_int_equal(count_lines(log), 5);
+	/* the first one is kept */
+	assert_non_null(c.error);
+	assert_int_equal(strncmp(c.error, l2, strlen(l2)), 0);
 	/* good lines between bad ones still apply */
 	assert_true(c.policy.allow_smt_sibling);
 	caad_config_done(&c);
@@ -574,6 +609,59 @@ static void test_parse_long_lines(void **state)
 		fail_msg("log lacks \"%s\":\n%s", want, log);
 	assert_int_equal(count_lines(log), 1);
 	assert_int_equal(c.max_flows, 100);
+	caad_config_done(&c);
+}
+
+/* The same parser over a buffer: exactly len bytes, NUL bytes included. */
+/* MetricsFile=: an absolute file name, replaced by a later one, empty for none. */
+static void test_metrics_file(void **state)
+{
+	static const char *const bad[] = { "caad.prom", "./caad.prom", "/var/lib/prometheus/" };
+	struct caad_config c;
+	_cleanup_free_ char *path = NULL, *log = NULL;
+
+	caad_config_init(&c);
+	assert_int_equal(parse_string(&c, "[Daemon]\nMetricsFile=/var/lib/node/caad.prom\n", &path, &log), 0);
+	assert_string_equal(c.metrics_file, "/var/lib/node/caad.prom");
+	free(path), free(log);
+	assert_int_equal(parse_string(&c, "[Daemon]\nMetricsFile=/run/caad.prom\n", &path, &log), 0);
+	assert_string_equal(c.metrics_file, "/run/caad.prom");
+	free(path), free(log);
+	assert_int_equal(parse_string(&c, "[Daemon]\nMetricsFile=\n", &path, &log), 0);
+	assert_null(c.metrics_file);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		_cleanup_free_ char *text = NULL;
+
+		free(path), free(log);
+		assert_true(asprintf(&text, "[Daemon]\nMetricsFile=/kept.prom\nMetricsFile=%s\n", bad[i]) > 0);
+		assert_int_equal(parse_string(&c, text, &path, &log), -EINVAL);
+		assert_non_null(strstr(log, "expected an absolute file name, or nothing"));
+		assert_string_equal(c.metrics_file, "/kept.prom"); /* a bad value changes nothing */
+	}
+	caad_config_done(&c);
+	assert_null(c.metrics_file);
+}
+
+static void test_parse_string(void **state)
+{
+	static const char text[] = "[Daemon]\nMaxFlows=100\nMode=observe\n";
+	static const char nul[] = "[Daemon]\nMode=dry-run\0x\n";
+	struct caad_config c;
+	struct capture cap;
+	_cleanup_free_ char *log = NULL;
+
+	caad_config_init(&c);
+	assert_int_equal(caad_config_parse_string(&c, text, strlen("[Daemon]\nMaxFlows=100\n"), "cut.conf"), 0);
+	assert_int_equal(c.max_flows, 100);
+	assert_int_equal(c.mode, CAAD_MODE_ENFORCE); /* past len */
+	assert_int_equal(caad_config_parse_string(&c, NULL, 0, "empty.conf"), 0);
+
+	capture_begin(&cap);
+	assert_int_equal(caad_config_parse_string(&c, nul, sizeof(nul) - 1, "nul.conf"), -EINVAL);
+	log = capture_end(&cap);
+	if (!strstr(log, "nul.conf:2: Invalid line: contains a NUL byte"))
+		fail_msg("unexpected log:\n%s", log);
+	assert_int_equal(c.mode, CAAD_MODE_ENFORCE);
 	caad_config_done(&c);
 }
 
@@ -614,6 +702,7 @@ static void test_load_explicit(void **state)
 	assert_int_equal(caad_config_load(&c, explicit_path), 0);
 	assert_int_equal(c.max_flows, 128);
 	assert_int_equal(c.mode, CAAD_MODE_ENFORCE);
+	assert_null(c.error);
 
 	assert_true(asprintf(&missing, "%s/missing.conf", tmpdir) > 0);
 	capture_begin(&cap);
@@ -622,6 +711,8 @@ static void test_load_explicit(void **state)
 	if (!strstr(log, missing))
 		fail_msg("log lacks the path:\n%s", log);
 	assert_int_equal(count_lines(log), 1);
+	assert_non_null(c.error);
+	assert_non_null(strstr(c.error, missing));
 	caad_config_done(&c);
 }
 
@@ -701,6 +792,9 @@ static void test_load_stack_errors(void **state)
 		fail_msg("log lacks \"%s\" or \"%s\":\n%s", want1, want2, log);
 	assert_int_equal(count_lines(log), 2);
 	assert_int_equal(c.max_flows, 100);
+	/* the first error of the stack is kept (D-Bus Reload replies with it) */
+	assert_non_null(c.error);
+	assert_int_equal(strncmp(c.error, want1, strlen(want1)), 0);
 	caad_config_done(&c);
 }
 
@@ -712,6 +806,7 @@ static void test_shipped_config(void **state)
 	static const char *const keys[] = {
 		"Mode", "Interfaces", "IntervalMSec", "MaxFlows", "LogLevel",
 		"RateThreshold", "BannedCPUs", "AllowSMTSibling", "AllowOtherPackage",
+		"MinAgeMSec", "DwellMSec", "MaxMovesPerCycle", "IrqBalance", "MetricsFile",
 	};
 	struct caad_config c;
 	unsigned n_keys = 0;
@@ -773,6 +868,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_parse_errors_each_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_long_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_file_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_string, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_explicit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_stack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_stack_errors, setup, teardown),

@@ -320,6 +320,21 @@ static void test_bnxt_napi_kthreads(void **state)
 }
 
 /* veth-like: queues with RPS, no device, no IRQs. */
+/* A device with only tx queues (or none listed yet) has no rx queue to steer. */
+static void test_no_rx_queues(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	char *names[] = { "nq" };
+
+	write_file(root, "sys/class/net/nq/ifindex", "11\n");
+	make_dir(root, "sys/class/net/nq/queues/tx-0");
+
+	inv = load_ok(root, names, 1);
+	assert_int_equal(inv->ifaces[0].ifindex, 11);
+	assert_int_equal(inv->ifaces[0].n_rx, 0);
+}
+
 static void test_veth(void **state)
 {
 	const char *root = *state;
@@ -860,6 +875,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_veth, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_queue_listing, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_no_rx_queues, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_i40e, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_odd_affinity, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_mlx5, setup_root, teardown_root),
