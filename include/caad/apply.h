@@ -18,6 +18,8 @@ struct caad_actuator_options {
 	const char *sysroot;      /* NULL or "" for the host */
 	const char *journal_path; /* e.g. /run/caad/journal */
 	bool dry_run;             /* log what would change, write nothing */
+	unsigned backoff_sec;     /* leave a value someone else changed alone this long; 0: until
+	                           * caad_actuator_clear_backoff() (reload) */
 };
 
 int caad_actuator_new(const struct caad_actuator_options *opts, struct caad_actuator **ret);
@@ -63,7 +65,20 @@ struct caad_actuator_stats {
 	uint64_t restored; /* original values written back */
 	uint64_t errors;   /* settings that could not be read or written, failed restores */
 	uint64_t errors_by_class[_CAAD_ERROR_CLASS_COUNT]; /* the same errors by class */
+	uint64_t backoffs; /* values someone else changed after caad wrote them */
 };
+
+/*
+ * Back-off: when a value caad wrote has been changed by someone else, caad
+ * logs it, forgets its journal entry (the other writer owns the value now:
+ * it is not overwritten on exit) and leaves it alone for backoff_sec, or
+ * until this is called (configuration reload).
+ */
+void caad_actuator_clear_backoff(struct caad_actuator *a);
+/* BackOffSec= on reload: for back-offs that start from now on. */
+void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec);
+/* Number of values caad is leaving alone now. */
+unsigned caad_actuator_n_backed_off(const struct caad_actuator *a);
 
 /* Totals since the actuator was made. */
 void caad_actuator_get_stats(const struct caad_actuator *a, struct caad_actuator_stats *ret);

@@ -25,6 +25,7 @@ struct caad_config {
 	unsigned max_flows;    /* size of the BPF flow table */
 	int log_level;         /* syslog level */
 	enum caad_irqbalance_mode irqbalance; /* what to do when irqbalance runs */
+	unsigned backoff_sec;  /* BackOffSec=: leave values others changed alone this long; 0: until reload */
 	char *metrics_file;    /* MetricsFile=: Prometheus text rewritten after every scan; NULL: none */
 	struct caad_policy policy;
 	char *error;           /* first error of a failed parse or load, "FILE:LINE: what"; NULL if none */

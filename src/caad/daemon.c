@@ -364,6 +364,9 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	d->inventory_dirty = true;
 	/* dry-run and observe write nothing: what enforce wrote goes back */
 	(void)caad_actuator_set_dry_run(d->actuator, c.mode != CAAD_MODE_ENFORCE);
+	/* values others changed may be steered again */
+	caad_actuator_clear_backoff(d->actuator);
+	caad_actuator_set_backoff_sec(d->actuator, c.backoff_sec);
 	log_info("Configuration reloaded: mode %s", caad_mode_to_string(c.mode));
 	sd_notify(false, "READY=1");
 	caad_bus_sync_properties(d->bus);
@@ -465,6 +468,7 @@ int daemon_run(struct daemon *d)
 		.sysroot = a->sysroot,
 		.journal_path = journal,
 		.dry_run = d->config.mode != CAAD_MODE_ENFORCE,
+		.backoff_sec = d->config.backoff_sec,
 	};
 	r = caad_actuator_new(&ao, &d->actuator);
 	if (r < 0)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "caad/apply.h"
@@ -44,6 +45,12 @@ struct caad_actuator {
 	size_t n_planned;
 	int *unmovable;   /* IRQs whose affinity the kernel refused (managed) */
 	size_t n_unmovable;
+	struct backoff {
+		char *path;
+		uint64_t until_ns; /* CLOCK_MONOTONIC; 0: until cleared */
+	} *backoffs;       /* values someone else changed after caad wrote them */
+	size_t n_backoffs;
+	unsigned backoff_sec;
 	struct caad_actuator_stats stats;
 };
 
@@ -84,6 +91,66 @@ static bool planned_seen(struct caad_actuator *a, const char *path, const struct
 	a->planned = np;
 	a->planned[a->n_planned++] = (struct planned){ .path = p, .cpus = *cpus };
 	return false;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void caad_actuator_clear_backoff(struct caad_actuator *a)
+{
+	for (size_t i = 0; i < a->n_backoffs; i++)
+		free(a->backoffs[i].path);
+	free(a->backoffs);
+	a->backoffs = NULL;
+	a->n_backoffs = 0;
+}
+
+void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec)
+{
+	a->backoff_sec = sec;
+}
+
+unsigned caad_actuator_n_backed_off(const struct caad_actuator *a)
+{
+	return (unsigned)a->n_backoffs;
+}
+
+/* Is path left alone now? An expired back-off is dropped. */
+static bool backed_off(struct caad_actuator *a, const char *path)
+{
+	for (size_t i = 0; i < a->n_backoffs; i++) {
+		struct backoff *b = &a->backoffs[i];
+
+		if (!streq(b->path, path))
+			continue;
+		if (b->until_ns == 0 || mono_ns() < b->until_ns)
+			return true;
+		log_info("%s: back-off over, caad may change it again", path);
+		free(b->path);
+		*b = a->backoffs[--a->n_backoffs];
+		return false;
+	}
+	return false;
+}
+
+static int backoff_add(struct caad_actuator *a, char *path)
+{
+	struct backoff *n = reallocarray(a->backoffs, a->n_backoffs + 1, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	a->backoffs = n;
+	a->backoffs[a->n_backoffs++] = (struct backoff){
+		.path = path,
+		.until_ns = a->backoff_sec ? mono_ns() + (uint64_t)a->backoff_sec * 1000000000ull : 0,
+	};
+	a->stats.backoffs++;
+	return 0;
 }
 
 bool caad_actuator_irq_unmovable(const struct caad_actuator *a, int irq)
@@ -129,6 +196,7 @@ void caad_actuator_free(struct caad_actuator *a)
 		entry_done(&a->entries[i]);
 	free(a->entries);
 	planned_clear(a);
+	caad_actuator_clear_backoff(a);
 	free(a->unmovable);
 	free(a->sysroot);
 	free(a->journal_path);
@@ -147,6 +215,7 @@ int caad_actuator_new(const struct caad_actuator_options *opts, struct caad_actu
 	if (!a->sysroot || !a->journal_path)
 		return -ENOMEM;
 	a->dry_run = opts->dry_run;
+	a->backoff_sec = opts->backoff_sec;
 	*ret = TAKE_PTR(a);
 	return 0;
 }
@@ -420,6 +489,9 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	if (r < 0)
 		return r;
 
+	if (backed_off(a, path))
+		return 0;
+
 	r = obj_read(path, &current);
 	if (r < 0)
 		return log_warning_errno(r, "%s: cannot read %s (%s): %m", label, path, error_class(r));
@@ -427,6 +499,19 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	if (r < 0)
 		return log_warning_errno(r, "%s: unexpected content \"%s\" in %s, leaving it alone", label, current,
 		                         path);
+	/* caad wrote it, and now it reads otherwise: someone else owns it */
+	struct journal_entry *prev = a->dry_run ? NULL : find_entry(a, path);
+	if (prev && !caad_cpumask_equal(&cur, &prev->written)) {
+		log_notice("%s: changed by someone else to \"%s\" since caad wrote it: leaving it alone %s%s", label,
+		           current, a->backoff_sec ? "for a while" : "until the configuration is reloaded",
+		           ", and not restoring it on exit");
+		entry_done(prev);
+		*prev = a->entries[--a->n_entries];
+		r = journal_write(a);
+		if (r < 0)
+			return r;
+		return backoff_add(a, TAKE_PTR(path));
+	}
 	if (caad_cpumask_equal(&cur, &s->cpus))
 		return 0;
 

@@ -47,6 +47,7 @@
 #define RATE_THRESHOLD_DEFAULT CAAD_RATE_THRESHOLD_DEFAULT
 #define AGE_MS_MAX 3600000u     /* MinAgeMSec=, DwellMSec=: an hour */
 #define MAX_MOVES_MAX 1048576u
+#define BACKOFF_SEC_MAX 86400u  /* BackOffSec=: a day */
 
 #define log_oom() log_error_errno(ENOMEM, "Out of memory")
 
@@ -498,6 +499,7 @@ static const struct config_key config_keys[] = {
 	KEY("Daemon", "LogLevel", parse_log_level, log_level),
 	KEY("Daemon", "IrqBalance", parse_irqbalance, irqbalance),
 	KEY("Daemon", "MetricsFile", parse_path, metrics_file),
+	KEY("Daemon", "BackOffSec", parse_unsigned, backoff_sec, 0, BACKOFF_SEC_MAX),
 	KEY("Placement", "RateThreshold", parse_rate, policy.rate_threshold_bps),
 	KEY("Placement", "BannedCPUs", parse_cpus, policy.banned),
 	KEY("Placement", "AllowSMTSibling", parse_bool, policy.allow_smt_sibling),

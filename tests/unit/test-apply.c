@@ -370,14 +370,15 @@ static void test_apply_only_differences(void **state)
 		assert_true(mtime_is_old(fx->root, IRQ101));
 		assert_int_equal(caad_actuator_n_changed(a), 3);
 
-		/* One value reverted behind caad's back: only that one is rewritten. */
+		/* One value changed behind caad's back: caad backs off from it
+		 * (test_backoff), and rewrites nothing else either. */
 		write_file(fx->root, RX1, "0\n");
 		set_old_mtime(fx->root, RX1);
-		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
-		assert_content(fx->root, RX1, "2\n");
-		assert_false(mtime_is_old(fx->root, RX1));
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+		assert_content(fx->root, RX1, "0\n");
+		assert_true(mtime_is_old(fx->root, RX1));
 		assert_true(mtime_is_old(fx->root, RX0));
-		assert_int_equal(caad_actuator_n_changed(a), 3);
+		assert_int_equal(caad_actuator_n_changed(a), 2);
 		assert_int_equal(caad_actuator_restore(a), 0);
 	}
 
@@ -511,6 +512,72 @@ static void test_restore_leaves_foreign_change(void **state)
 	assert_content(fx->root, IRQ101, "0-1\n");
 	assert_content(fx->root, RX1, "0\n");
 	assert_false(exists(fx->journal));
+}
+
+/* An admin's write during a run wins: kept while caad runs and after it. */
+static void test_backoff(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { rps(0, "0"), irq(101, 0, "0") };
+	struct caad_plan plan = PLAN(s);
+	char lines[8][512];
+	struct caad_actuator_stats st;
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_int_equal(caad_actuator_n_changed(a), 2);
+	write_file(fx->root, IRQ101, "1\n"); /* the admin */
+
+	/* the next plans leave it alone and drop it from the journal */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	assert_int_equal(caad_actuator_n_backed_off(a), 1);
+	size_t n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_int_equal(n, 1);
+	assert_true(journal_has(lines, n, fx, RX0, "0"));
+	caad_actuator_get_stats(a, &st);
+	assert_int_equal(st.backoffs, 1);
+
+	/* exit: caad's own value goes back, the admin's stays */
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_content(fx->root, RX0, "0\n");
+
+	/* after a reload caad may steer it again, journaling the admin's value */
+	caad_actuator_clear_backoff(a);
+	assert_int_equal(caad_actuator_n_backed_off(a), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_content(fx->root, IRQ101, "0\n");
+	n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_true(journal_has(lines, n, fx, IRQ101, "1"));
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ101, "1\n");
+}
+
+/* With BackOffSec= the back-off ends by itself. */
+static void test_backoff_expires(void **state)
+{
+	struct fixture *fx = *state;
+	struct caad_actuator *a = NULL;
+	const struct caad_actuator_options opts = { .sysroot = fx->root, .journal_path = fx->journal,
+		                                    .backoff_sec = 1 };
+	struct caad_setting s[] = { irq(101, 0, "0") };
+	struct caad_plan plan = PLAN(s);
+
+	assert_int_equal(caad_actuator_new(&opts, &a), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	write_file(fx->root, IRQ101, "1\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_content(fx->root, IRQ101, "1\n");
+	usleep(1100 * 1000);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_content(fx->root, IRQ101, "0\n");
+	assert_int_equal(caad_actuator_n_backed_off(a), 0);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ101, "1\n");
+	caad_actuator_free(a);
 }
 
 /* An object that went away (device unplugged) is not restored, nor created. */
@@ -998,6 +1065,8 @@ int main(void)
 		T(test_journal_unwritable),
 		T(test_restore),
 		T(test_restore_leaves_foreign_change),
+		T(test_backoff),
+		T(test_backoff_expires),
 		T(test_restore_object_gone),
 		T(test_dry_run),
 		T(test_set_dry_run),

@@ -806,7 +806,7 @@ static void test_shipped_config(void **state)
 	static const char *const keys[] = {
 		"Mode", "Interfaces", "IntervalMSec", "MaxFlows", "LogLevel",
 		"RateThreshold", "BannedCPUs", "AllowSMTSibling", "AllowOtherPackage",
-		"MinAgeMSec", "DwellMSec", "MaxMovesPerCycle", "IrqBalance", "MetricsFile",
+		"MinAgeMSec", "DwellMSec", "MaxMovesPerCycle", "IrqBalance", "MetricsFile", "BackOffSec",
 	};
 	struct caad_config c;
 	unsigned n_keys = 0;
