@@ -77,6 +77,13 @@ struct caad_actuator_stats {
 void caad_actuator_clear_backoff(struct caad_actuator *a);
 /* BackOffSec= on reload: for back-offs that start from now on. */
 void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec);
+/*
+ * An interface went away, or came back as a new device (another ifindex):
+ * what caad changed on the old one is gone with it. Forget those journal
+ * entries and back-offs, so nothing stale is restored onto the new device.
+ * Returns how many values were forgotten.
+ */
+int caad_actuator_forget_iface(struct caad_actuator *a, const char *ifname);
 /* Number of values caad is leaving alone now. */
 unsigned caad_actuator_n_backed_off(const struct caad_actuator *a);
 

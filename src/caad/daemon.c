@@ -154,6 +154,18 @@ static int reload_inventory(struct daemon *d)
 			if (rq->irq >= 0 && caad_actuator_irq_unmovable(d->actuator, rq->irq))
 				rq->irq_managed = true;
 		}
+	/* An interface that is gone or came back as a new device (another
+	 * ifindex) took caad's values with it: nothing to restore there. */
+	for (size_t i = 0; d->inv && d->actuator && i < d->inv->n_ifaces; i++) {
+		const struct caad_iface *old = &d->inv->ifaces[i];
+		bool same = false;
+
+		for (size_t j = 0; j < inv->n_ifaces; j++)
+			same = same || (streq(inv->ifaces[j].name, old->name) && inv->ifaces[j].ifindex == old->ifindex);
+		if (!same && caad_actuator_forget_iface(d->actuator, old->name) > 0)
+			log_notice("%s (ifindex %d) is gone or was re-created: caad forgets what it changed there",
+			           old->name, old->ifindex);
+	}
 	caad_inventory_free(d->inv);
 	d->inv = inv;
 	d->inventory_dirty = false;
@@ -227,6 +239,34 @@ static void irqbalance_follow(struct daemon *d, const struct caad_plan *plan)
 	(void)caad_irqbalance_sync_update(d->irqbalance, d->config.irqbalance, irqs, n);
 }
 
+/* CPU hotplug: when the online CPUs change, the topology is read again
+ * (the plan then moves what sat on a CPU that went away). */
+static void follow_cpu_hotplug(struct daemon *d)
+{
+	_cleanup_free_ char *path = NULL, *online = NULL;
+	struct caad_topology *t = NULL;
+
+	if (caad_path(&path, d->args->sysroot, "/sys/devices/system/cpu/online") < 0 ||
+	    caad_read_file(path, &online) < 0)
+		return;
+	if (!d->cpus_online) {
+		d->cpus_online = TAKE_PTR(online);
+		return;
+	}
+	if (streq(d->cpus_online, online))
+		return;
+	log_notice("Online CPUs changed from %s to %s: reading the topology again", d->cpus_online, online);
+	if (caad_topology_load(d->args->topology_path, d->args->sysroot, &t) < 0) {
+		log_warning("Keeping the previous topology for now");
+		return; /* try again next scan */
+	}
+	caad_topology_free(d->topo);
+	d->topo = t;
+	free(d->cpus_online);
+	d->cpus_online = TAKE_PTR(online);
+	d->inventory_dirty = true; /* locality is relative to the topology */
+}
+
 static int scan(struct daemon *d)
 {
 	_cleanup_free_ struct caad_flow *flows = NULL;
@@ -243,6 +283,7 @@ static int scan(struct daemon *d)
 
 	/* Re-read the queues when rtnetlink says a link changed, after caad
 	 * wrote, and every 20 scans in case an event was missed. */
+	follow_cpu_hotplug(d);
 	if (d->inventory_dirty || (d->scans % 20) == 0) {
 		r = reload_inventory(d);
 		d->inventory_dirty = false;
@@ -539,6 +580,7 @@ void daemon_done(struct daemon *d)
 	caad_inventory_free(d->inv);
 	caad_topology_free(d->topo);
 	caad_config_done(&d->config);
+	free(d->cpus_online);
 	free(d->autoselected);
 	free(d->state_path);
 	free(d->metrics_written);

@@ -44,6 +44,7 @@ struct daemon {
 	sd_event_source *timer;
 	char *state_path;
 	bool inventory_dirty;
+	char *cpus_online;         /* SYSROOT/sys/devices/system/cpu/online as last read */
 	char *autoselected; /* interfaces picked without Interfaces=, space-separated */
 	bool inventory_lost; /* last re-read failed: a managed interface is gone */
 	uint64_t scans;

@@ -110,6 +110,55 @@ void caad_actuator_clear_backoff(struct caad_actuator *a)
 	a->n_backoffs = 0;
 }
 
+static int journal_write(struct caad_actuator *a);
+
+/* Labels start with the interface's name: "eth0 rx-3: IRQ 112 CPUs". */
+static bool label_of_iface(const char *label, const char *ifname)
+{
+	size_t n = strlen(ifname);
+
+	return label && strncmp(label, ifname, n) == 0 && label[n] == ' ';
+}
+
+int caad_actuator_forget_iface(struct caad_actuator *a, const char *ifname)
+{
+	_cleanup_free_ char *sys = NULL;
+	size_t k = 0;
+	int n = 0;
+
+	for (size_t i = 0; i < a->n_entries; i++) {
+		if (label_of_iface(a->entries[i].label, ifname)) {
+			log_info("%s: its device is gone, nothing to restore", a->entries[i].label);
+			entry_done(&a->entries[i]);
+			n++;
+			continue;
+		}
+		a->entries[k++] = a->entries[i];
+	}
+	a->n_entries = k;
+
+	/* back-offs are by path: the interface's sysfs files (IRQs of a new
+	 * device are new numbers anyway) */
+	if (asprintf(&sys, "/sys/class/net/%s/", ifname) < 0)
+		return -ENOMEM;
+	k = 0;
+	for (size_t i = 0; i < a->n_backoffs; i++) {
+		if (strstr(a->backoffs[i].path, sys)) {
+			free(a->backoffs[i].path);
+			continue;
+		}
+		a->backoffs[k++] = a->backoffs[i];
+	}
+	a->n_backoffs = k;
+	planned_clear(a);
+	if (n > 0) {
+		int r = journal_write(a);
+		if (r < 0)
+			return r;
+	}
+	return n;
+}
+
 void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec)
 {
 	a->backoff_sec = sec;

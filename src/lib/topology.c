@@ -326,7 +326,7 @@ int caad_topology_numa_cpus(const struct caad_topology *t, int os_index, struct 
  * ones are online (the topology cpuset), allowed and not isolated.
  */
 static int topology_build(hwloc_topology_t *topo, const char *what, const struct caad_cpumask *isolated,
-                          struct caad_topology **ret)
+                          const struct caad_cpumask *online_now, struct caad_topology **ret)
 {
 	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
 	hwloc_const_bitmap_t complete;
@@ -355,6 +355,11 @@ static int topology_build(hwloc_topology_t *topo, const char *what, const struct
 	mask_from_bitmap(&allowed, hwloc_topology_get_allowed_cpuset(t->hwloc), &t->present);
 	caad_cpumask_and(&t->usable, &online, &allowed);
 	caad_cpumask_andnot(&t->usable, &t->usable, isolated);
+	if (online_now && !caad_cpumask_empty(online_now))
+		caad_cpumask_and(&t->usable, &t->usable, online_now);
+	if (caad_cpumask_empty(&t->usable))
+		return log_error_errno(ENODATA, "Topology of %s leaves no usable CPU (all offline, disallowed or isolated).",
+		                       what);
 
 	for (unsigned cpu = 0; cpu < t->n_cpus; cpu++)
 		t->cpus[cpu] = (struct caad_cpu){
@@ -434,30 +439,36 @@ static int read_cpu_list(const char *sysroot, const char *rel, struct caad_cpuma
 	return 0;
 }
 
-/* CPUs kept free of housekeeping: isolcpus= and nohz_full=. */
-static int read_isolated(const char *sysroot, struct caad_cpumask *ret)
+/* CPUs kept free of housekeeping (isolcpus=, nohz_full=), and the online
+ * ones (empty when unknown): a CPU hot-unplugged since hwloc looked, or
+ * offline in a sysroot describing another machine, is not usable. */
+static int read_cpu_state(const char *sysroot, struct caad_cpumask *isolated, struct caad_cpumask *online)
 {
 	int r;
 
-	caad_cpumask_zero(ret);
-	r = read_cpu_list(sysroot, "/sys/devices/system/cpu/isolated", ret);
+	caad_cpumask_zero(isolated);
+	caad_cpumask_zero(online);
+	r = read_cpu_list(sysroot, "/sys/devices/system/cpu/isolated", isolated);
 	if (r >= 0)
-		r = read_cpu_list(sysroot, "/sys/devices/system/cpu/nohz_full", ret);
+		r = read_cpu_list(sysroot, "/sys/devices/system/cpu/nohz_full", isolated);
+	if (r >= 0)
+		r = read_cpu_list(sysroot, "/sys/devices/system/cpu/online", online);
 	return r;
 }
 
 int caad_topology_load(const char *xml_path, const char *sysroot, struct caad_topology **ret)
 {
 	_cleanup_(hwloc_topology_destroyp) hwloc_topology_t topo = NULL;
-	struct caad_cpumask isolated;
+	struct caad_cpumask isolated, online;
 	int r;
 
 	assert(ret);
 
-	/* An XML file describes another machine: the host's isolated CPUs do not apply. */
+	/* An XML file describes another machine: the host's CPU states do not apply. */
 	caad_cpumask_zero(&isolated);
+	caad_cpumask_zero(&online);
 	if (!xml_path || sysroot) {
-		r = read_isolated(sysroot, &isolated);
+		r = read_cpu_state(sysroot, &isolated, &online);
 		if (r < 0)
 			return r;
 	}
@@ -473,7 +484,7 @@ int caad_topology_load(const char *xml_path, const char *sysroot, struct caad_to
 	if (hwloc_topology_load(topo) < 0)
 		return log_error_errno(hwloc_errno(), "Failed to load topology of %s: %m", xml_path ?: "this host");
 
-	return topology_build(&topo, xml_path ?: "this host", &isolated, ret);
+	return topology_build(&topo, xml_path ?: "this host", &isolated, &online, ret);
 }
 
 int caad_topology_load_synthetic(const char *description, struct caad_topology **ret)
@@ -496,7 +507,7 @@ int caad_topology_load_synthetic(const char *description, struct caad_topology *
 		return log_error_errno(hwloc_errno(), "Failed to load synthetic topology \"%s\": %m", description);
 
 	caad_cpumask_zero(&isolated);
-	return topology_build(&topo, description, &isolated, ret);
+	return topology_build(&topo, description, &isolated, NULL, ret);
 }
 
 static bool cpu_known(const struct caad_topology *t, unsigned cpu)

@@ -138,6 +138,28 @@ wait "$CLI" || true
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
 irq100_is 0-1 || fail "IRQ 100 not restored after --topology run"
 
+# 4b. CPU hotplug through the sysroot: the target CPU goes offline, caad
+#     reads the topology again and moves the IRQ to another peer core.
+make_tree
+echo 0-23 >"$R/sys/devices/system/cpu/possible"
+echo 0-23 >"$R/sys/devices/system/cpu/online"
+ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt7" \
+	--topology "$CAAD_TOPOLOGIES/24em64t-2n6c2t-pci.xml" >"$TMP/caad7.log" 2>&1 &
+CAAD_PID=$!
+start_flow 6
+wait_for 5 irq100_moved || { cat "$TMP/caad7.log"; fail "not steered before the CPU went offline"; }
+first=$(cat "$R/proc/irq/100/smp_affinity_list")
+python3 -c "print(','.join(str(c) for c in range(24) if c != $first))" >"$R/sys/devices/system/cpu/online"
+moved_off() { ! irq100_is "$first" && ! irq100_is 0-1; }
+wait_for 3 moved_off || { cat "$TMP/caad7.log"; fail "IRQ 100 stayed on CPU $first after it went offline"; }
+got=$(cat "$R/proc/irq/100/smp_affinity_list")
+case " 3 5 7 9 11 " in *" $got "*) ;; *) fail "IRQ 100 -> $got after hotplug: not a peer core of CPU 1" ;; esac
+grep -q "Online CPUs changed" "$TMP/caad7.log" || fail "the hotplug was not logged"
+info "CPU $first offline: IRQ 100 moved from CPU $first to CPU $got"
+wait "$CLI" || true
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
+irq100_is 0-1 || fail "IRQ 100 not restored after the hotplug run"
+
 # 5. the interface vanishes mid-run: caad keeps running, says so once,
 #    stops steering it, and still restores what remains on exit.
 make_tree
