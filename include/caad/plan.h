@@ -27,6 +27,7 @@ struct caad_policy {
 	bool allow_smt_sibling;      /* SMT sibling of the consumer as last resort in its core */
 	bool allow_other_package;    /* another package when the consumer's has no peer */
 	struct caad_cpumask banned;  /* never steer to these */
+	unsigned disabled_mechanisms; /* bits (1 << enum caad_setting_kind) never used; 0: all allowed */
 };
 
 void caad_policy_init(struct caad_policy *p);

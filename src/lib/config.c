@@ -381,6 +381,37 @@ static int parse_irqbalance(const struct config_key *k, struct caad_config *c, c
 	return 0;
 }
 
+/* "irq rps kthread": the mechanisms caad may use; the others are disabled. */
+static int parse_mechanisms(const struct config_key *k, struct caad_config *c, const char *value, char *why,
+                            size_t why_size)
+{
+	static const struct { const char *name; enum caad_setting_kind kind; } names[] = {
+		{ "irq", CAAD_SETTING_IRQ_AFFINITY },
+		{ "rps", CAAD_SETTING_RPS_CPUS },
+		{ "kthread", CAAD_SETTING_KTHREAD_AFFINITY },
+	};
+	_cleanup_free_ char *copy = strdup(value);
+	unsigned allowed = 0;
+	char *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *w = strtok_r(copy, WHITESPACE, &save); w; w = strtok_r(NULL, WHITESPACE, &save)) {
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(names); i++)
+			if (streq(w, names[i].name))
+				break;
+		if (i == ARRAY_SIZE(names)) {
+			snprintf(why, why_size, "unknown mechanism '%s': expected irq, rps and/or kthread", w);
+			return -EINVAL;
+		}
+		allowed |= 1u << names[i].kind;
+	}
+	*FIELD(c, k, unsigned) = ((1u << _CAAD_SETTING_KIND_COUNT) - 1) & ~allowed;
+	return 0;
+}
+
 static int parse_interfaces(const struct config_key *k, struct caad_config *c, const char *value,
                             char *why, size_t why_size)
 {
@@ -504,6 +535,7 @@ static const struct config_key config_keys[] = {
 	KEY("Placement", "BannedCPUs", parse_cpus, policy.banned),
 	KEY("Placement", "AllowSMTSibling", parse_bool, policy.allow_smt_sibling),
 	KEY("Placement", "AllowOtherPackage", parse_bool, policy.allow_other_package),
+	KEY("Placement", "Mechanisms", parse_mechanisms, policy.disabled_mechanisms),
 	KEY("Placement", "MinAgeMSec", parse_unsigned, policy.min_age_ms, 0, AGE_MS_MAX),
 	KEY("Placement", "DwellMSec", parse_unsigned, policy.dwell_ms, 0, AGE_MS_MAX),
 	KEY("Placement", "MaxMovesPerCycle", parse_unsigned, policy.max_moves, 1, MAX_MOVES_MAX),

@@ -1349,12 +1349,16 @@ static unsigned queue_settings(struct planner *pl, int iface, const struct caad_
 	struct caad_cpumask m, none;
 	enum caad_setting_kind kind;
 
-	if (kthread > 0)
+	unsigned off = pl->policy->disabled_mechanisms;
+
+	if (kthread > 0 && !(off & (1u << CAAD_SETTING_KTHREAD_AFFINITY)))
 		kind = CAAD_SETTING_KTHREAD_AFFINITY;
-	else if (q->irq >= 0 && !q->irq_managed)
+	else if (q->irq >= 0 && !q->irq_managed && !(off & (1u << CAAD_SETTING_IRQ_AFFINITY)))
 		kind = CAAD_SETTING_IRQ_AFFINITY;
-	else
+	else if (!(off & (1u << CAAD_SETTING_RPS_CPUS)))
 		kind = CAAD_SETTING_RPS_CPUS;
+	else
+		return 0; /* Mechanisms= allows nothing that fits this queue: left as it is */
 
 	if (!pl->plan->settings) /* counting */
 		return kind == CAAD_SETTING_RPS_CPUS ? q->has_rps : 1u + q->has_rps;

@@ -642,6 +642,29 @@ static void test_metrics_file(void **state)
 	assert_null(c.metrics_file);
 }
 
+static void test_mechanisms(void **state)
+{
+	struct caad_config c;
+	_cleanup_free_ char *path = NULL, *log = NULL;
+
+	caad_config_init(&c);
+	assert_int_equal(c.policy.disabled_mechanisms, 0);
+	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=rps  irq\n", &path, &log), 0);
+	assert_int_equal(c.policy.disabled_mechanisms, 1u << CAAD_SETTING_KTHREAD_AFFINITY);
+	free(path), free(log);
+	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=kthread irq rps\n", &path, &log), 0);
+	assert_int_equal(c.policy.disabled_mechanisms, 0);
+	free(path), free(log);
+	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=\n", &path, &log), 0);
+	assert_int_equal(c.policy.disabled_mechanisms, 7);
+	free(path), free(log);
+	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=rps\nMechanisms=irq ntuple\n", &path, &log), -EINVAL);
+	assert_non_null(strstr(log, ":3: "));
+	assert_non_null(strstr(log, "unknown mechanism 'ntuple'"));
+	assert_int_equal(c.policy.disabled_mechanisms, 5); /* rps only, as before the bad line */
+	caad_config_done(&c);
+}
+
 static void test_parse_string(void **state)
 {
 	static const char text[] = "[Daemon]\nMaxFlows=100\nMode=observe\n";
@@ -806,7 +829,7 @@ static void test_shipped_config(void **state)
 	static const char *const keys[] = {
 		"Mode", "Interfaces", "IntervalMSec", "MaxFlows", "LogLevel",
 		"RateThreshold", "BannedCPUs", "AllowSMTSibling", "AllowOtherPackage",
-		"MinAgeMSec", "DwellMSec", "MaxMovesPerCycle", "IrqBalance", "MetricsFile", "BackOffSec",
+		"MinAgeMSec", "DwellMSec", "MaxMovesPerCycle", "IrqBalance", "MetricsFile", "BackOffSec", "Mechanisms",
 	};
 	struct caad_config c;
 	unsigned n_keys = 0;
@@ -874,6 +897,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_load_stack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_stack_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shipped_config, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mechanisms, setup, teardown),
 	};
 
 	/* the messages checked here are errors; make sure they are printed */

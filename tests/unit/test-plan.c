@@ -1129,6 +1129,63 @@ static void test_kthread_setting(void **state)
 		assert_true(p->settings[i].pid == 0 || p->settings[i].kind == CAAD_SETTING_KTHREAD_AFFINITY);
 }
 
+/* Mechanisms=: a disabled mechanism falls through to the next, and a queue
+ * that nothing allowed fits is left alone. The veth's kthread is found by
+ * the flow's NAPI kthread (sk_napi_id unknown), as BPF reports it. */
+static void test_mechanisms(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_policy policy;
+	struct caad_napi napi = { .id = 300, .irq = -1, .kthread = 4343 };
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 4, 1);
+	f.eth0[1].napi_kthread = 4242;
+	f.ifaces[1].napis = &napi;
+	f.ifaces[1].n_napis = 1;
+	struct caad_flow fl[] = {
+		make_flow(1, 4, ETH0_IFINDEX, 1, 9 * GBIT),
+		make_flow(2, 5, VETH_IFINDEX, 0, 9 * GBIT),
+	};
+	fl[1].proc_kthread = 4343;
+
+	static const struct {
+		unsigned off;
+		int eth0_kind, veth_kind; /* -1: no setting for the queue */
+	} cases[] = {
+		{ 0, CAAD_SETTING_KTHREAD_AFFINITY, CAAD_SETTING_KTHREAD_AFFINITY },
+		{ 1u << CAAD_SETTING_KTHREAD_AFFINITY, CAAD_SETTING_IRQ_AFFINITY, CAAD_SETTING_RPS_CPUS },
+		{ (1u << CAAD_SETTING_KTHREAD_AFFINITY) | (1u << CAAD_SETTING_IRQ_AFFINITY), CAAD_SETTING_RPS_CPUS,
+		  CAAD_SETTING_RPS_CPUS },
+		{ (1u << CAAD_SETTING_KTHREAD_AFFINITY) | (1u << CAAD_SETTING_RPS_CPUS), CAAD_SETTING_IRQ_AFFINITY, -1 },
+	};
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+
+		policy.disabled_mechanisms = cases[c].off;
+		p = compute(t, &f.inv, fl, 2, &policy);
+		for (int kind = 0; kind < _CAAD_SETTING_KIND_COUNT; kind++) {
+			const struct caad_setting *e = setting_of(p, (enum caad_setting_kind)kind, 0, 1);
+			const struct caad_setting *v = setting_of(p, (enum caad_setting_kind)kind, 1, 0);
+
+			/* RPS goes off beside a kthread or IRQ when RPS is allowed */
+			if (kind == CAAD_SETTING_RPS_CPUS && cases[c].eth0_kind != CAAD_SETTING_RPS_CPUS &&
+			    !(cases[c].off & (1u << CAAD_SETTING_RPS_CPUS)))
+				assert_true(e && caad_cpumask_empty(&e->cpus));
+			else
+				assert_int_equal(e != NULL, kind == cases[c].eth0_kind);
+			if (kind == CAAD_SETTING_RPS_CPUS && cases[c].veth_kind == CAAD_SETTING_KTHREAD_AFFINITY)
+				assert_true(v && caad_cpumask_empty(&v->cpus));
+			else
+				assert_int_equal(v != NULL, kind == cases[c].veth_kind);
+			if (v && kind == CAAD_SETTING_KTHREAD_AFFINITY)
+				assert_int_equal(v->pid, 4343);
+		}
+	}
+}
+
 /* Rule 4: a consumer off the NIC's package is told so; nobody is moved. */
 static void test_nic_locality_note(void **state)
 {
@@ -2145,6 +2202,7 @@ int main(void)
 		cmocka_unit_test(test_shared_queue),
 		cmocka_unit_test(test_owner_without_peer),
 		cmocka_unit_test(test_kthread_setting),
+		cmocka_unit_test(test_mechanisms),
 		cmocka_unit_test(test_nic_locality_note),
 		cmocka_unit_test(test_age_and_rate_band),
 		cmocka_unit_test(test_hysteresis_within_llc),
