@@ -1360,15 +1360,18 @@ static unsigned queue_settings(struct planner *pl, int iface, const struct caad_
 	else
 		return 0; /* Mechanisms= allows nothing that fits this queue: left as it is */
 
+	/* with RPS switched off (Mechanisms=) caad does not touch rps_cpus at all */
+	bool rps = q->has_rps && !(off & (1u << CAAD_SETTING_RPS_CPUS));
+
 	if (!pl->plan->settings) /* counting */
-		return kind == CAAD_SETTING_RPS_CPUS ? q->has_rps : 1u + q->has_rps;
+		return kind == CAAD_SETTING_RPS_CPUS ? rps : 1u + rps;
 
 	caad_cpumask_zero(&m);
 	caad_cpumask_set(&m, (unsigned)cpu);
 	caad_cpumask_zero(&none);
 	if (kind != CAAD_SETTING_RPS_CPUS)
 		add_setting(pl, kind, iface, q, kthread, &m, reason);
-	if (q->has_rps)
+	if (rps)
 		add_setting(pl, CAAD_SETTING_RPS_CPUS, iface, q, 0, kind == CAAD_SETTING_RPS_CPUS ? &m : &none,
 		            reason);
 	return 0;
