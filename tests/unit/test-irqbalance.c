@@ -206,6 +206,12 @@ static void test_sync(void **state)
 	assert_int_equal(f->requests, before);
 	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, b, ARRAY_SIZE(b)), 1);
 	assert_string_equal(f->banned, "5 7 120");
+	/* no IRQ left to manage: caad's bans go, the admin's stay (UBSan once
+	 * caught a qsort(NULL, 0) here) */
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, NULL, 0), 1);
+	assert_string_equal(f->banned, "5 7");
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, b, ARRAY_SIZE(b)), 1);
+	assert_string_equal(f->banned, "5 7 120");
 	assert_int_equal(caad_irqbalance_sync_restore(s), 1);
 	assert_string_equal(f->banned, "5 7");
 	/* banned again, then IrqBalance=warn on reload: the bans go back */

@@ -1,0 +1,33 @@
+# shellcheck shell=bash
+# Helpers shared by the test scripts (sourced, not run).
+
+# meson_test BUILDDIR [MESON-TEST-ARGS...]: run meson test; a skipped test
+# is a failure here, since CI (root) must run the root/BPF/netns tests.
+meson_test() {
+	local dir=$1 status=0
+	shift
+	meson test -C "$dir" --print-errorlogs "$@" || status=$?
+	if grep -q '"result": "SKIP"' "$dir/meson-logs/testlog.json" 2>/dev/null; then
+		echo "error: tests were skipped in $dir (see above); the whole suite must run (as root)" >&2
+		status=1
+	fi
+	return $status
+}
+
+# refuse_skip_in_ci VAR: VAR=0 skips a step outside CI only.
+refuse_skip_in_ci() {
+	if [ "${CI:-}" = true ]; then
+		echo "error: $1=0 skips a step that CI must run" >&2
+		exit 1
+	fi
+}
+
+# timed NAME CMD...: run CMD, print how long it took.
+timed() {
+	local name=$1 start status=0
+	shift
+	start=$(date +%s)
+	"$@" || status=$?
+	echo "== $name: $(($(date +%s) - start)) s$([ $status = 0 ] || echo ", FAILED")"
+	return $status
+}
