@@ -72,7 +72,7 @@ struct caad_actuator_stats {
  * Back-off: when a value caad wrote has been changed by someone else, caad
  * logs it, forgets its journal entry (the other writer owns the value now:
  * it is not overwritten on exit) and leaves it alone for backoff_sec, or
- * until this is called (configuration reload).
+ * until this is called (reload, resume, mode set: an operator's go-ahead).
  */
 void caad_actuator_clear_backoff(struct caad_actuator *a);
 /* BackOffSec= on reload: for back-offs that start from now on. */

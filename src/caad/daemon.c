@@ -423,6 +423,7 @@ int daemon_set_mode(struct daemon *d, enum caad_mode mode)
 	log_info("Mode %s -> %s", caad_mode_to_string(d->config.mode), caad_mode_to_string(mode));
 	d->config.mode = mode;
 	d->inventory_dirty = true;
+	caad_actuator_clear_backoff(d->actuator);
 	/* dry-run and observe write nothing: what enforce wrote goes back */
 	r = caad_actuator_set_dry_run(d->actuator, mode != CAAD_MODE_ENFORCE);
 	caad_bus_sync_properties(d->bus);
@@ -434,6 +435,9 @@ void daemon_set_paused(struct daemon *d, bool paused)
 	if (paused == d->paused)
 		return;
 	d->paused = paused;
+	/* an operator's explicit go-ahead: values others changed are fair game again */
+	if (!paused)
+		caad_actuator_clear_backoff(d->actuator);
 	log_info(paused ? "Paused: plans are no longer applied, changed values stay"
 	                : "Resumed: plans are applied again");
 	caad_bus_sync_properties(d->bus);

@@ -51,6 +51,7 @@ struct caad_actuator {
 	} *backoffs;       /* values someone else changed after caad wrote them */
 	size_t n_backoffs;
 	unsigned backoff_sec;
+	bool go_ahead;     /* the next apply rewrites what others changed (reload, resume) */
 	struct caad_actuator_stats stats;
 };
 
@@ -103,6 +104,7 @@ static uint64_t mono_ns(void)
 
 void caad_actuator_clear_backoff(struct caad_actuator *a)
 {
+	a->go_ahead = true;
 	for (size_t i = 0; i < a->n_backoffs; i++)
 		free(a->backoffs[i].path);
 	free(a->backoffs);
@@ -550,7 +552,7 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		                         path);
 	/* caad wrote it, and now it reads otherwise: someone else owns it */
 	struct journal_entry *prev = a->dry_run ? NULL : find_entry(a, path);
-	if (prev && !caad_cpumask_equal(&cur, &prev->written)) {
+	if (prev && !a->go_ahead && !caad_cpumask_equal(&cur, &prev->written)) {
 		log_notice("%s: changed by someone else to \"%s\" since caad wrote it: leaving it alone %s%s", label,
 		           current, a->backoff_sec ? "for a while" : "until the configuration is reloaded",
 		           ", and not restoring it on exit");
@@ -627,7 +629,17 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	return 1;
 }
 
+static int apply_all(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan);
+
 int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan)
+{
+	int n = apply_all(a, inv, plan);
+
+	a->go_ahead = false;
+	return n;
+}
+
+static int apply_all(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan)
 {
 	int n = 0, failed_iface = -1;
 	unsigned failed_queue = 0;

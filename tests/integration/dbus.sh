@@ -247,6 +247,16 @@ call Resume >/dev/null
 wait_for 2 rps_is 0 1 || fail "not applied again after Resume: $(rps_b 0)"
 info "Pause: nothing written for 1 s; Resume: steered again"
 
+# 7b. Back-off: an admin's write while caad runs is kept (and dropped from
+#     the journal); a Reload is the go-ahead to steer it again.
+in_b sh -c 'echo 0 >/sys/class/net/vb/queues/rx-0/rps_cpus'
+sleep 1
+rps_is 0 0 || fail "caad overwrote an admin's write: $(rps_b 0)"
+grep -q "changed by someone else" "$TMP/caad.log" || fail "the back-off was not logged"
+call Reload >/dev/null
+wait_for 2 rps_is 0 1 || fail "not steered again after Reload: $(rps_b 0)"
+info "back-off: the admin's rps_cpus kept for 1 s; Reload: steered again"
+
 # 8. SetMode: dry-run restores, enforce steers again; a bad mode is refused.
 call SetMode s dry-run >/dev/null
 [ "$(prop Mode)" = '"dry-run"' ] || fail "Mode not dry-run"
@@ -331,7 +341,7 @@ for fields in lines:
     status += "STATUS" in kv
     watchdog += kv.get("WATCHDOG") == "1"
 got = " ".join(seq)
-want = "R L R L R L R S"  # start, SIGHUP, Reload, broken Reload, stop
+want = "R L R L R L R L R S"  # start, Reload after the back-off, SIGHUP, Reload, broken Reload, stop
 assert got == want, f"sequence {got!r}, wanted {want!r}"
 assert any(lo <= t <= hi for t in stamps), f"no MONOTONIC_USEC of the D-Bus Reload in [{lo}, {hi}]: {stamps}"
 assert status >= 10, f"only {status} STATUS= lines"
