@@ -474,11 +474,19 @@ static int load_genl(struct caad_genl *genl, struct caad_iface *iface)
  */
 static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface)
 {
-	_cleanup_free_ char *dir = NULL;
-	char prefix[IF_NAMESIZE + 8];
+	_cleanup_free_ char *dir = NULL, *threaded = NULL;
+	char prefix[IF_NAMESIZE + 8], buf[16];
 	struct dirent *de;
 	DIR *d;
 	int r;
+
+	/* Not threaded ("0"): no kthreads to find, and no reason to read
+	 * every /proc/PID/comm of the host at each re-inventory. */
+	r = caad_path(&threaded, sysroot, "/sys/class/net/%s/threaded", iface->name);
+	if (r < 0)
+		return r;
+	if (caad_read_line(threaded, buf, sizeof(buf)) == 0 && streq(buf, "0"))
+		goto map_queues;
 
 	r = caad_path(&dir, sysroot, "/proc");
 	if (r < 0)
@@ -511,6 +519,7 @@ static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface)
 	}
 	closedir(d);
 
+map_queues:
 	for (unsigned q = 0; q < iface->n_rx; q++) {
 		const struct caad_napi *n = iface->rx[q].napi_id ? iface_napi(iface, iface->rx[q].napi_id, false) : NULL;
 

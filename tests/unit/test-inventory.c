@@ -317,6 +317,16 @@ static void test_bnxt_napi_kthreads(void **state)
 	/* a sysroot has no netlink: queues are not mapped to NAPIs */
 	assert_int_equal(ifc->rx[0].napi_id, 0);
 	assert_int_equal(ifc->rx[0].napi_kthread, 0);
+
+	/* threaded NAPI off: /proc is not searched (a stale comm is not taken) */
+	write_file(root, "sys/class/net/eno1/threaded", "0\n");
+	caad_inventory_free(TAKE_PTR(inv));
+	inv = load_ok(root, names, 1);
+	assert_int_equal(inv->ifaces[0].n_napis, 0);
+	write_file(root, "sys/class/net/eno1/threaded", "1\n");
+	caad_inventory_free(TAKE_PTR(inv));
+	inv = load_ok(root, names, 1);
+	assert_int_equal(inv->ifaces[0].n_napis, 2);
 }
 
 /* veth-like: queues with RPS, no device, no IRQs. */
