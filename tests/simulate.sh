@@ -46,12 +46,17 @@ for f in "$examples"/*.json; do
 	check "one entry per flow" "(.flows | map(.id)) == $(jq -c '.flows | map(.id)' "$f")" "$out"
 	check "entries" '[.flows[] | has("id") and has("steer_cpu") and has("relation") and has("reason") and (.reason | length > 0)] | all' "$out"
 	check "relations" '[.flows[].relation] - ["peer-core-same-llc", "same-package-other-llc", "other-package", "smt-sibling", "unsteered"] == []' "$out"
+	check "new keys" 'has("rfs") and has("rfs_table") and has("ntuple")' "$out"
 	check "unsteered flows have no CPU" '[.flows[] | select(.steer_cpu == null) | .relation == "unsteered"] | all' "$out"
 	check "a steer CPU is a peer core: same package, not the consumer's core" \
 		'[.flows[] | select(.steer_cpu != null) | (.steer_cpu % 12 != .consumer_cpu % 12) and (.steer_cpu % 2 == .consumer_cpu % 2)] | all' "$out"
 	check "no steer CPU is a heavy consumer's core (but a held one)" \
 		'([.flows[] | select(.heavy and .consumer_cpu != null) | .consumer_cpu % 12]) as $cc
 		 | [.flows[] | select(.steer_cpu != null and (.held | not)) | (.steer_cpu % 12) as $s | $cc | index($s) == null] | all' "$out"
+	check "no steer CPU is on a core of a heavy consumer's window (but a held one)" \
+		'def cpus: split(",") | map(if test("-") then (split("-") | map(tonumber) | range(.[0]; .[1] + 1)) else tonumber end);
+		 ([.flows[] | select(.heavy and .consumer_cpus != null) | .consumer_cpus | cpus[] % 12]) as $wc
+		 | [.flows[] | select(.steer_cpu != null and (.held | not)) | (.steer_cpu % 12) as $s | $wc | index($s) == null] | all' "$out"
 	banned=$(jq -r '.banned_cpus // ""' "$f")
 	if [ -n "$banned" ]; then
 		check "no banned CPU" "[.flows[].steer_cpu, (.irqs[].cpus | tonumber? )] - [$(echo "$banned" | sed -E 's/([0-9]+)-([0-9]+)/range(\1;\2+1)/g')] == [.flows[].steer_cpu, (.irqs[].cpus | tonumber?)]" "$out"
@@ -63,7 +68,7 @@ for f in "$examples"/*.json; do
 	"$caad" --simulate "$f" --topology "$topo" >"$out.again"
 	cmp -s "$out" "$out.again" || { echo "FAIL: $f: two runs differ"; fail=1; }
 done
-[ "$n" -ge 4 ] || { echo "FAIL: only $n examples ran"; fail=1; }
+[ "$n" -ge 5 ] || { echo "FAIL: only $n examples ran"; fail=1; }
 
 # The examples' own cases.
 o=$tmp/issue-example.json
@@ -84,11 +89,34 @@ o=$tmp/dtn-two-packages.json
 check "dtn: ten distinct peers" '[.flows[] | select(.heavy) | .steer_cpu] | unique | length == 10' "$o"
 check "dtn: light and young flows are left alone" \
 	'[.flows[] | select(.id == "ssh" or .id == "new-transfer") | .heavy == false and .steer_cpu == null] == [true, true]' "$o"
+o=$tmp/consumer-window.json
+check "window: a consumer hopping between 4 and 6 gets neither core (4 without its window)" \
+	'.flows[0].consumer_cpus == "4,6" and .flows[0].steer_cpu == 8 and (.flows[0].reason | test("lately also on CPU 4: peer core"))
+	 and (.flows[1] | has("consumer_cpus") | not)' "$o"
 o=$tmp/veth-threaded-napi.json
 check "veth: RPS on every queue, shared by a flow in the same LLC" \
 	'(.rps | map(select(.iface == "veth0")) | length) == 2 and (.flows[1].shares_queue and .flows[1].steer_cpu == .flows[0].steer_cpu)' "$o"
 check "threaded NAPI: the kthread, not the IRQ" \
 	'(.kthreads | length) == 1 and .kthreads[0].pid == 813 and (.irqs | length) == 0' "$o"
+
+o=$tmp/ntuple-conflict.json
+check "ntuple: off by default, rule 6's largest rate wins" \
+	'.flows[1].steer_cpu == null and (.flows[1].reason | test("conflicted")) and (.ntuple | length) == 0' "$o"
+# Mechanisms=ntuple: the slower flow moves to rx-1 by a rule, rx-1's IRQ follows it.
+printf '[Placement]\nMechanisms=kthread irq rps rfs ntuple\n' >"$tmp/ntuple.conf"
+rc=$(sim "$tmp/ntuple.out" "$examples/ntuple-conflict.json" --topology "$topo" --config "$tmp/ntuple.conf")
+[ "$rc" = 0 ] || { echo "FAIL: ntuple: exit $rc: $(cat "$tmp/ntuple.out.err")"; fail=1; }
+check "ntuple: the conflicted flow moved to rx-1 by a rule" \
+	'.flows[1].ntuple_queue == 1 and .flows[1].steer_cpu % 2 == 1 and (.flows[1].reason | test("moved by an ntuple rule"))
+	 and .ntuple == [{"flow": "other-socket", "rule": "tcp4 10.0.0.3:40002 > 10.0.0.2:5202 queue 1", "iface": "eth0",
+	                  "queue": 1, "reason": .ntuple[0].reason}]
+	 and (.irqs[] | select(.queue == 1) | .cpus) == (.flows[1].steer_cpu | tostring)' "$tmp/ntuple.out"
+jq -n 'input as $out | input as $s | $s + {previous: $out.flows}' "$tmp/ntuple.out" "$examples/ntuple-conflict.json" \
+	>"$tmp/ntuple-next.json"
+rc=$(sim "$tmp/ntuple-next.out" "$tmp/ntuple-next.json" --topology "$topo" --config "$tmp/ntuple.conf")
+[ "$rc" = 0 ] || { echo "FAIL: ntuple, next: exit $rc: $(cat "$tmp/ntuple-next.out.err")"; fail=1; }
+check "ntuple: the next plan keeps the rule, the queue and the CPU" \
+	'.flows[1].ntuple_queue == 1 and .flows[1].held and (.ntuple | length) == 1' "$tmp/ntuple-next.out"
 
 # --config: DwellMSec=0 lets the collided flow move now.
 printf '[Placement]\nDwellMSec=0\n' >"$tmp/nodwell.conf"
@@ -117,6 +145,8 @@ printf '{"interfaces": [], "flows": [{"id": "f", "iface": "eth0", "rate_bps": 1}
 expect "bad scenario" 65 "bad.json: flows[0].iface: no interface \"eth0\" in interfaces" "$tmp/bad.json" --topology "$topo"
 printf '{"interfaces": [{"name": "eth0", "queues": []}], "flows": [{"id": "f", "iface": "eth0", "consumer_cpu": 99, "rate_bps": 1}]}' >"$tmp/cpu.json"
 expect "CPU not in the topology" 65 "cpu.json: flows[0].consumer_cpu: CPU 99 not in the topology" "$tmp/cpu.json" --topology "$topo"
+printf '{"interfaces": [{"name": "eth0", "queues": []}], "flows": [{"id": "f", "iface": "eth0", "consumer_cpu": 6, "consumer_cpus": "4-5", "rate_bps": 1}]}' >"$tmp/window.json"
+expect "a window without its consumer_cpu" 65 "window.json: flows[0].consumer_cpus: must contain consumer_cpu 6" "$tmp/window.json" --topology "$topo"
 printf '{"interfaces": [}' >"$tmp/syntax.json"
 expect "bad JSON" 65 "syntax.json:1:17: invalid JSON" "$tmp/syntax.json" --topology "$topo"
 expect "missing file" 66 "nonexistent.json: cannot read" "$tmp/nonexistent.json" --topology "$topo"

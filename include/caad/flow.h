@@ -7,6 +7,14 @@
 
 #include "caad/observer-abi.h"
 
+/*
+ * The CPUs a flow's consumer read on at the scans before the latest, kept
+ * beside consumer_cpu: with it, the window of 1 + CAAD_CONSUMER_HISTORY
+ * scans (1 s at the default IntervalMSec=250) in which the planner treats
+ * every CPU the consumer ran on as the consumer's.
+ */
+#define CAAD_CONSUMER_HISTORY 3
+
 /* A flow: a TCP connection seen from the receiver. */
 struct caad_flow {
 	uint64_t id;           /* kernel socket address: unique while it lives */
@@ -17,11 +25,17 @@ struct caad_flow {
 	uint32_t pid, tid;     /* consuming process and thread */
 	char comm[CAAD_COMM_LEN];
 	int consumer_cpu;      /* -1 unknown */
+	/* Where the consumer read at the scans before this one, the latest
+	 * first: with consumer_cpu, the CPUs it ran on within a short window
+	 * (rule 1); n_consumer_history of them, 0 for a new flow. */
+	uint16_t consumer_history[CAAD_CONSUMER_HISTORY];
+	uint8_t n_consumer_history;
 	int proc_cpu;          /* CPU processing its packets (softirq), -1 unknown */
 	int ifindex;           /* receiving interface, 0 unknown */
 	int rx_queue;          /* -1 unknown */
 	uint32_t napi_id;      /* 0 unknown */
 	uint32_t proc_kthread; /* threaded NAPI kthread that processed it, 0 none */
+	uint32_t ooo_packets;  /* packets that arrived out of order (tcp rcv_ooopack) */
 
 	uint64_t bytes;        /* total read by the consumer */
 	uint64_t rate_bps;     /* read rate over the last interval, bit/s */
@@ -41,3 +55,12 @@ void caad_flow_from_stats(struct caad_flow *f, const struct caad_flow_stats *s);
 void caad_flows_sort(struct caad_flow *flows, size_t n);
 void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
                              uint64_t interval_ns);
+/*
+ * The consumer's window: given the previous snapshot and the new one (both
+ * sorted by id), fill consumer_history of the new flows with the previous
+ * snapshot's consumer_cpu and history, the latest first. A flow that is new,
+ * whose socket was reused (bytes went backwards) or that another thread
+ * reads now starts with an empty history; so does one whose consumer CPU
+ * is unknown.
+ */
+void caad_flows_update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev);

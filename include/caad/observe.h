@@ -32,5 +32,13 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
 /* Sum of the per-CPU counters (enum caad_counter). */
 uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c);
 
+/*
+ * On-CPU time of one thread (a trial's consumer), from sched_switch: watch
+ * tid (0: stop), then read its time since, in ns (the current stretch on
+ * CPU included).
+ */
+void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid);
+uint64_t caad_observer_thread_ns(struct caad_observer *o);
+
 /* Inode of the calling process's network namespace. */
 int caad_netns_self_inode(uint32_t *ret);

@@ -19,6 +19,18 @@
 #define CAAD_DWELL_MS_DEFAULT 2000u
 #define CAAD_MAX_MOVES_DEFAULT 16u
 
+/*
+ * A placement chosen by the closed loop (Placement=measure) for one flow:
+ * a trial's round, or a remembered verdict. The planner uses it instead of
+ * its rules while the CPU is usable and not banned; it is not bound by the
+ * dwell time (trials keep their own pace) nor by MaxMovesPerCycle.
+ */
+struct caad_override {
+	uint64_t flow_id;
+	int cpu;
+	const char *why;             /* for people, e.g. "trial 2, round 3/6: same-core" */
+};
+
 struct caad_policy {
 	uint64_t rate_threshold_bps; /* flows below this are left alone */
 	unsigned min_age_ms;         /* ... and flows younger than this */
@@ -27,7 +39,11 @@ struct caad_policy {
 	bool allow_smt_sibling;      /* SMT sibling of the consumer as last resort in its core */
 	bool allow_other_package;    /* another package when the consumer's has no peer */
 	struct caad_cpumask banned;  /* never steer to these */
-	unsigned disabled_mechanisms; /* bits (1 << enum caad_setting_kind) never used; 0: all allowed */
+	struct caad_cpumask irq_banned; /* move no IRQ here (no vectors left): RPS or a kthread instead */
+	unsigned disabled_mechanisms; /* bits (1 << enum caad_setting_kind) never used; 0: all allowed
+	                              * (caad_policy_init(): CAAD_MECHANISMS_DEFAULT_OFF) */
+	const struct caad_override *overrides; /* sorted by flow_id, not owned; NULL: none */
+	size_t n_overrides;
 };
 
 void caad_policy_init(struct caad_policy *p);
@@ -41,12 +57,14 @@ struct caad_decision {
 	uint64_t flow_id;            /* flows[flow].id: what the next plan looks up */
 	int iface;                   /* index into inventory->ifaces */
 	int queue;                   /* rx queue index, -1 unknown (all queues) */
-	int consumer_cpu;            /* the consumer CPU planned for, -1 unknown */
+	int consumer_cpu;            /* the consumer CPU planned for (of the flow's window: the latest in
+	                              * the LLC it read in at the most scans), -1 unknown */
 	int steer_cpu;               /* -1: unsteered */
 	int anchor_cpu;              /* the consumer CPU steer_cpu was chosen for (hysteresis), -1 */
 	enum caad_relation relation; /* of steer_cpu to consumer_cpu */
 	bool held;                   /* kept its previous target (hysteresis) */
 	bool shares_queue;           /* steered by a faster flow's setting of the same queue */
+	bool ntuple;                 /* an ntuple rule moves it to rx queue `queue` (rule 6) */
 	uint64_t since_ns;           /* when steer_cpu became its target (the plan's now if new), 0 unsteered */
 	const char *reason;          /* for people, never NULL */
 	const char *considered;      /* candidates looked at and why not taken, "" if none, never NULL */
@@ -56,7 +74,30 @@ enum caad_setting_kind {
 	CAAD_SETTING_IRQ_AFFINITY,
 	CAAD_SETTING_RPS_CPUS,
 	CAAD_SETTING_KTHREAD_AFFINITY, /* threaded NAPI: the queue's kthread */
+	CAAD_SETTING_RFS_FLOW_CNT,     /* RFS: the queue's rps_flow_cnt (value) */
+	CAAD_SETTING_RFS_TABLE,        /* RFS: the global rps_sock_flow_entries (value), with RFS_FLOW_CNT */
+	CAAD_SETTING_NTUPLE_RULE,      /* a flow's ntuple rule to rx queue `queue` (rule) */
 	_CAAD_SETTING_KIND_COUNT,
+};
+
+/*
+ * RFS sizes (Documentation/networking/scaling.rst): the global socket flow
+ * table and, per rx queue, its share of it (rounded up to a power of two,
+ * as the kernel does). Larger values set by the host are kept.
+ */
+#define CAAD_RFS_TABLE_ENTRIES 32768u
+#define CAAD_RFS_FLOW_CNT_MIN 256u
+
+/* Mechanisms= off unless listed: ntuple rules are a NIC-wide, small resource
+ * shared with the operator's own rules. */
+#define CAAD_MECHANISMS_DEFAULT_OFF (1u << CAAD_SETTING_NTUPLE_RULE)
+
+/* A TCP flow as the NIC's classifier sees it arriving: from raddr:rport to
+ * laddr:lport (the receiver's local address and port). */
+struct caad_ntuple_flow {
+	int family;                  /* AF_INET or AF_INET6 */
+	uint8_t laddr[16], raddr[16];
+	uint16_t lport, rport;
 };
 
 const char *caad_setting_kind_to_string(enum caad_setting_kind k);
@@ -67,7 +108,10 @@ struct caad_setting {
 	unsigned queue;
 	int irq;                     /* for CAAD_SETTING_IRQ_AFFINITY, else -1 */
 	pid_t pid;                   /* for CAAD_SETTING_KTHREAD_AFFINITY, else 0 */
-	struct caad_cpumask cpus;
+	struct caad_cpumask cpus;    /* empty for the RFS kinds and ntuple rules */
+	unsigned value;              /* for the RFS kinds: the table size to write (0: RFS off) */
+	uint64_t flow_id;            /* for CAAD_SETTING_NTUPLE_RULE: the flow it moves, else 0 */
+	struct caad_ntuple_flow rule; /* ... and its 4-tuple */
 	char reason[CAAD_REASON_MAX];
 };
 
@@ -93,7 +137,9 @@ struct caad_plan {
  * caad_flow.first_ns). prev, the plan of the previous cycle (may be NULL),
  * gives hysteresis: a flow keeps its target unless its consumer left the
  * LLC, the target became unusable or a consumer's core, and then only after
- * policy->dwell_ms and within policy->max_moves changes per plan. Flows
+ * policy->dwell_ms and within policy->max_moves changes per plan (at once
+ * when unusable, or a CPU of its own consumer's window or one of their
+ * cores). A flow's consumer is consumer_cpu and its history. Flows
  * need not be sorted (sorted by id they cost less); decisions come in the
  * flows' order. Returns 0 or -ENOMEM.
  */

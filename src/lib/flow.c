@@ -74,6 +74,7 @@ void caad_flow_from_stats(struct caad_flow *f, const struct caad_flow_stats *s)
 		.rx_queue = s->rx_queue >= RX_QUEUE_NONE ? -1 : (int)s->rx_queue,
 		.napi_id = s->napi_id < NAPI_ID_MIN ? 0 : s->napi_id,
 		.proc_kthread = s->proc_kthread,
+		.ooo_packets = s->rcv_ooopack,
 		.bytes = s->bytes,
 		.first_ns = s->first_ns,
 		.last_ns = s->last_ns,
@@ -148,5 +149,36 @@ void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct c
 			f->rate_bps = f->bytes < prev[j].bytes ? 0 : rate_bps(f->bytes - prev[j].bytes, interval_ns);
 		else
 			f->rate_bps = new_flow_rate(f);
+	}
+}
+
+void caad_flows_update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev)
+{
+	size_t j = 0;
+
+	assert(cur || n_cur == 0);
+	assert(prev || n_prev == 0);
+
+	for (size_t i = 0; i < n_cur; i++) {
+		struct caad_flow *f = &cur[i];
+		const struct caad_flow *p;
+		unsigned n = 0;
+
+		assert(i == 0 || cur[i - 1].id <= f->id);
+
+		f->n_consumer_history = 0;
+		while (j < n_prev && prev[j].id < f->id)
+			j++;
+		if (j == n_prev || prev[j].id != f->id)
+			continue;
+		p = &prev[j];
+		/* another socket at the same address, or another reader */
+		if (f->consumer_cpu < 0 || p->consumer_cpu < 0 || p->consumer_cpu > UINT16_MAX || f->bytes < p->bytes ||
+		    f->tid != p->tid)
+			continue;
+		f->consumer_history[n++] = (uint16_t)p->consumer_cpu;
+		for (unsigned h = 0; h < p->n_consumer_history && n < CAAD_CONSUMER_HISTORY; h++)
+			f->consumer_history[n++] = p->consumer_history[h];
+		f->n_consumer_history = (uint8_t)n;
 	}
 }

@@ -157,7 +157,8 @@ int caad_observer_consume(struct caad_observer *o)
 int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n)
 {
 	int fd = bpf_map__fd(o->skel->maps.flows);
-	size_t cap = 64, n = 0;
+	/* about as many as last time: no doubling past what is needed */
+	size_t cap = o->n_prev + o->n_prev / 16 + 64, n = 0;
 	_cleanup_free_ struct caad_flow *flows = NULL;
 	uint64_t key, next, now = now_ns();
 	bool first = true;
@@ -196,9 +197,15 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
 		if (u == 0 || flows[u - 1].id != flows[i].id)
 			flows[u++] = flows[i];
 	n = u;
+	if (n + 64 < cap) { /* give back the slack of a shrinking table */
+		struct caad_flow *nf = reallocarray(flows, n ? n : 1, sizeof(*flows));
+		if (nf)
+			flows = nf;
+	}
 	caad_flows_update_rates(flows, n, o->prev, o->n_prev, o->prev_ns ? now - o->prev_ns : 0);
+	caad_flows_update_history(flows, n, o->prev, o->n_prev);
 
-	/* keep a copy as the base of the next rates */
+	/* keep a copy as the base of the next rates and consumer histories */
 	struct caad_flow *copy = n ? malloc(n * sizeof(*copy)) : NULL;
 	if (n && !copy)
 		return -ENOMEM;
@@ -225,4 +232,29 @@ uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c)
 	for (int i = 0; i < o->n_cpus; i++)
 		sum += vals[i];
 	return sum;
+}
+
+void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid)
+{
+	if (!o || o->skel->bss->watch_tid == tid)
+		return;
+	o->skel->bss->watch_tid = 0;
+	o->skel->bss->watch_in_ns = 0;
+	o->skel->bss->watch_total_ns = 0;
+	o->skel->bss->watch_tid = tid;
+}
+
+uint64_t caad_observer_thread_ns(struct caad_observer *o)
+{
+	uint64_t total, in;
+
+	if (!o)
+		return 0;
+	total = __atomic_load_n(&o->skel->bss->watch_total_ns, __ATOMIC_RELAXED);
+	in = __atomic_load_n(&o->skel->bss->watch_in_ns, __ATOMIC_RELAXED);
+	if (in) {
+		uint64_t now = now_ns();
+		total += now > in ? now - in : 0;
+	}
+	return total;
 }

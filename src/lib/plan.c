@@ -9,7 +9,8 @@
  *  1. collect: one pass over the flows finds the heavy ones, each in a
  *     "slot" (an rx queue, or "every queue" of an interface for a flow of
  *     unknown queue), and each slot's fastest flow; consumers' cores are
- *     marked;
+ *     marked: those of every CPU in a consumer's window (rule 1), the one
+ *     planned for being the latest of the LLC it read in most;
  *  2. place_owners: the fastest flow of each slot owns it; owners that keep
  *     their previous target go first (their load counts), then the others
  *     fastest first choose the least loaded candidate of the best tier;
@@ -25,7 +26,12 @@
  * usable CPUs, the cores of each LLC and package), never from scanning the
  * topology per flow; consumer CPUs without any candidate are found once,
  * up front; the decisions' texts live in an arena and are shared: the
- * flows that lose a queue to a faster one share that queue's text.
+ * flows that lose a queue to a faster one share that queue's text. With a
+ * million heavy flows the cost is memory: a slot or core keeps the sort key
+ * of its fastest flow at hand (no lookup per flow); each decision is
+ * written once, pointing at its consumer CPU's "no candidate" texts until
+ * it is placed or follows an owner, so that the flows whose consumer CPU
+ * has none are not looked at again; the big arrays ask for huge pages.
  */
 #include <assert.h>
 #include <errno.h>
@@ -33,6 +39,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 
 #include "caad/plan.h"
 
@@ -41,6 +49,7 @@
 
 #define NSEC_PER_MSEC UINT64_C(1000000)
 #define CONSIDERED_MAX 480
+#define FAIL_REASON_MAX 128
 #define TEXT_MAX 1024
 
 void caad_policy_init(struct caad_policy *p)
@@ -50,6 +59,7 @@ void caad_policy_init(struct caad_policy *p)
 		.min_age_ms = CAAD_MIN_AGE_MS_DEFAULT,
 		.dwell_ms = CAAD_DWELL_MS_DEFAULT,
 		.max_moves = CAAD_MAX_MOVES_DEFAULT,
+		.disabled_mechanisms = CAAD_MECHANISMS_DEFAULT_OFF,
 	};
 	caad_cpumask_zero(&p->banned);
 }
@@ -58,6 +68,9 @@ static const char *const setting_kind_names[_CAAD_SETTING_KIND_COUNT] = {
 	[CAAD_SETTING_IRQ_AFFINITY] = "irq-affinity",
 	[CAAD_SETTING_RPS_CPUS] = "rps-cpus",
 	[CAAD_SETTING_KTHREAD_AFFINITY] = "kthread-affinity",
+	[CAAD_SETTING_RFS_FLOW_CNT] = "rfs-flow-cnt",
+	[CAAD_SETTING_RFS_TABLE] = "rfs-table",
+	[CAAD_SETTING_NTUPLE_RULE] = "ntuple-rule",
 };
 
 const char *caad_setting_kind_to_string(enum caad_setting_kind k)
@@ -84,14 +97,14 @@ static void arena_free(struct caad_plan_arena *a)
 	}
 }
 
-/* A copy of at most TEXT_MAX - 1 bytes of s in the plan, or NULL. */
-static const char *arena_strdup(struct caad_plan *p, const char *s)
+/* size (at most ARENA_BLOCK) zeroed bytes of the plan, or NULL. */
+static char *arena_alloc(struct caad_plan *p, size_t size)
 {
-	size_t n = strnlen(s, TEXT_MAX - 1);
 	struct caad_plan_arena *a = p->arena;
 	char *r;
 
-	if (!a || ARENA_BLOCK - a->used < n + 1) {
+	assert(size <= ARENA_BLOCK);
+	if (!a || ARENA_BLOCK - a->used < size) {
 		a = malloc(sizeof(*a));
 		if (!a)
 			return NULL;
@@ -100,9 +113,19 @@ static const char *arena_strdup(struct caad_plan *p, const char *s)
 		p->arena = a;
 	}
 	r = a->data + a->used;
-	memcpy(r, s, n);
-	r[n] = '\0';
-	a->used += n + 1;
+	memset(r, 0, size);
+	a->used += size;
+	return r;
+}
+
+/* A copy of at most TEXT_MAX - 1 bytes of s in the plan, or NULL. */
+static const char *arena_strdup(struct caad_plan *p, const char *s)
+{
+	size_t n = strnlen(s, TEXT_MAX - 1);
+	char *r = arena_alloc(p, n + 1);
+
+	if (r)
+		memcpy(r, s, n);
 	return r;
 }
 
@@ -232,17 +255,19 @@ static int cmp_by_id(const void *a, const void *b, void *userdata)
 	return (x > y) - (x < y);
 }
 
-/* Decisions in id order need no index (the daemon's flows are sorted by id). */
-static int plan_index(struct caad_plan *p)
+/* Decisions in id order need no index (the daemon's flows are sorted by id);
+ * sorted: they are known to be. */
+static int plan_index(struct caad_plan *p, bool sorted)
 {
-	bool sorted = true;
-
 	free(p->by_id);
 	p->by_id = NULL;
 	if (p->n_decisions > UINT32_MAX)
 		return -E2BIG;
-	for (size_t i = 1; i < p->n_decisions && sorted; i++)
-		sorted = p->decisions[i - 1].flow_id <= p->decisions[i].flow_id;
+	if (!sorted) {
+		sorted = true;
+		for (size_t i = 1; i < p->n_decisions && sorted; i++)
+			sorted = p->decisions[i - 1].flow_id <= p->decisions[i].flow_id;
+	}
 	if (sorted)
 		return 0;
 
@@ -290,7 +315,7 @@ int caad_plan_from_decisions(struct caad_decision *decisions, size_t n, uint64_t
 	p->decisions = decisions;
 	p->n_decisions = n;
 	p->now_ns = now_ns;
-	r = plan_index(p);
+	r = plan_index(p, false);
 	if (r < 0) {
 		p->decisions = NULL; /* the caller still owns them */
 		caad_plan_free(p);
@@ -339,11 +364,19 @@ enum iface_mode {
 	IFACE_QUEUES,  /* each queue has its own owner */
 };
 
+/* A flow's sort key (fastest first, then the lowest id), kept beside a
+ * "fastest so far" so that collect() compares without looking it up. */
+struct key {
+	uint64_t rate, id;
+};
+
 struct slot {
 	int32_t best;    /* heavy index of the fastest flow in it, -1 */
-	uint32_t first, end; /* its flows: planner.members[first..end) */
 	int32_t owner;   /* heavy index of the placed owner, -1 */
+	uint32_t first, end; /* its flows: planner.members[first..end) */
+	struct key best_key;
 	const char *shared_reason, *conflict_reason;
+	int iface;       /* index into inventory->ifaces */
 };
 
 struct iface_state {
@@ -359,6 +392,7 @@ struct iface_state {
 struct cand {
 	uint32_t k;
 	unsigned slot;
+	struct key key;                 /* k's, to sort without looking it up */
 	enum hold hold;
 	const char *why;                /* for HOLD_*: what is wrong with the previous target */
 	const struct caad_decision *pd; /* previous decision */
@@ -379,6 +413,7 @@ struct planner {
 	uint8_t *core_state;
 	int *core_llc, *core_package;
 	int32_t *core_consumer;     /* fastest heavy flow consuming on it, -1 */
+	struct key *core_consumer_key;
 	unsigned *llc_start, *llc_cores;       /* CSR: cores of each LLC */
 	unsigned *package_start, *package_cores;
 	/* per CPU */
@@ -387,29 +422,150 @@ struct planner {
 	uint64_t *core_load;        /* ... per core */
 	const char **fail_reason;   /* consumer CPUs known to have no candidate */
 	const char **fail_considered;
+	struct fail_text {          /* ... their texts, in the plan before that is known */
+		char reason[FAIL_REASON_MAX];
+		char considered[CONSIDERED_MAX];
+	} **fail_text;              /* per consumer CPU planned for, else NULL */
 
 	/* heavy flows: decisions[k], and */
-	uint64_t *rate;             /* flows[decisions[k].flow].rate_bps, at hand */
 	struct heavy {
 		int32_t slot;        /* -1: no slot (decided in pass 1) */
 		int32_t cpu;         /* decisions[k].consumer_cpu, at hand */
 	} *hv;
+	uint64_t *tried;            /* bit k: placed as a slot's owner, or tried to */
 	struct member {
 		uint32_t k;
 		int32_t cpu; /* decisions[k].consumer_cpu, at hand */
+		uint64_t rate; /* its flow's rate_bps, at hand */
 	} *members;                 /* heavy flows by slot (see slot.first), in flow order */
 	struct slot *slots;
 	unsigned n_slots;
 	struct iface_state *ifs;
+	struct ifindex_pos {
+		int ifindex, iface;
+	} *by_ifindex;              /* open hash of the managed interfaces (ifindex 0: free) */
+	unsigned ifindex_mask;
 	int last_ifindex, last_iface;
+	bool ids_sorted;            /* the heavy flows came in id order */
 
 	struct cand *round, *next_round;
 	size_t n_round, n_next_round;
+
+	bool ntuple_on;             /* Mechanisms= has ntuple and an interface takes rules (rule 6) */
+	uint32_t *ntuple_cands;     /* conflicted flows an ntuple rule might move */
+	size_t n_ntuple_cands;
+	int rfs_iface;              /* emit_settings(): the first queue given RFS, -1 none */
+	unsigned rfs_queue;
 };
 
 static bool cpu_known(const struct caad_topology *t, int cpu)
 {
 	return cpu >= 0 && (unsigned)cpu < t->n_cpus && t->cpus[cpu].present;
+}
+
+/*
+ * A flow's consumer as rule 1 has it: every CPU its thread read on within
+ * the window (consumer_cpu at the latest scan, consumer_history at the ones
+ * before), planned for in the LLC where it read at the most scans.
+ */
+struct consumer {
+	int scans[1 + CAAD_CONSUMER_HISTORY]; /* the CPU of each scan with a known one, the latest first */
+	unsigned n_scans;                     /* 0: consumer_cpu unknown */
+	int cpus[1 + CAAD_CONSUMER_HISTORY];  /* the same without repeats */
+	unsigned n_cpus;
+	int home;          /* the CPU planned for: the latest of that LLC (ties: the LLC read in last), -1 */
+	unsigned n_home;   /* scans in home's LLC */
+};
+
+/* Scans of the window in the LLC of cpu. */
+static unsigned scans_in_llc(const struct caad_topology *t, const struct consumer *cs, int cpu)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < cs->n_scans; i++)
+		n += t->cpus[cs->scans[i]].llc == t->cpus[cpu].llc;
+	return n;
+}
+
+static inline void consumer_latest(const struct caad_flow *f, struct consumer *ret);
+
+/*
+ * Whether the window's cores are every usable core of home's LLC: then
+ * keeping them all free leaves the flow no peer there (a thread that just
+ * moved on a small host, say 2 CPUs), and the consumer is its latest CPU
+ * alone, as if it had not moved.
+ */
+static bool window_fills_llc(const struct caad_topology *t, const struct consumer *cs)
+{
+	int llc = t->cpus[cs->home].llc;
+
+	if (llc < 0)
+		return false;
+	CAAD_CPUMASK_FOREACH(cpu, &t->llcs[llc].cpus) {
+		bool covered = false;
+
+		if (!caad_cpumask_test(&t->usable, (unsigned)cpu))
+			continue;
+		for (unsigned j = 0; j < cs->n_cpus && !covered; j++)
+			covered = t->cpus[cs->cpus[j]].core == t->cpus[cpu].core;
+		if (!covered)
+			return false;
+	}
+	return true;
+}
+
+static inline void consumer_of(const struct caad_topology *t, const struct caad_flow *f, struct consumer *ret)
+{
+	ret->n_scans = ret->n_cpus = ret->n_home = 0;
+	ret->home = -1;
+	if (!cpu_known(t, f->consumer_cpu))
+		return;
+	ret->scans[ret->n_scans++] = f->consumer_cpu;
+	if (f->n_consumer_history == 0) { /* most flows */
+		ret->cpus[ret->n_cpus++] = ret->home = f->consumer_cpu;
+		ret->n_home = 1;
+		return;
+	}
+	for (unsigned h = 0; h < f->n_consumer_history && h < CAAD_CONSUMER_HISTORY; h++)
+		if (cpu_known(t, f->consumer_history[h]))
+			ret->scans[ret->n_scans++] = f->consumer_history[h];
+
+	for (unsigned i = 0; i < ret->n_scans; i++) {
+		int x = ret->scans[i];
+		unsigned count = scans_in_llc(t, ret, x);
+		bool seen = false;
+
+		if (count > ret->n_home) {
+			ret->home = x;
+			ret->n_home = count;
+		}
+		for (unsigned j = 0; j < i; j++)
+			seen = seen || ret->scans[j] == x;
+		if (!seen)
+			ret->cpus[ret->n_cpus++] = x;
+	}
+	if (ret->n_cpus > 1 && window_fills_llc(t, ret))
+		consumer_latest(f, ret);
+}
+
+/* The consumer as its latest CPU alone. */
+static inline void consumer_latest(const struct caad_flow *f, struct consumer *ret)
+{
+	ret->scans[0] = ret->cpus[0] = ret->home = f->consumer_cpu;
+	ret->n_scans = ret->n_cpus = ret->n_home = 1;
+}
+
+/* Whether cpu is a CPU the flow's consumer read on within the window, or on
+ * the core of one. */
+static bool on_consumer_core(const struct caad_topology *t, const struct caad_flow *f, int cpu)
+{
+	struct consumer cs;
+
+	consumer_of(t, f, &cs);
+	for (unsigned j = 0; j < cs.n_cpus; j++)
+		if (t->cpus[cs.cpus[j]].core == t->cpus[cpu].core)
+			return true;
+	return false;
 }
 
 /* Index of the managed interface with this ifindex, or -1. */
@@ -419,25 +575,40 @@ static int find_iface(struct planner *pl, int ifindex)
 		return -1;
 	if (ifindex == pl->last_ifindex)
 		return pl->last_iface;
-	for (size_t i = 0; i < pl->inv->n_ifaces; i++)
-		if (pl->inv->ifaces[i].ifindex == ifindex) {
+	for (unsigned h = (unsigned)ifindex & pl->ifindex_mask;; h = (h + 1) & pl->ifindex_mask) {
+		const struct ifindex_pos *e = &pl->by_ifindex[h];
+
+		if (e->ifindex == 0)
+			return -1;
+		if (e->ifindex == ifindex) {
 			pl->last_ifindex = ifindex;
-			pl->last_iface = (int)i;
-			return (int)i;
+			pl->last_iface = e->iface;
+			return e->iface;
 		}
-	return -1;
+	}
 }
 
 /* Fastest first, then the lowest id, then the first in the array. */
 static bool before(const struct planner *pl, uint32_t a, uint32_t b)
 {
 	const struct caad_decision *da = &pl->plan->decisions[a], *db = &pl->plan->decisions[b];
+	uint64_t ra = pl->flows[da->flow].rate_bps, rb = pl->flows[db->flow].rate_bps;
 
-	if (pl->rate[a] != pl->rate[b])
-		return pl->rate[a] > pl->rate[b];
+	if (ra != rb)
+		return ra > rb;
 	if (da->flow_id != db->flow_id)
 		return da->flow_id < db->flow_id;
 	return da->flow < db->flow;
+}
+
+/*
+ * Whether a flow of this rate and id comes before the one of key b, seen
+ * earlier in the array: before() without looking b up (the ties go to the
+ * earlier one).
+ */
+static inline bool before_key(uint64_t rate, uint64_t id, const struct key *b)
+{
+	return rate != b->rate ? rate > b->rate : id < b->id;
 }
 
 static int cmp_heavy(const void *a, const void *b, void *userdata)
@@ -449,7 +620,11 @@ static int cmp_heavy(const void *a, const void *b, void *userdata)
 
 static int cmp_cand(const void *a, const void *b, void *userdata)
 {
-	return cmp_heavy(&((const struct cand *)a)->k, &((const struct cand *)b)->k, userdata);
+	const struct cand *x = a, *y = b;
+
+	if (x->key.rate != y->key.rate)
+		return x->key.rate > y->key.rate ? -1 : 1;
+	return cmp_heavy(&x->k, &y->k, userdata);
 }
 
 static const char *llc_name(const struct planner *pl, int cpu, char *buf, size_t size)
@@ -479,6 +654,7 @@ static int build_tables(struct planner *pl)
 	pl->core_llc = malloc(nc * sizeof(int));
 	pl->core_package = malloc(nc * sizeof(int));
 	pl->core_consumer = malloc(nc * sizeof(int32_t));
+	pl->core_consumer_key = malloc(nc * sizeof(struct key));
 	pl->llc_start = calloc(n_llcs + 1, sizeof(unsigned));
 	pl->llc_cores = malloc(nc * sizeof(unsigned));
 	pl->package_start = calloc(n_packages + 1, sizeof(unsigned));
@@ -487,10 +663,12 @@ static int build_tables(struct planner *pl)
 	pl->load = calloc(ncpu, sizeof(uint64_t));
 	pl->fail_reason = calloc(ncpu, sizeof(char *));
 	pl->fail_considered = calloc(ncpu, sizeof(char *));
+	pl->fail_text = calloc(ncpu, sizeof(*pl->fail_text));
 
 	if (!pl->pu_start || !pl->pus || !pl->core_load || !pl->core_first || !pl->core_state || !pl->core_llc || !pl->core_package ||
-	    !pl->core_consumer || !pl->llc_start || !pl->llc_cores || !pl->package_start || !pl->package_cores ||
-	    !pl->cpu_consumer || !pl->load || !pl->fail_reason || !pl->fail_considered)
+	    !pl->core_consumer || !pl->core_consumer_key || !pl->llc_start || !pl->llc_cores || !pl->package_start ||
+	    !pl->package_cores || !pl->cpu_consumer || !pl->load || !pl->fail_reason || !pl->fail_considered ||
+	    !pl->fail_text)
 		return -ENOMEM;
 
 	for (unsigned i = 0, n_pus = 0; i < t->n_cores; i++) {
@@ -545,9 +723,27 @@ static int build_ifaces(struct planner *pl)
 	unsigned n_packages = t->n_packages;
 	unsigned base = 0;
 
+	/* ifindexes by open addressing, at most half full: they are small and
+	 * mostly consecutive, so a lookup is one probe */
+	pl->ifindex_mask = 1;
+	while (pl->ifindex_mask < 2 * pl->inv->n_ifaces)
+		pl->ifindex_mask *= 2;
+	pl->by_ifindex = calloc(pl->ifindex_mask, sizeof(*pl->by_ifindex));
+	pl->ifindex_mask--;
 	pl->ifs = calloc(pl->inv->n_ifaces ? pl->inv->n_ifaces : 1, sizeof(*pl->ifs));
-	if (!pl->ifs)
+	if (!pl->ifs || !pl->by_ifindex)
 		return -ENOMEM;
+	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
+		int ifindex = pl->inv->ifaces[i].ifindex;
+		unsigned h = (unsigned)ifindex & pl->ifindex_mask;
+
+		if (ifindex <= 0)
+			continue;
+		while (pl->by_ifindex[h].ifindex != 0 && pl->by_ifindex[h].ifindex != ifindex)
+			h = (h + 1) & pl->ifindex_mask;
+		if (pl->by_ifindex[h].ifindex == 0) /* the first of a repeated ifindex, as a scan finds */
+			pl->by_ifindex[h] = (struct ifindex_pos){ .ifindex = ifindex, .iface = (int)i };
+	}
 	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
 		const struct caad_iface *ifc = &pl->inv->ifaces[i];
 		struct iface_state *is = &pl->ifs[i];
@@ -590,8 +786,9 @@ static int build_ifaces(struct planner *pl)
 	pl->slots = malloc((base ? base : 1) * sizeof(struct slot));
 	if (!pl->slots)
 		return -ENOMEM;
-	for (unsigned s = 0; s < base; s++)
-		pl->slots[s] = (struct slot){ .best = -1, .owner = -1 };
+	for (size_t i = 0; i < pl->inv->n_ifaces; i++)
+		for (unsigned q = 0; q <= pl->inv->ifaces[i].n_rx; q++)
+			pl->slots[pl->ifs[i].base + q] = (struct slot){ .best = -1, .owner = -1, .iface = (int)i };
 	return 0;
 }
 
@@ -605,6 +802,7 @@ static void planner_done(struct planner *pl)
 	free(pl->core_llc);
 	free(pl->core_package);
 	free(pl->core_consumer);
+	free(pl->core_consumer_key);
 	free(pl->llc_start);
 	free(pl->llc_cores);
 	free(pl->package_start);
@@ -613,8 +811,9 @@ static void planner_done(struct planner *pl)
 	free(pl->load);
 	free(pl->fail_reason);
 	free(pl->fail_considered);
-	free(pl->rate);
+	free(pl->fail_text);
 	free(pl->hv);
+	free(pl->tried);
 	free(pl->members);
 	free(pl->slots);
 	for (size_t i = 0; pl->ifs && i < pl->inv->n_ifaces; i++) {
@@ -622,8 +821,10 @@ static void planner_done(struct planner *pl)
 		free(pl->ifs[i].nic_package);
 	}
 	free(pl->ifs);
+	free(pl->by_ifindex);
 	free(pl->round);
 	free(pl->next_round);
+	free(pl->ntuple_cands);
 }
 
 /* ---- choosing a CPU ---------------------------------------------------- */
@@ -672,10 +873,11 @@ static int core_candidate(const struct planner *pl, unsigned i)
  * when it has none). */
 static void describe_core(const struct planner *pl, struct text *why, unsigned i, int chosen)
 {
-	int cpu = core_candidate(pl, i);
+	int cpu;
 
 	if (why->full)
 		return;
+	cpu = core_candidate(pl, i);
 	text_str(why, " ");
 	if (pl->core_consumer[i] >= 0) {
 		const struct caad_flow *f = &pl->flows[pl->plan->decisions[pl->core_consumer[i]].flow];
@@ -875,6 +1077,23 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 		*ret_why = "is in another package than the consumer now";
 		return HOLD_FORCED;
 	}
+	if (pl->flows[d->flow].n_consumer_history > 0) {
+		struct consumer cs;
+
+		consumer_of(t, &pl->flows[d->flow], &cs);
+		for (unsigned j = 0; j < cs.n_cpus; j++) {
+			int x = cs.cpus[j];
+
+			if (x == s0) {
+				*ret_why = "is a CPU its consumer read on lately";
+				return HOLD_FORCED;
+			}
+			if (t->cpus[x].core == t->cpus[s0].core && t->cpus[x].core != t->cpus[c].core) {
+				*ret_why = "is on a core its consumer read on lately";
+				return HOLD_FORCED;
+			}
+		}
+	}
 
 	if (pl->core_consumer[t->cpus[s0].core] >= 0)
 		*ret_why = "is now a consumer's core";
@@ -905,13 +1124,51 @@ static void nic_note(const struct planner *pl, const struct caad_decision *d, ch
 	         pl->inv->ifaces[d->iface].name, is->nic_first_package, pkg);
 }
 
+/*
+ * What the reason says of the consumer's window when it read on more than
+ * one CPU in it: ", lately also on CPUs 4,17; planned for L3#1, package 0,
+ * where it read most (3 of its last 4 scans)"; "" for one CPU.
+ */
+static void window_note(const struct planner *pl, const struct caad_flow *f, int home, char *buf, size_t size)
+{
+	const struct caad_topology *t = pl->topo;
+	struct consumer cs;
+	unsigned other = 0;
+	char where[64];
+	int n;
+
+	buf[0] = '\0';
+	if (f->n_consumer_history == 0)
+		return;
+	consumer_of(t, f, &cs);
+	if (cs.n_cpus < 2)
+		return;
+	n = snprintf(buf, size, ", lately also on CPU%s", cs.n_cpus > 2 ? "s" : "");
+	for (unsigned j = 0, first = 1; j < cs.n_cpus; j++) {
+		int x = cs.cpus[j];
+
+		if (x == home)
+			continue;
+		if (n >= 0 && (size_t)n < size)
+			n += snprintf(buf + n, size - (size_t)n, "%s%d", first ? " " : ",", x);
+		first = 0;
+		if (t->cpus[x].llc != t->cpus[home].llc)
+			other = MAX(other, scans_in_llc(t, &cs, x));
+	}
+	if (other == 0 || n < 0 || (size_t)n >= size)
+		return;
+	snprintf(buf + n, size - (size_t)n, "; planned for %s, where it read %s (%u of its last %u scans%s)",
+	         llc_name(pl, home, where, sizeof(where)), other < cs.n_home ? "most" : "last", cs.n_home, cs.n_scans,
+	         other < cs.n_home ? "" : ", as many as elsewhere");
+}
+
 /* Set decision k to steer to cpu, with its reason. */
 static int steer(struct planner *pl, uint32_t k, int cpu, const struct caad_decision *kept, const char *what,
                  const char *tail, const char *considered)
 {
 	struct caad_decision *d = &pl->plan->decisions[k];
 	const struct caad_flow *f = &pl->flows[d->flow];
-	char where[64], note[256], name[48];
+	char where[64], note[256], name[48], window[192];
 
 	/* kept: the previous decision whose target this is, NULL for a new one */
 	d->steer_cpu = cpu;
@@ -921,14 +1178,38 @@ static int steer(struct planner *pl, uint32_t k, int cpu, const struct caad_deci
 	d->anchor_cpu = kept ? kept->anchor_cpu : d->consumer_cpu;
 	nic_note(pl, d, note, sizeof(note));
 	consumer_name(f, name, sizeof(name));
-	d->reason = arena_printf(pl->plan, "consumer on CPU %d%s%s%s: %s (%s)%s%s", d->consumer_cpu,
-	                         name[0] ? " (" : "", name, name[0] ? ")" : "", what,
+	window_note(pl, f, d->consumer_cpu, window, sizeof(window));
+	d->reason = arena_printf(pl->plan, "consumer on CPU %d%s%s%s%s: %s (%s)%s%s", d->consumer_cpu,
+	                         name[0] ? " (" : "", name, name[0] ? ")" : "", window, what,
 	                         llc_name(pl, cpu, where, sizeof(where)), tail, note);
 	d->considered = considered ? arena_strdup(pl->plan, considered) : "";
 	if (!d->reason || !d->considered)
 		return -ENOMEM;
 	add_load(pl, cpu, f->rate_bps);
 	return 0;
+}
+
+/* The closed loop's placement for a flow, if it has one that can be used. */
+static const struct caad_override *find_override(const struct planner *pl, uint64_t flow_id)
+{
+	const struct caad_override *o = pl->policy->overrides;
+	size_t lo = 0, hi = pl->policy->n_overrides;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o[mid].flow_id < flow_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= pl->policy->n_overrides || o[lo].flow_id != flow_id)
+		return NULL;
+	o += lo;
+	if (!cpu_known(pl->topo, o->cpu) || !caad_cpumask_test(&pl->topo->usable, (unsigned)o->cpu) ||
+	    caad_cpumask_test(&pl->policy->banned, (unsigned)o->cpu))
+		return NULL; /* the rules decide; the closed loop sees the change */
+	return o;
 }
 
 /*
@@ -939,10 +1220,23 @@ static int place(struct planner *pl, const struct cand *cd)
 {
 	struct caad_decision *d = &pl->plan->decisions[cd->k];
 	const struct caad_decision *pd = cd->pd;
+	const struct caad_override *o = pl->policy->n_overrides ? find_override(pl, d->flow_id) : NULL;
 	char what[64], tail[256];
 	enum tier tier = TIER_LLC;
 	struct text why = {};
 	int c = d->consumer_cpu, cpu, r;
+
+	if (o) {
+		bool same = pd && pd->steer_cpu == o->cpu;
+
+		if (pd && !same)
+			pl->plan->n_forced++;
+		snprintf(tail, sizeof(tail), ": %s", o->why ?: "closed-loop placement");
+		r = steer(pl, cd->k, o->cpu, same ? pd : NULL, "closed-loop placement", tail, "");
+		if (r >= 0 && same)
+			pl->plan->decisions[cd->k].anchor_cpu = c;
+		return r < 0 ? r : 1;
+	}
 
 	if (cd->hold == HOLD_KEEP || cd->hold == HOLD_DWELL) {
 		double age = (double)(pl->now_ns >= pd->since_ns ? pl->now_ns - pd->since_ns : 0) / 1e9;
@@ -1007,8 +1301,19 @@ static bool slot_is_whole(const struct planner *pl, int iface, unsigned slot)
 
 static int push_cand(struct planner *pl, uint32_t k, unsigned slot)
 {
-	pl->next_round[pl->n_next_round++] = (struct cand){ .k = k, .slot = slot };
+	const struct caad_decision *d = &pl->plan->decisions[k];
+
+	pl->next_round[pl->n_next_round++] = (struct cand){
+		.k = k,
+		.slot = slot,
+		.key = { .rate = pl->flows[d->flow].rate_bps, .id = d->flow_id },
+	};
 	return 0;
+}
+
+static bool tried(const struct planner *pl, uint32_t k)
+{
+	return pl->tried[k / 64] >> (k % 64) & 1;
 }
 
 /*
@@ -1021,14 +1326,17 @@ static int next_of_slot(struct planner *pl, unsigned s)
 {
 	const struct slot *sl = &pl->slots[s];
 	int32_t best = -1;
+	uint64_t best_rate = 0;
 
 	for (uint32_t j = sl->first; j < sl->end; j++) {
-		uint32_t k = pl->members[j].k;
+		const struct member *m = &pl->members[j];
 
-		if (pl->fail_reason[pl->members[j].cpu] || pl->plan->decisions[k].reason)
+		if (pl->fail_reason[m->cpu] || tried(pl, m->k))
 			continue;
-		if (best < 0 || before(pl, k, (uint32_t)best))
-			best = (int32_t)k;
+		if (best < 0 || (m->rate != best_rate ? m->rate > best_rate : before(pl, m->k, (uint32_t)best))) {
+			best = (int32_t)m->k;
+			best_rate = m->rate;
+		}
 	}
 	return best >= 0 ? push_cand(pl, (uint32_t)best, s) : 0;
 }
@@ -1058,6 +1366,7 @@ static int run_rounds(struct planner *pl)
 
 				if (kept != (pass == 0))
 					continue;
+				pl->tried[cd->k / 64] |= UINT64_C(1) << (cd->k % 64);
 				r = place(pl, cd);
 				if (r < 0)
 					return r;
@@ -1091,7 +1400,7 @@ static int start_queue_slots(struct planner *pl, size_t i)
 	for (unsigned q = 0; q < pl->inv->ifaces[i].n_rx; q++) {
 		const struct slot *sl = &pl->slots[is->base + q];
 
-		if (sl->best >= 0 && !pl->plan->decisions[sl->best].reason)
+		if (sl->best >= 0 && !tried(pl, (uint32_t)sl->best))
 			push_cand(pl, (uint32_t)sl->best, is->base + q);
 		else if (sl->best >= 0 && next_of_slot(pl, is->base + q) < 0)
 			return -ENOMEM;
@@ -1102,23 +1411,48 @@ static int start_queue_slots(struct planner *pl, size_t i)
 /*
  * Consumer CPUs with no candidate at all, whatever the load: their flows
  * cannot be placed (only held on a previous target). Known before placing
- * anything, a queue's flows consumed there are passed over at once.
+ * anything, a queue's flows consumed there are passed over at once. The
+ * texts go where collect() already pointed those flows' decisions.
  */
 static int find_hopeless(struct planner *pl)
 {
-	for (unsigned c = 0; c < pl->topo->n_cpus; c++) {
+	const struct caad_topology *t = pl->topo;
+	/* Without the SMT-sibling tier, the candidates (and the text of those
+	 * considered) of a consumer CPU are its core's: per core, the first
+	 * consumer CPU asked answers for the others. */
+	bool per_core = !pl->policy->allow_smt_sibling;
+	_cleanup_free_ int *asked = per_core ? malloc((t->n_cores ? t->n_cores : 1) * sizeof(int)) : NULL;
+
+	if (per_core && !asked)
+		return -ENOMEM;
+	for (unsigned i = 0; per_core && i < t->n_cores; i++)
+		asked[i] = -1;
+
+	for (unsigned c = 0; c < t->n_cpus; c++) {
+		struct fail_text *ft = pl->fail_text[c];
 		struct text why = {};
 		enum tier tier;
+		int core;
 
-		if (!pl->cpu_consumer[c] || choose(pl, (int)c, &tier, NULL) >= 0)
+		if (!ft)
 			continue;
-		(void)choose(pl, (int)c, &tier, &why);
-		pl->fail_reason[c] = arena_printf(pl->plan,
-		                                  "consumer CPU %u has no usable peer core (banned, offline, isolated or "
-		                                  "consumers' cores)", c);
-		pl->fail_considered[c] = arena_strdup(pl->plan, why.buf);
-		if (!pl->fail_reason[c] || !pl->fail_considered[c])
-			return -ENOMEM;
+		core = t->cpus[c].core;
+		if (per_core && asked[core] >= 0) {
+			if (!pl->fail_reason[asked[core]])
+				continue;
+			snprintf(why.buf, sizeof(why.buf), "%s", pl->fail_considered[asked[core]]);
+		} else {
+			if (per_core)
+				asked[core] = (int)c;
+			if (choose(pl, (int)c, &tier, NULL) >= 0)
+				continue;
+			(void)choose(pl, (int)c, &tier, &why);
+		}
+		snprintf(ft->reason, sizeof(ft->reason),
+		         "consumer CPU %u has no usable peer core (banned, offline, isolated or consumers' cores)", c);
+		snprintf(ft->considered, sizeof(ft->considered), "%s", why.buf);
+		pl->fail_reason[c] = ft->reason;
+		pl->fail_considered[c] = ft->considered;
 	}
 	return 0;
 }
@@ -1134,6 +1468,19 @@ static int place_owners(struct planner *pl)
 		struct iface_state *is = &pl->ifs[i];
 		unsigned whole = is->base + pl->inv->ifaces[i].n_rx;
 		int32_t w = pl->slots[whole].best;
+
+		/* the fastest of the queue slots' fastest flows */
+		const struct slot *qb = NULL;
+		for (unsigned q = is->base; q < whole; q++) {
+			const struct slot *sl = &pl->slots[q];
+
+			if (sl->best >= 0 &&
+			    (!qb || (sl->best_key.rate != qb->best_key.rate || sl->best_key.id != qb->best_key.id
+			                     ? before_key(sl->best_key.rate, sl->best_key.id, &qb->best_key)
+			                     : before(pl, (uint32_t)sl->best, (uint32_t)qb->best))))
+				qb = sl;
+		}
+		is->queue_best = qb ? qb->best : -1;
 
 		if (w >= 0 && (is->queue_best < 0 || before(pl, (uint32_t)w, (uint32_t)is->queue_best))) {
 			is->mode = IFACE_WHOLE;
@@ -1160,7 +1507,7 @@ static int place_owners(struct planner *pl)
 			r = start_queue_slots(pl, i);
 		} else if (is->mode == IFACE_QUEUES && !queues_owned(pl, i) && pl->slots[whole].best >= 0) {
 			is->mode = IFACE_WHOLE;
-			if (!pl->plan->decisions[pl->slots[whole].best].reason)
+			if (!tried(pl, (uint32_t)pl->slots[whole].best))
 				push_cand(pl, (uint32_t)pl->slots[whole].best, whole);
 			else
 				r = next_of_slot(pl, whole);
@@ -1180,6 +1527,156 @@ static const char *queue_label(const struct planner *pl, int iface, unsigned slo
 	else
 		snprintf(buf, size, "%s rx-%u", ifc->name, ifc->rx[slot - pl->ifs[iface].base].index);
 	return buf;
+}
+
+static bool ntuple_flow_of(const struct caad_flow *f, struct caad_ntuple_flow *ret);
+static bool queue_steerable(const struct planner *pl, const struct caad_queue *q);
+
+/* Whether cpu, steered for another flow, serves flow k too: a peer core in
+ * its consumer's LLC, and not a core its consumer read on lately. */
+static bool serves_too(const struct planner *pl, uint32_t k, int cpu)
+{
+	const struct caad_decision *d = &pl->plan->decisions[k];
+
+	return caad_topology_relation(pl->topo, (unsigned)d->consumer_cpu, (unsigned)cpu) ==
+	               CAAD_RELATION_PEER_CORE_SAME_LLC &&
+	       !on_consumer_core(pl->topo, &pl->flows[d->flow], cpu);
+}
+
+/*
+ * Rule 6 with ntuple rules: flow k, conflicted on the queue of from_slot,
+ * moves by a rule of the NIC's classifier to another rx queue of its
+ * interface: one whose owner's CPU serves it too (shared), else one without
+ * heavy flows, steered for it (its CPU chosen as for an owner). Returns 1
+ * when moved, 0 when not (the NIC takes no rules, its tuple is unknown, no
+ * such queue or CPU, MaxMovesPerCycle= reached), or -ENOMEM. Flows that
+ * keep their rule come back to that queue in collect().
+ */
+static int ntuple_move(struct planner *pl, uint32_t k, unsigned from_slot)
+{
+	struct caad_decision *d = &pl->plan->decisions[k];
+	const struct caad_iface *ifc = &pl->inv->ifaces[d->iface];
+	const struct iface_state *is = &pl->ifs[d->iface];
+	const struct caad_decision *pd;
+	struct caad_ntuple_flow nf;
+	struct text why = {};
+	char from[64], tail[192], where[64], what[64];
+	const char *hold_why;
+	int free_q = -1, cpu;
+	enum tier tier = TIER_LLC;
+	enum hold hold;
+
+	if (!ifc->ntuple || is->mode != IFACE_QUEUES || slot_is_whole(pl, d->iface, from_slot) ||
+	    !ntuple_flow_of(&pl->flows[d->flow], &nf))
+		return 0;
+	queue_label(pl, d->iface, from_slot, from, sizeof(from));
+	for (unsigned q = 0; q < ifc->n_rx; q++) {
+		const struct slot *sl = &pl->slots[is->base + q];
+		const struct caad_decision *od;
+
+		if (is->base + q == from_slot)
+			continue;
+		if (sl->owner < 0) {
+			if (sl->best < 0 && free_q < 0 && queue_steerable(pl, &ifc->rx[q]))
+				free_q = (int)q;
+			continue;
+		}
+		od = &pl->plan->decisions[sl->owner];
+		if (od->steer_cpu < 0 || !serves_too(pl, k, od->steer_cpu))
+			continue;
+		d->reason = arena_printf(pl->plan,
+		                         "moved by an ntuple rule from %s to rx-%u, whose CPU %d (steered for a faster "
+		                         "flow, consumer on CPU %d) is a peer core in this consumer's LLC too (%s)",
+		                         from, ifc->rx[q].index, od->steer_cpu, od->consumer_cpu,
+		                         llc_name(pl, od->steer_cpu, where, sizeof(where)));
+		if (!d->reason)
+			return -ENOMEM;
+		d->considered = "";
+		d->steer_cpu = od->steer_cpu;
+		d->relation = CAAD_RELATION_PEER_CORE_SAME_LLC;
+		d->shares_queue = true;
+		d->since_ns = od->since_ns;
+		d->anchor_cpu = d->consumer_cpu;
+		d->ntuple = true;
+		d->queue = (int)ifc->rx[q].index;
+		add_load(pl, od->steer_cpu, pl->flows[d->flow].rate_bps);
+		return 1;
+	}
+	if (free_q < 0)
+		return 0;
+	/* a target of its own that still holds is kept (hysteresis): only its
+	 * queue changes */
+	hold = classify(pl, k, &pd, &hold_why);
+	if (hold == HOLD_KEEP || hold == HOLD_DWELL) {
+		cpu = pd->steer_cpu;
+		snprintf(what, sizeof(what), "keeps CPU %d", cpu);
+	} else {
+		cpu = choose(pl, d->consumer_cpu, &tier, &why);
+		if (cpu < 0)
+			return 0;
+		snprintf(what, sizeof(what), "%s", tier_where[tier]);
+		if (pd && pd->steer_cpu != cpu) {
+			if (hold == HOLD_VOLUNTARY && pl->plan->n_moves >= pl->policy->max_moves)
+				return 0; /* conflicted for now; the next plan may move it */
+			if (hold == HOLD_VOLUNTARY)
+				pl->plan->n_moves++;
+			else
+				pl->plan->n_forced++;
+		}
+	}
+	pl->slots[is->base + (unsigned)free_q].owner = (int32_t)k;
+	d->ntuple = true;
+	d->queue = (int)ifc->rx[free_q].index;
+	snprintf(tail, sizeof(tail), "; moved by an ntuple rule from %s (steered to CPU %d for a faster flow) to rx-%u", from,
+	         pl->plan->decisions[pl->slots[from_slot].owner].steer_cpu, ifc->rx[free_q].index);
+	return steer(pl, k, cpu, cpu == (pd ? pd->steer_cpu : -1) ? pd : NULL, what, tail, why.buf) < 0 ? -ENOMEM : 1;
+}
+
+/*
+ * The conflicted flows of interfaces that take ntuple rules, fastest first
+ * (as owners are placed: the outcome does not depend on the flows' order),
+ * each moved if it can be; then the flows a rule moved before that are
+ * unsteered now lose it, and are on the queue they arrive on by themselves
+ * again.
+ */
+static int ntuple_moves(struct planner *pl)
+{
+	qsort_r(pl->ntuple_cands, pl->n_ntuple_cands, sizeof(uint32_t), cmp_heavy, pl);
+	for (size_t i = 0; i < pl->n_ntuple_cands; i++) {
+		uint32_t k = pl->ntuple_cands[i];
+		int r = ntuple_move(pl, k, (unsigned)pl->hv[k].slot);
+
+		if (r < 0)
+			return r;
+	}
+	for (size_t k = 0; k < pl->plan->n_decisions; k++) {
+		struct caad_decision *d = &pl->plan->decisions[k];
+		const struct caad_flow *f = &pl->flows[d->flow];
+		const struct iface_state *is = &pl->ifs[d->iface];
+
+		if (!d->ntuple || d->steer_cpu >= 0)
+			continue;
+		d->ntuple = false;
+		d->queue = f->rx_queue >= 0 && (unsigned)f->rx_queue < is->n_qpos && is->qpos[f->rx_queue] >= 0 ?
+		                   f->rx_queue : -1;
+	}
+	return 0;
+}
+
+/* collect(): a flow that an ntuple rule moved in the previous plan stays on
+ * the rule's queue (slot), whatever queue it was seen on. */
+static void ntuple_keep(struct planner *pl, struct caad_decision *d, unsigned *slot)
+{
+	const struct caad_decision *pd = caad_plan_find(pl->prev, d->flow_id);
+	const struct iface_state *is = &pl->ifs[d->iface];
+	struct caad_ntuple_flow nf;
+
+	if (!pd || !pd->ntuple || pd->steer_cpu < 0 || pd->iface != d->iface || pd->queue < 0 ||
+	    (unsigned)pd->queue >= is->n_qpos || is->qpos[pd->queue] < 0 || !ntuple_flow_of(&pl->flows[d->flow], &nf))
+		return;
+	*slot = is->base + (unsigned)is->qpos[pd->queue];
+	d->queue = pd->queue;
+	d->ntuple = true;
 }
 
 /* A flow on a queue that a faster flow owns: served too when the owner's
@@ -1207,7 +1704,8 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 	}
 
 	if (caad_topology_relation(pl->topo, (unsigned)d->consumer_cpu, (unsigned)od->steer_cpu) ==
-	    CAAD_RELATION_PEER_CORE_SAME_LLC) {
+	        CAAD_RELATION_PEER_CORE_SAME_LLC &&
+	    !on_consumer_core(pl->topo, &pl->flows[d->flow], od->steer_cpu)) {
 		if (!sl->shared_reason)
 			sl->shared_reason = arena_printf(pl->plan,
 			                                 "shares %s with a faster flow (%s%sconsumer on CPU %d): its CPU "
@@ -1222,6 +1720,7 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 		d->since_ns = od->since_ns;
 		d->anchor_cpu = d->consumer_cpu;
 		d->reason = sl->shared_reason;
+		d->considered = "";
 		add_load(pl, od->steer_cpu, pl->flows[d->flow].rate_bps);
 		return 0;
 	}
@@ -1231,6 +1730,8 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 		d->considered = pl->fail_considered[d->consumer_cpu];
 		return 0;
 	}
+	if (pl->ntuple_on && pl->inv->ifaces[d->iface].ntuple && !slot_is_whole(pl, d->iface, owner_slot))
+		pl->ntuple_cands[pl->n_ntuple_cands++] = k; /* ntuple_moves() may move it */
 	if (!sl->conflict_reason)
 		sl->conflict_reason = arena_printf(pl->plan,
 		                                   "conflicted: %s is steered to CPU %d for a faster flow (%s%s%s, "
@@ -1240,6 +1741,7 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 	if (!sl->conflict_reason)
 		return -ENOMEM;
 	d->reason = sl->conflict_reason;
+	d->considered = "";
 	return 0;
 }
 
@@ -1247,12 +1749,18 @@ static int decide_followers(struct planner *pl)
 {
 	/* per interface: the slot of the fastest placed queue owner */
 	_cleanup_free_ int *first = malloc((pl->inv->n_ifaces ? pl->inv->n_ifaces : 1) * sizeof(int));
+	/* per slot: the slot its flows follow (-1: none, their queue is
+	 * unknown and the queues have owners of their own), and whether that
+	 * one has no owner */
+	_cleanup_free_ int32_t *follow = malloc((pl->n_slots ? pl->n_slots : 1) * sizeof(int32_t));
+	_cleanup_free_ bool *ownerless = malloc(pl->n_slots ? pl->n_slots : 1);
 	int r;
 
-	if (!first)
+	if (!first || !follow || !ownerless)
 		return -ENOMEM;
 	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
 		const struct iface_state *is = &pl->ifs[i];
+		unsigned whole = is->base + pl->inv->ifaces[i].n_rx;
 
 		first[i] = -1;
 		for (unsigned q = 0; q < pl->inv->ifaces[i].n_rx; q++) {
@@ -1260,24 +1768,30 @@ static int decide_followers(struct planner *pl)
 			if (o >= 0 && (first[i] < 0 || before(pl, (uint32_t)o, (uint32_t)pl->slots[first[i]].owner)))
 				first[i] = (int)(is->base + q);
 		}
+		for (unsigned s = is->base; s <= whole; s++) {
+			follow[s] = is->mode == IFACE_WHOLE ? (int32_t)whole : s != whole ? (int32_t)s : -1;
+			ownerless[s] = follow[s] >= 0 && pl->slots[follow[s]].owner < 0;
+		}
 	}
 
 	for (size_t k = 0; k < pl->plan->n_decisions; k++) {
-		struct caad_decision *d = &pl->plan->decisions[k];
-		const struct iface_state *is;
-		unsigned whole;
 		int32_t s = pl->hv[k].slot;
 
-		if (d->reason || s < 0)
+		if (s < 0)
+			continue; /* decided in collect() */
+		/* A slot without owner, a consumer CPU without candidate: the
+		 * texts collect() gave it stand (most flows of a host with very
+		 * many heavy ones, not looked at again). */
+		if (ownerless[s] && pl->fail_reason[pl->hv[k].cpu])
 			continue;
-		is = &pl->ifs[d->iface];
-		whole = is->base + pl->inv->ifaces[d->iface].n_rx;
-		if (is->mode == IFACE_WHOLE)
-			r = decide_follower(pl, (uint32_t)k, whole);
-		else if ((unsigned)s != whole)
-			r = decide_follower(pl, (uint32_t)k, (unsigned)s);
+		if (tried(pl, (uint32_t)k))
+			continue; /* an owner, placed or not */
+		if (follow[s] >= 0)
+			r = decide_follower(pl, (uint32_t)k, (unsigned)follow[s]);
 		else {
 			/* Its queue is unknown: it may arrive on any of them. */
+			struct caad_decision *d = &pl->plan->decisions[k];
+			unsigned whole = pl->ifs[d->iface].base + pl->inv->ifaces[d->iface].n_rx;
 			struct slot *wsl = &pl->slots[whole];
 			r = 0;
 			if (!wsl->conflict_reason && first[d->iface] >= 0) {
@@ -1295,6 +1809,7 @@ static int decide_followers(struct planner *pl)
 			}
 			d->reason = wsl->conflict_reason ?: "conflicted: no queue of its interface could be steered, "
 			                                    "and it arrives on any of them";
+			d->considered = "";
 		}
 		if (r < 0)
 			return r;
@@ -1315,6 +1830,9 @@ static void add_setting(struct planner *pl, enum caad_setting_kind kind, int ifa
 	s->irq = kind == CAAD_SETTING_IRQ_AFFINITY ? q->irq : -1;
 	s->pid = kind == CAAD_SETTING_KTHREAD_AFFINITY ? kthread : 0;
 	s->cpus = *cpus;
+	s->value = 0;
+	s->flow_id = 0;
+	s->rule = (struct caad_ntuple_flow){};
 	size_t n = strnlen(reason, sizeof(s->reason) - 1);
 	memcpy(s->reason, reason, n);
 	s->reason[n] = '\0';
@@ -1343,17 +1861,92 @@ static pid_t queue_kthread(const struct caad_iface *ifc, const struct caad_queue
 	return 0;
 }
 
-static unsigned queue_settings(struct planner *pl, int iface, const struct caad_queue *q, pid_t kthread, int cpu,
-                               const char *reason)
+/* No IRQ is moved onto a CPU that ran out of vectors (policy->irq_banned);
+ * one that is there already may stay. */
+static bool irq_banned(const struct caad_policy *policy, const struct caad_queue *q, int cpu)
+{
+	return caad_cpumask_test(&policy->irq_banned, (unsigned)cpu) &&
+	       !(q->has_irq_affinity && caad_cpumask_count(&q->irq_affinity) == 1 &&
+	         caad_cpumask_test(&q->irq_affinity, (unsigned)cpu));
+}
+
+/* The rps_flow_cnt RFS wants on a queue of ifc: its share of the global
+ * table, a power of two (as the kernel rounds it), or the host's if larger. */
+static unsigned rfs_flow_cnt(const struct caad_iface *ifc, const struct caad_queue *q)
+{
+	unsigned share = CAAD_RFS_TABLE_ENTRIES / (ifc->n_rx ? ifc->n_rx : 1), v = CAAD_RFS_FLOW_CNT_MIN;
+
+	while (v < share)
+		v *= 2;
+	return MAX(v, q->rps_flow_cnt);
+}
+
+/*
+ * RFS, as the kernel's get_rps_cpu() does it: with a flow table on the
+ * queue (rps_flow_cnt) and the global socket flow table
+ * (rps_sock_flow_entries), a packet goes to the CPU where its socket was
+ * last read (recvmsg records it); the queue's RPS map is looked at only
+ * when the socket table has no entry for the flow (before its first read,
+ * after a hash collision, its CPU offline), and without a map such a
+ * packet stays where it arrived. A flow's CPU switches only once the old
+ * CPU's backlog holds none of its packets (rflow->last_qtail): following
+ * the reader does not reorder.
+ *
+ * So a queue whose target is the consumer's own CPU (the closed loop's
+ * same-core placement) gets RFS *in addition to* its usual single-CPU
+ * setting: the IRQ, kthread or RPS mask puts the packets on that CPU now
+ * and covers what RFS has no entry for, and RFS makes the kernel follow the
+ * consumer when the scheduler moves it, between two of caad's scans. Any
+ * other target turns RFS off on the queue where it is on (rps_flow_cnt 0):
+ * it would pull the flow back onto the consumer's CPU. Returns the number
+ * of settings (counting), 0 when filling.
+ */
+static unsigned rfs_settings(struct planner *pl, int iface, const struct caad_queue *q,
+                             const struct caad_decision *d)
+{
+	const struct caad_iface *ifc = &pl->inv->ifaces[iface];
+	bool same = d->relation == CAAD_RELATION_SAME_CORE;
+	struct caad_setting *s;
+	char reason[CAAD_REASON_MAX];
+	struct caad_cpumask none;
+
+	if ((pl->policy->disabled_mechanisms & (1u << CAAD_SETTING_RFS_FLOW_CNT)) || !q->has_rps_flow_cnt ||
+	    (!same && q->rps_flow_cnt == 0))
+		return 0;
+	if (same && pl->rfs_iface < 0) {
+		pl->rfs_iface = iface; /* the global table goes with the first such queue */
+		pl->rfs_queue = q->index;
+	}
+	if (!pl->plan->settings)
+		return 1;
+	if (same)
+		snprintf(reason, sizeof(reason), "RFS follows the consumer%s; %s",
+		         pl->inv->has_rfs_table ? "" : " (rps_sock_flow_entries not visible here: only if the host sized it)",
+		         d->reason);
+	else
+		snprintf(reason, sizeof(reason), "RFS off: it would pull the flow onto the consumer's CPU; %s", d->reason);
+	caad_cpumask_zero(&none);
+	add_setting(pl, CAAD_SETTING_RFS_FLOW_CNT, iface, q, 0, &none, reason);
+	s = &pl->plan->settings[pl->plan->n_settings - 1];
+	s->value = same ? rfs_flow_cnt(ifc, q) : 0;
+	return 0;
+}
+
+/* One mechanism per queue (see above), and RFS (see rfs_settings()). */
+static unsigned queue_settings(struct planner *pl, int iface, const struct caad_queue *q, pid_t kthread,
+                               const struct caad_decision *d)
 {
 	struct caad_cpumask m, none;
 	enum caad_setting_kind kind;
+	int cpu = d->steer_cpu;
+	const char *reason = d->reason;
 
 	unsigned off = pl->policy->disabled_mechanisms;
 
 	if (kthread > 0 && !(off & (1u << CAAD_SETTING_KTHREAD_AFFINITY)))
 		kind = CAAD_SETTING_KTHREAD_AFFINITY;
-	else if (q->irq >= 0 && !q->irq_managed && !(off & (1u << CAAD_SETTING_IRQ_AFFINITY)))
+	else if (q->irq >= 0 && !q->irq_managed && !(off & (1u << CAAD_SETTING_IRQ_AFFINITY)) &&
+	         !irq_banned(pl->policy, q, cpu))
 		kind = CAAD_SETTING_IRQ_AFFINITY;
 	else if (!(off & (1u << CAAD_SETTING_RPS_CPUS)))
 		kind = CAAD_SETTING_RPS_CPUS;
@@ -1364,7 +1957,7 @@ static unsigned queue_settings(struct planner *pl, int iface, const struct caad_
 	bool rps = q->has_rps && !(off & (1u << CAAD_SETTING_RPS_CPUS));
 
 	if (!pl->plan->settings) /* counting */
-		return kind == CAAD_SETTING_RPS_CPUS ? rps : 1u + rps;
+		return (kind == CAAD_SETTING_RPS_CPUS ? rps : 1u + rps) + rfs_settings(pl, iface, q, d);
 
 	caad_cpumask_zero(&m);
 	caad_cpumask_set(&m, (unsigned)cpu);
@@ -1374,15 +1967,121 @@ static unsigned queue_settings(struct planner *pl, int iface, const struct caad_
 	if (rps)
 		add_setting(pl, CAAD_SETTING_RPS_CPUS, iface, q, 0, kind == CAAD_SETTING_RPS_CPUS ? &m : &none,
 		            reason);
+	return rfs_settings(pl, iface, q, d);
+}
+
+/* Whether Mechanisms= allows anything on queue q (an ntuple rule moving a
+ * flow there is of use only then). */
+static bool queue_steerable(const struct planner *pl, const struct caad_queue *q)
+{
+	unsigned off = pl->policy->disabled_mechanisms;
+
+	return (q->napi_kthread > 0 && !(off & (1u << CAAD_SETTING_KTHREAD_AFFINITY))) ||
+	       (q->irq >= 0 && !q->irq_managed && !(off & (1u << CAAD_SETTING_IRQ_AFFINITY))) ||
+	       (q->has_rps && !(off & (1u << CAAD_SETTING_RPS_CPUS)));
+}
+
+/* The global RFS table, when a queue got RFS and the table is smaller than
+ * caad's size (0: RFS off). Not there (another network namespace than the
+ * host's): nothing to do, the queues' reasons say so. */
+static unsigned rfs_table_setting(struct planner *pl)
+{
+	const struct caad_iface *ifc;
+	struct caad_setting *s;
+	struct caad_cpumask none;
+	char reason[CAAD_REASON_MAX];
+	int pos;
+
+	if (pl->rfs_iface < 0 || (pl->policy->disabled_mechanisms & (1u << CAAD_SETTING_RFS_TABLE)) ||
+	    !pl->inv->has_rfs_table || pl->inv->rfs_table >= CAAD_RFS_TABLE_ENTRIES)
+		return 0;
+	if (!pl->plan->settings)
+		return 1;
+	ifc = &pl->inv->ifaces[pl->rfs_iface];
+	pos = (unsigned)pl->rfs_queue < pl->ifs[pl->rfs_iface].n_qpos ? pl->ifs[pl->rfs_iface].qpos[pl->rfs_queue] : -1;
+	assert(pos >= 0);
+	snprintf(reason, sizeof(reason), "RFS needs the global socket flow table (%u entries now) for %s rx-%u",
+	         pl->inv->rfs_table, ifc->name, pl->rfs_queue);
+	caad_cpumask_zero(&none);
+	add_setting(pl, CAAD_SETTING_RFS_TABLE, pl->rfs_iface, &ifc->rx[pos], 0, &none, reason);
+	s = &pl->plan->settings[pl->plan->n_settings - 1];
+	s->value = CAAD_RFS_TABLE_ENTRIES;
 	return 0;
 }
 
-/* Settings in interface and queue order. Called twice: to count (settings
- * NULL), then to fill. */
+/* The 4-tuple the NIC sees of flow f; false when unknown. An IPv4 peer of a
+ * dual-stack socket (::ffff:a.b.c.d) arrives as IPv4. */
+static bool ntuple_flow_of(const struct caad_flow *f, struct caad_ntuple_flow *ret)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	*ret = (struct caad_ntuple_flow){ .family = f->family, .lport = f->lport, .rport = f->rport };
+	if (f->family == AF_INET6 && memcmp(f->laddr, v4mapped, 12) == 0 && memcmp(f->raddr, v4mapped, 12) == 0) {
+		ret->family = AF_INET;
+		memcpy(ret->laddr, f->laddr + 12, 4);
+		memcpy(ret->raddr, f->raddr + 12, 4);
+	} else if (f->family == AF_INET || f->family == AF_INET6) {
+		memcpy(ret->laddr, f->laddr, sizeof(ret->laddr));
+		memcpy(ret->raddr, f->raddr, sizeof(ret->raddr));
+	} else
+		return false;
+	return f->lport != 0 && f->rport != 0;
+}
+
+static int cmp_ntuple(const void *a, const void *b, void *userdata)
+{
+	const struct planner *pl = userdata;
+	const struct caad_decision *x = &pl->plan->decisions[*(const uint32_t *)a];
+	const struct caad_decision *y = &pl->plan->decisions[*(const uint32_t *)b];
+
+	if (x->iface != y->iface)
+		return x->iface < y->iface ? -1 : 1;
+	if (x->queue != y->queue)
+		return x->queue < y->queue ? -1 : 1;
+	return (x->flow_id > y->flow_id) - (x->flow_id < y->flow_id);
+}
+
+/* An ntuple rule per flow that one moves (rule 6), in interface, queue and
+ * flow id order (not the flows' order: the same flows give the same plan). */
+static unsigned ntuple_settings(struct planner *pl)
+{
+	size_t n = 0;
+
+	if (!pl->ntuple_on)
+		return 0;
+	/* ntuple_moves() is done with the candidates' array */
+	for (size_t k = 0; k < pl->plan->n_decisions; k++)
+		if (pl->plan->decisions[k].ntuple)
+			pl->ntuple_cands[n++] = (uint32_t)k;
+	if (!pl->plan->settings)
+		return (unsigned)n;
+	qsort_r(pl->ntuple_cands, n, sizeof(uint32_t), cmp_ntuple, pl);
+	for (size_t i = 0; i < n; i++) {
+		const struct caad_decision *d = &pl->plan->decisions[pl->ntuple_cands[i]];
+		const struct caad_iface *ifc = &pl->inv->ifaces[d->iface];
+		struct caad_setting *s;
+		struct caad_cpumask none;
+		char reason[CAAD_REASON_MAX];
+		int pos;
+
+		pos = pl->ifs[d->iface].qpos[d->queue];
+		snprintf(reason, sizeof(reason), "ntuple rule to rx-%d: %s", d->queue, d->reason);
+		caad_cpumask_zero(&none);
+		add_setting(pl, CAAD_SETTING_NTUPLE_RULE, d->iface, &ifc->rx[pos], 0, &none, reason);
+		s = &pl->plan->settings[pl->plan->n_settings - 1];
+		s->flow_id = d->flow_id;
+		(void)ntuple_flow_of(&pl->flows[d->flow], &s->rule);
+	}
+	return 0;
+}
+
+/* Settings in interface and queue order, then RFS's global table, then the
+ * ntuple rules. Called twice: to count (settings NULL), then to fill. */
 static size_t emit_settings(struct planner *pl)
 {
 	size_t n = 0;
 
+	pl->rfs_iface = -1;
 	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
 		const struct caad_iface *ifc = &pl->inv->ifaces[i];
 		const struct iface_state *is = &pl->ifs[i];
@@ -1395,10 +2094,11 @@ static size_t emit_settings(struct planner *pl)
 			if (o < 0)
 				continue; /* no heavy flow: left as it is */
 			d = &pl->plan->decisions[o];
-			n += queue_settings(pl, (int)i, &ifc->rx[q], queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]),
-			                    d->steer_cpu, d->reason);
+			n += queue_settings(pl, (int)i, &ifc->rx[q], queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]), d);
 		}
 	}
+	n += rfs_table_setting(pl);
+	n += ntuple_settings(pl);
 	return n;
 }
 
@@ -1445,16 +2145,30 @@ const char *caad_plan_light_reason(const struct caad_flow *f, const struct caad_
 	return buf;
 }
 
+/* Heavy flow k (of this rate and id, the latest seen) becomes the fastest
+ * of a group if it is faster than the fastest so far. */
+static inline void offer(int32_t *best, struct key *best_key, uint32_t k, uint64_t rate, uint64_t id)
+{
+	if (*best < 0 || before_key(rate, id, best_key)) {
+		*best = (int32_t)k;
+		*best_key = (struct key){ .rate = rate, .id = id };
+	}
+}
+
 /* Pass 1: the heavy flows, each in a slot (or decided at once). */
 static int collect(struct planner *pl, size_t n_flows)
 {
 	const struct caad_topology *t = pl->topo;
 	uint64_t half = pl->policy->rate_threshold_bps / 2;
 	struct caad_plan *plan = pl->plan;
+	uint64_t last_id = 0;
+
+	pl->ids_sorted = true;
 
 	for (size_t i = 0; i < n_flows; i++) {
 		const struct caad_flow *f = &pl->flows[i];
 		struct caad_decision *d;
+		struct consumer cs;
 		int iface, c;
 		uint32_t k;
 
@@ -1466,33 +2180,39 @@ static int collect(struct planner *pl, size_t n_flows)
 
 		k = (uint32_t)plan->n_decisions++;
 		d = &plan->decisions[k];
-		c = f->consumer_cpu;
+		consumer_of(t, f, &cs);
+		c = cs.home;
 		*d = (struct caad_decision){
 			.flow = i,
 			.flow_id = f->id,
 			.iface = iface,
 			.queue = -1,
-			.consumer_cpu = cpu_known(t, c) ? c : -1,
+			.consumer_cpu = c,
 			.steer_cpu = -1,
 			.anchor_cpu = -1,
 			.relation = CAAD_RELATION_UNSTEERED,
 			.considered = "",
 		};
-		pl->hv[k] = (struct heavy){ .slot = -1, .cpu = d->consumer_cpu };
-		pl->rate[k] = f->rate_bps;
+		pl->hv[k] = (struct heavy){ .slot = -1, .cpu = c };
+		if (f->id < last_id)
+			pl->ids_sorted = false;
+		last_id = f->id;
 
 		const struct caad_iface *ifc = &pl->inv->ifaces[iface];
 		const struct iface_state *is = &pl->ifs[iface];
-		if (!cpu_known(t, c)) {
+		if (c < 0) {
 			d->reason = "consumer CPU unknown (not read yet, or not in the topology)";
 			continue;
 		}
 
-		/* Consumers' cores are kept free of steered processing. */
-		int core = t->cpus[c].core;
-		pl->cpu_consumer[c] = true;
-		if (pl->core_consumer[core] < 0 || before(pl, k, (uint32_t)pl->core_consumer[core]))
-			pl->core_consumer[core] = (int32_t)k;
+		/* Consumers' cores are kept free of steered processing: every
+		 * CPU the consumer read on within the window, and their cores. */
+		for (unsigned j = 0; j < cs.n_cpus; j++) {
+			int core = t->cpus[cs.cpus[j]].core;
+
+			pl->cpu_consumer[cs.cpus[j]] = true;
+			offer(&pl->core_consumer[core], &pl->core_consumer_key[core], k, f->rate_bps, f->id);
+		}
 
 		if (ifc->n_rx == 0) {
 			d->reason = "no rx queue to steer on its interface";
@@ -1504,15 +2224,23 @@ static int collect(struct planner *pl, size_t n_flows)
 			slot = is->base + (unsigned)is->qpos[f->rx_queue];
 			d->queue = f->rx_queue;
 		}
+		if (pl->ntuple_on && ifc->ntuple && pl->prev)
+			ntuple_keep(pl, d, &slot);
 		struct slot *sl = &pl->slots[slot];
 		pl->hv[k].slot = (int32_t)slot;
-		if (sl->best < 0 || before(pl, k, (uint32_t)sl->best))
-			sl->best = (int32_t)k;
-		if (slot != is->base + ifc->n_rx) {
-			struct iface_state *ism = &pl->ifs[iface];
-			if (ism->queue_best < 0 || before(pl, k, (uint32_t)ism->queue_best))
-				ism->queue_best = (int32_t)k;
+		sl->end++; /* counted for group_members() */
+		offer(&sl->best, &sl->best_key, k, f->rate_bps, f->id);
+
+		/* Until it is placed or follows an owner, its texts are those of
+		 * its consumer CPU having no candidate: most flows of a host with
+		 * very many heavy ones keep them, and are not looked at again. */
+		if (!pl->fail_text[c]) {
+			pl->fail_text[c] = (struct fail_text *)arena_alloc(plan, sizeof(struct fail_text));
+			if (!pl->fail_text[c])
+				return -ENOMEM;
 		}
+		d->reason = pl->fail_text[c]->reason;
+		d->considered = pl->fail_text[c]->considered;
 	}
 	return 0;
 }
@@ -1527,9 +2255,7 @@ static int group_members(struct planner *pl)
 	size_t n = pl->plan->n_decisions;
 	uint32_t pos = 0;
 
-	for (size_t k = 0; k < n; k++)
-		if (pl->hv[k].slot >= 0 && !pl->fail_reason[pl->hv[k].cpu])
-			pl->slots[pl->hv[k].slot].end++;
+	/* collect() counted each slot's flows in end: room for all of them */
 	pl->members = malloc((n ? n : 1) * sizeof(*pl->members));
 	if (!pl->members)
 		return -ENOMEM;
@@ -1544,8 +2270,31 @@ static int group_members(struct planner *pl)
 			pl->members[pl->slots[pl->hv[k].slot].end++] = (struct member){
 				.k = (uint32_t)k,
 				.cpu = pl->hv[k].cpu,
+				.rate = pl->flows[pl->plan->decisions[k].flow].rate_bps,
 			};
 	return 0;
+}
+
+/*
+ * Room for a decision (or a struct heavy) per flow, from malloc() as usual.
+ * A million heavy flows write 70 MB of decisions once: in 4 KiB pages the
+ * page faults alone took longer than the planning (about 36 ms on the
+ * development VM), in 2 MiB transparent huge pages a fifth of that.
+ * madvise() is a hint: without THP (mode "never") nothing changes.
+ */
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+static void *alloc_large(size_t size)
+{
+	void *p = malloc(size);
+	uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	uintptr_t end = ((uintptr_t)p + size) & ~(HUGE_PAGE - 1);
+
+	/* the huge pages wholly inside: a plan with few heavy flows touches
+	 * only the first small pages, as before */
+	if (p && end > start)
+		(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+	return p;
 }
 
 int caad_plan_compute(const struct caad_topology *topo, const struct caad_inventory *inv,
@@ -1573,10 +2322,10 @@ int caad_plan_compute(const struct caad_topology *topo, const struct caad_invent
 
 	/* Sized for every flow being heavy; only what is used is touched, and
 	 * the rest is given back below. */
-	plan->decisions = malloc((n_flows ? n_flows : 1) * sizeof(*plan->decisions));
-	pl.hv = malloc((n_flows ? n_flows : 1) * sizeof(*pl.hv));
-	pl.rate = malloc((n_flows ? n_flows : 1) * sizeof(uint64_t));
-	if (!plan->decisions || !pl.hv || !pl.rate) {
+	plan->decisions = alloc_large((n_flows ? n_flows : 1) * sizeof(*plan->decisions));
+	pl.hv = alloc_large((n_flows ? n_flows : 1) * sizeof(*pl.hv));
+	pl.tried = calloc(n_flows / 64 + 1, sizeof(uint64_t));
+	if (!plan->decisions || !pl.hv || !pl.tried) {
 		r = -ENOMEM;
 		goto finish;
 	}
@@ -1594,6 +2343,17 @@ int caad_plan_compute(const struct caad_topology *topo, const struct caad_invent
 		goto finish;
 	}
 
+	/* rule 6's ntuple rules: only for interfaces that take them */
+	for (size_t i = 0; i < inv->n_ifaces && !(policy->disabled_mechanisms & (1u << CAAD_SETTING_NTUPLE_RULE)); i++)
+		pl.ntuple_on = pl.ntuple_on || inv->ifaces[i].ntuple;
+	if (pl.ntuple_on) {
+		pl.ntuple_cands = malloc((n_flows ? n_flows : 1) * sizeof(uint32_t));
+		if (!pl.ntuple_cands) {
+			r = -ENOMEM;
+			goto finish;
+		}
+	}
+
 	r = collect(&pl, n_flows);
 	if (r >= 0)
 		r = find_hopeless(&pl);
@@ -1603,6 +2363,10 @@ int caad_plan_compute(const struct caad_topology *topo, const struct caad_invent
 		r = place_owners(&pl);
 	if (r >= 0)
 		r = decide_followers(&pl);
+	if (r < 0)
+		goto finish;
+	if (pl.ntuple_on)
+		r = ntuple_moves(&pl);
 	if (r < 0)
 		goto finish;
 
@@ -1621,7 +2385,7 @@ int caad_plan_compute(const struct caad_topology *topo, const struct caad_invent
 		if (nd)
 			plan->decisions = nd;
 	}
-	r = plan_index(plan);
+	r = plan_index(plan, pl.ids_sorted);
 
 finish:
 	planner_done(&pl);

@@ -21,6 +21,7 @@
 #include "caad/config.h"
 #include "caad/json.h"
 #include "caad/macro.h"
+#include "caad/ntuple.h"
 #include "caad/scenario.h"
 
 #define NSEC_PER_MSEC UINT64_C(1000000)
@@ -232,7 +233,8 @@ static bool ifname_ok(const char *s)
 
 static int parse_queue(struct parser *p, json_object *o, const char *path, struct caad_iface *ifc, unsigned qi)
 {
-	static const char *const keys[] = { "index", "irq", "managed", "napi_id", "napi_kthread", "rps", NULL };
+	static const char *const keys[] = { "index", "irq", "managed", "napi_id", "napi_kthread", "rps", "rps_flow_cnt",
+		                            NULL };
 	struct caad_queue *q = &ifc->rx[qi];
 	char field[256];
 	json_object *v;
@@ -282,12 +284,22 @@ static int parse_queue(struct parser *p, json_object *o, const char *path, struc
 	snprintf(field, sizeof(field), "%s.rps", path);
 	if (member(o, "rps", &v) && (r = get_bool(p, v, field, &q->has_rps)) < 0)
 		return r;
+	/* RFS's table comes with RPS (CONFIG_RPS), empty unless given */
+	q->has_rps_flow_cnt = q->has_rps;
+	snprintf(field, sizeof(field), "%s.rps_flow_cnt", path);
+	if (member(o, "rps_flow_cnt", &v)) {
+		if (!q->has_rps)
+			return fail(p, field, "a queue without \"rps\" has no RFS table either");
+		if ((r = get_int(p, v, field, 0, 1 << 29, &x)) < 0)
+			return r;
+		q->rps_flow_cnt = (unsigned)x;
+	}
 	return 0;
 }
 
 static int parse_interface(struct parser *p, json_object *o, size_t i)
 {
-	static const char *const keys[] = { "name", "numa_node", "local_cpus", "queues", NULL };
+	static const char *const keys[] = { "name", "numa_node", "local_cpus", "queues", "ntuple", NULL };
 	struct caad_iface *ifc = &p->s->inv.ifaces[i];
 	char path[64], field[256];
 	const char *name;
@@ -341,6 +353,9 @@ static int parse_interface(struct parser *p, json_object *o, size_t i)
 			return r;
 		ifc->has_local_cpus = !caad_cpumask_empty(&ifc->local_cpus);
 	}
+	snprintf(field, sizeof(field), "%s.ntuple", path);
+	if (member(o, "ntuple", &v) && (r = get_bool(p, v, field, &ifc->ntuple)) < 0)
+		return r;
 
 	snprintf(field, sizeof(field), "%s.queues", path);
 	if (!member(o, "queues", &v))
@@ -427,9 +442,9 @@ static int get_addr(struct parser *p, json_object *o, const char *key, const cha
 
 static int parse_flow(struct parser *p, json_object *o, size_t i)
 {
-	static const char *const keys[] = { "id",   "iface", "queue", "consumer_cpu", "consumer_tid", "pid", "comm",
-		                            "rate_bps", "softirq_cpu", "napi_id", "laddr", "lport", "raddr",
-		                            "rport", "age_ms", NULL };
+	static const char *const keys[] = { "id",   "iface", "queue", "consumer_cpu", "consumer_cpus", "consumer_tid",
+		                            "pid", "comm", "rate_bps", "softirq_cpu", "napi_id", "laddr", "lport",
+		                            "raddr", "rport", "age_ms", NULL };
 	struct caad_scenario *s = p->s;
 	struct caad_flow *f = &s->flows[i];
 	char path[64], field[256];
@@ -478,6 +493,26 @@ static int parse_flow(struct parser *p, json_object *o, size_t i)
 	if ((r = get_cpu(p, o, "consumer_cpu", path, &f->consumer_cpu)) < 0 ||
 	    (r = get_cpu(p, o, "softirq_cpu", path, &f->proc_cpu)) < 0)
 		return r;
+
+	/* consumer_cpus: the CPUs of the window, as if the consumer had read
+	 * on each of the others at one of the scans before */
+	snprintf(field, sizeof(field), "%s.consumer_cpus", path);
+	if (member(o, "consumer_cpus", &v)) {
+		struct caad_cpumask m;
+
+		if ((r = get_cpulist(p, v, field, &m)) < 0)
+			return r;
+		if (f->consumer_cpu < 0)
+			return fail(p, field, "needs consumer_cpu, the CPU of the latest read (one of them)");
+		if (!caad_cpumask_test(&m, (unsigned)f->consumer_cpu))
+			return fail(p, field, "must contain consumer_cpu %d", f->consumer_cpu);
+		if (caad_cpumask_count(&m) > 1 + CAAD_CONSUMER_HISTORY)
+			return fail(p, field, "%u CPUs: at most %d, the scans of the window", caad_cpumask_count(&m),
+			            1 + CAAD_CONSUMER_HISTORY);
+		CAAD_CPUMASK_FOREACH(cpu, &m)
+			if (cpu != f->consumer_cpu)
+				f->consumer_history[f->n_consumer_history++] = (uint16_t)cpu;
+	}
 
 	snprintf(field, sizeof(field), "%s.consumer_tid", path);
 	if (member(o, "consumer_tid", &v)) {
@@ -658,6 +693,10 @@ static int parse_previous(struct parser *p, json_object *arr)
 		snprintf(field, sizeof(field), "%s.shares_queue", path);
 		if (member(o, "shares_queue", &v) && (r = get_bool(p, v, field, &e->shares_queue)) < 0)
 			return r;
+		snprintf(field, sizeof(field), "%s.ntuple_queue", path);
+		x = -1;
+		if (member(o, "ntuple_queue", &v) && (r = get_int(p, v, field, 0, QUEUE_INDEX_MAX, &x)) < 0)
+			return r;
 		/* the other keys of an output entry (reason, relation, ...) are not needed */
 
 		if (fi < 0)
@@ -666,6 +705,19 @@ static int parse_previous(struct parser *p, json_object *arr)
 		e->flow_id = s->flows[fi].id;
 		e->iface = -1;
 		e->queue = -1;
+		if (x >= 0) {
+			/* an ntuple rule moved it there: a queue of its interface */
+			const struct caad_iface *ifc = &s->inv.ifaces[s->flows[fi].ifindex - 1];
+			bool found = false;
+
+			for (unsigned q = 0; q < ifc->n_rx; q++)
+				found = found || ifc->rx[q].index == (unsigned)x;
+			if (!found)
+				return fail(p, field, "%s has no rx-%" PRId64, ifc->name, x);
+			e->iface = s->flows[fi].ifindex - 1;
+			e->queue = (int)x;
+			e->ntuple = true;
+		}
 		if (e->steer_cpu >= 0 && e->consumer_cpu >= 0 && (unsigned)e->steer_cpu < p->topo->n_cpus)
 			e->relation = caad_topology_relation(p->topo, (unsigned)e->consumer_cpu, (unsigned)e->steer_cpu);
 		k++;
@@ -932,10 +984,13 @@ int caad_scenario_print(FILE *f, const struct caad_scenario *s, const struct caa
                         const struct caad_plan *p)
 {
 	_cleanup_free_ const struct caad_decision **dec = calloc(s->n_flows ? s->n_flows : 1, sizeof(void *));
-	static const char *const sections[] = {
+	static const char *const sections[_CAAD_SETTING_KIND_COUNT] = {
 		[CAAD_SETTING_IRQ_AFFINITY] = "irqs",
 		[CAAD_SETTING_RPS_CPUS] = "rps",
 		[CAAD_SETTING_KTHREAD_AFFINITY] = "kthreads",
+		[CAAD_SETTING_RFS_FLOW_CNT] = "rfs",
+		[CAAD_SETTING_RFS_TABLE] = "rfs_table",
+		[CAAD_SETTING_NTUPLE_RULE] = "ntuple",
 	};
 	struct caad_policy pol = *policy;
 
@@ -966,6 +1021,16 @@ int caad_scenario_print(FILE *f, const struct caad_scenario *s, const struct caa
 			fprintf(f, ", \"consumer_cpu\": %d", fl->consumer_cpu);
 		else
 			fputs(", \"consumer_cpu\": null", f);
+		if (fl->n_consumer_history > 0) {
+			struct caad_cpumask window;
+
+			caad_cpumask_zero(&window);
+			caad_cpumask_set(&window, (unsigned)fl->consumer_cpu);
+			for (unsigned h = 0; h < fl->n_consumer_history; h++)
+				caad_cpumask_set(&window, fl->consumer_history[h]);
+			fputs(", \"consumer_cpus\": ", f);
+			json_cpus(f, &window);
+		}
 		fprintf(f, ", \"rate_bps\": %" PRIu64 ", \"heavy\": %s", fl->rate_bps, d ? "true" : "false");
 		if (d && d->steer_cpu >= 0)
 			fprintf(f, ", \"steer_cpu\": %d", d->steer_cpu);
@@ -979,6 +1044,8 @@ int caad_scenario_print(FILE *f, const struct caad_scenario *s, const struct caa
 			if (d->steer_cpu >= 0)
 				fprintf(f, ", \"since_ms\": %" PRIu64 ", \"anchor_cpu\": %d", d->since_ns / NSEC_PER_MSEC,
 				        d->anchor_cpu);
+			if (d->ntuple)
+				fprintf(f, ", \"ntuple_queue\": %d", d->queue);
 		}
 		fputs(", \"reason\": ", f);
 		caad_json_string(f, d ? d->reason
@@ -1007,10 +1074,28 @@ int caad_scenario_print(FILE *f, const struct caad_scenario *s, const struct caa
 				fprintf(f, "\"irq\": %d, ", st->irq);
 			else if (kind == CAAD_SETTING_KTHREAD_AFFINITY)
 				fprintf(f, "\"pid\": %d, ", (int)st->pid);
+			if (kind == CAAD_SETTING_NTUPLE_RULE) {
+				const struct caad_decision *nd = caad_plan_find(p, st->flow_id);
+				char rule[160];
+
+				fputs("\"flow\": ", f);
+				if (nd && nd->flow < s->n_flows)
+					json_id(f, s, nd->flow);
+				else
+					fputs("null", f);
+				fputs(", \"rule\": ", f);
+				caad_json_string(f, caad_ntuple_format(&st->rule, st->queue, rule, sizeof(rule)) >= 0 ? rule : "");
+				fputs(", ", f);
+			}
 			fputs("\"iface\": ", f);
 			caad_json_string(f, s->inv.ifaces[st->iface].name);
-			fprintf(f, ", \"queue\": %u, \"cpus\": ", st->queue);
-			json_cpus(f, &st->cpus);
+			fprintf(f, ", \"queue\": %u", st->queue);
+			if (kind == CAAD_SETTING_RFS_FLOW_CNT || kind == CAAD_SETTING_RFS_TABLE)
+				fprintf(f, ", \"value\": %u", st->value);
+			else if (kind != CAAD_SETTING_NTUPLE_RULE) {
+				fputs(", \"cpus\": ", f);
+				json_cpus(f, &st->cpus);
+			}
 			fputs(", \"reason\": ", f);
 			caad_json_string(f, st->reason);
 			fputc('}', f);

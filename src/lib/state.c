@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "caad/json.h"
 #include "caad/log.h"
@@ -28,26 +32,43 @@ int caad_state_format(FILE *f, const struct caad_flow *flows, size_t n_flows, co
 		if (plan->decisions[k].flow < n_flows)
 			decision_of[plan->decisions[k].flow] = &plan->decisions[k];
 
+	/* every heavy flow, and the first CAAD_STATE_LIGHT_MAX others: with
+	 * 100k flows the whole list would be tens of MB every scan */
+	size_t light = 0, omitted = 0;
+	for (size_t i = 0; i < n_flows; i++)
+		if (!decision_of[i] && ++light > CAAD_STATE_LIGHT_MAX)
+			omitted++;
+
 	fputs("{\"mode\": ", f);
 	caad_json_string(f, mode);
+	fprintf(f, ",\n \"n_flows\": %zu, \"flows_omitted\": %zu", n_flows, omitted);
 	fputs(",\n \"flows\": [", f);
-	for (size_t i = 0; i < n_flows; i++) {
+	light = 0;
+	for (size_t i = 0, listed = 0; i < n_flows; i++) {
 		const struct caad_flow *fl = &flows[i];
 		const struct caad_decision *d = decision_of[i];
 		char tuple[128];
 
+		if (!d && ++light > CAAD_STATE_LIGHT_MAX)
+			continue;
+
 		caad_flow_format_tuple(fl, tuple, sizeof(tuple));
-		fprintf(f, "%s\n  {\"id\": \"%#llx\", \"tuple\": ", i ? "," : "", (unsigned long long)fl->id);
+		fprintf(f, "%s\n  {\"id\": \"%#llx\", \"tuple\": ", listed++ ? "," : "", (unsigned long long)fl->id);
 		caad_json_string(f, tuple);
 		fputs(", \"comm\": ", f);
 		caad_json_string(f, fl->comm);
 		fprintf(f,
 		        ", \"pid\": %u, \"tid\": %u, \"consumer_cpu\": %d, \"proc_cpu\": %d, \"ifindex\": %d, "
-		        "\"rx_queue\": %d, \"napi_id\": %u, \"proc_kthread\": %u, \"bytes\": %llu, \"rate_bps\": %llu, "
-		        "\"heavy\": %s",
+		        "\"rx_queue\": %d, \"napi_id\": %u, \"proc_kthread\": %u, \"ooo_packets\": %u, \"bytes\": %llu, "
+		        "\"rate_bps\": %llu, \"heavy\": %s",
 		        fl->pid, fl->tid, fl->consumer_cpu, fl->proc_cpu, fl->ifindex, fl->rx_queue, fl->napi_id,
-		        fl->proc_kthread,
+		        fl->proc_kthread, fl->ooo_packets,
 		        (unsigned long long)fl->bytes, (unsigned long long)fl->rate_bps, d ? "true" : "false");
+		/* where the consumer read at the scans before, the latest first */
+		fputs(", \"consumer_history\": [", f);
+		for (unsigned h = 0; h < fl->n_consumer_history; h++)
+			fprintf(f, "%s%u", h ? ", " : "", fl->consumer_history[h]);
+		fputc(']', f);
 		if (d) {
 			if (d->steer_cpu >= 0)
 				fprintf(f, ", \"steer_cpu\": %d", d->steer_cpu);
@@ -84,19 +105,37 @@ int caad_state_format(FILE *f, const struct caad_flow *flows, size_t n_flows, co
 	return ferror(f) ? -EIO : 0;
 }
 
+/* Written straight into a temporary file, renamed over path: no copy of
+ * the document in memory. */
 int caad_state_write(const char *path, const struct caad_flow *flows, size_t n_flows,
                      const struct caad_inventory *inv, const struct caad_plan *plan, const char *mode)
 {
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
+	_cleanup_free_ char *tmp = NULL;
 	FILE *f;
-	int r;
+	int fd, r;
 
-	f = open_memstream(&buf, &len);
-	if (!f)
+	if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
+		tmp = NULL;
 		return -ENOMEM;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		unlink(tmp);
+		return r;
+	}
 	r = caad_state_format(f, flows, n_flows, inv, plan, mode);
-	if (fclose(f) != 0 || r < 0)
-		return r < 0 ? r : -ENOMEM;
-	return caad_write_file_atomic(path, buf, len, 0644);
+	if (r >= 0 && fchmod(fd, 0644) < 0)
+		r = -errno;
+	if (fclose(f) != 0 && r >= 0)
+		r = -errno;
+	if (r >= 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
 }

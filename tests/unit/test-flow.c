@@ -412,6 +412,75 @@ static void test_rates_merge(void **state)
 	caad_flows_update_rates(NULL, 0, prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
 }
 
+static struct caad_flow reader(uint64_t id, uint32_t tid, int cpu, uint64_t bytes)
+{
+	return (struct caad_flow){ .id = id, .tid = tid, .consumer_cpu = cpu, .bytes = bytes };
+}
+
+static void assert_history(const struct caad_flow *f, unsigned n, const int *want)
+{
+	assert_int_equal(f->n_consumer_history, n);
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(f->consumer_history[i], want[i]);
+}
+
+/* The consumer's window: each scan's CPU, the latest first, at most
+ * CAAD_CONSUMER_HISTORY of the scans before; a new flow, a reused socket,
+ * another reader or an unknown CPU starts it over. */
+static void test_history(void **state)
+{
+	struct caad_flow prev[] = {
+		reader(1, 10, 4, 100),  /* hops 4 -> 6 */
+		reader(2, 11, 5, 100),  /* another thread reads it now */
+		reader(3, 12, 7, 100),  /* bytes go back: another socket */
+		reader(5, 14, 3, 100),  /* consumer CPU unknown now */
+		reader(6, 15, -1, 100), /* was unknown */
+		reader(7, 16, 8, 100),  /* already a full window */
+	};
+	struct caad_flow cur[] = {
+		reader(1, 10, 6, 200), reader(2, 99, 5, 200), reader(3, 12, 7, 50), reader(4, 13, 2, 10),
+		reader(5, 14, -1, 200), reader(6, 15, 9, 200), reader(7, 16, 8, 200),
+	};
+	const int h7[] = { 8, 9, 10 };
+
+	(void)state;
+	prev[0].consumer_history[0] = 6;
+	prev[0].n_consumer_history = 1;
+	prev[5].consumer_history[0] = 9;
+	prev[5].consumer_history[1] = 10;
+	prev[5].consumer_history[2] = 11;
+	prev[5].n_consumer_history = 3;
+	caad_flows_update_history(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev));
+	{
+		const int want[] = { 4, 6 };
+		assert_history(&cur[0], 2, want);
+	}
+	assert_history(&cur[1], 0, NULL);
+	assert_history(&cur[2], 0, NULL);
+	assert_history(&cur[3], 0, NULL);
+	assert_history(&cur[4], 0, NULL);
+	assert_history(&cur[5], 0, NULL);
+	assert_history(&cur[6], 3, h7);
+
+	/* over successive snapshots, the window slides */
+	struct caad_flow a = reader(1, 10, 4, 0), b;
+	for (int cpu = 5; cpu <= 9; cpu++) {
+		b = reader(1, 10, cpu, (uint64_t)cpu);
+		caad_flows_update_history(&b, 1, &a, 1);
+		a = b;
+	}
+	{
+		const int want[] = { 8, 7, 6 };
+		assert_int_equal(a.consumer_cpu, 9);
+		assert_history(&a, 3, want);
+	}
+
+	/* nothing before: nothing kept */
+	caad_flows_update_history(cur, ARRAY_SIZE(cur), NULL, 0);
+	for (size_t i = 0; i < ARRAY_SIZE(cur); i++)
+		assert_int_equal(cur[i].n_consumer_history, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_rates_zero_interval),
 		cmocka_unit_test(test_rates_large),
 		cmocka_unit_test(test_rates_merge),
+		cmocka_unit_test(test_history),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
@@ -206,6 +207,10 @@ static void test_policy_defaults(void **state)
 	assert_string_equal(caad_setting_kind_to_string(CAAD_SETTING_IRQ_AFFINITY), "irq-affinity");
 	assert_string_equal(caad_setting_kind_to_string(CAAD_SETTING_RPS_CPUS), "rps-cpus");
 	assert_string_equal(caad_setting_kind_to_string(CAAD_SETTING_KTHREAD_AFFINITY), "kthread-affinity");
+	assert_string_equal(caad_setting_kind_to_string(CAAD_SETTING_RFS_FLOW_CNT), "rfs-flow-cnt");
+	assert_string_equal(caad_setting_kind_to_string(CAAD_SETTING_RFS_TABLE), "rfs-table");
+	assert_string_equal(caad_setting_kind_to_string(CAAD_SETTING_NTUPLE_RULE), "ntuple-rule");
+	assert_int_equal(p.disabled_mechanisms, 1u << CAAD_SETTING_NTUPLE_RULE);
 	assert_null(caad_setting_kind_to_string(_CAAD_SETTING_KIND_COUNT));
 
 	caad_plan_free(NULL);
@@ -913,6 +918,85 @@ static void test_two_cpu_vm(void **state)
 		assert_int_equal(p->decisions[1].steer_cpu, -1);
 		assert_int_equal(p->n_settings, 0);
 	}
+}
+
+
+/* The closed loop's placement replaces the rules (even the consumer's own
+ * CPU, and at once: no dwell, no bound); an unusable or banned one does not;
+ * without it the flow goes back to a peer core. */
+static void test_override(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic("package:1 core:2 pu:1");
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL, *p3 = NULL, *p4 = NULL;
+	struct caad_flow fl[] = { make_flow(5, 1, VETH_IFINDEX, 0, 10 * GBIT), make_flow(9, 1, VETH_IFINDEX, 1, 9 * GBIT) };
+	struct caad_override o[] = { { .flow_id = 5, .cpu = 1, .why = "trial 1, round 2 of 6: same-core" },
+		                     { .flow_id = 7, .cpu = 0, .why = "no such flow" } };
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.max_moves = 1;
+	policy.dwell_ms = 60000;
+	fake_inv_init(&f, 2, 2);
+
+	p1 = compute_at(t, &f.inv, fl, 2, &policy, NULL, NOW);
+	assert_int_equal(p1->decisions[0].steer_cpu, 0);
+
+	policy.overrides = o;
+	policy.n_overrides = ARRAY_SIZE(o);
+	p2 = compute_at(t, &f.inv, fl, 2, &policy, p1, NOW + MSEC);
+	assert_int_equal(p2->decisions[0].steer_cpu, 1);
+	assert_int_equal(p2->decisions[0].relation, CAAD_RELATION_SAME_CORE);
+	assert_non_null(strstr(p2->decisions[0].reason, "closed-loop placement"));
+	assert_non_null(strstr(p2->decisions[0].reason, "trial 1, round 2 of 6"));
+	assert_int_equal(p2->n_forced, 1);
+	/* the other flow keeps the rules */
+	assert_int_equal(p2->decisions[1].steer_cpu, 0);
+	/* rx-0 is processed on CPU 1 */
+	bool found = false;
+	for (size_t i = 0; i < p2->n_settings; i++)
+		if (p2->settings[i].queue == 0) {
+			struct caad_cpumask want = single(1);
+			assert_mask_equal(&p2->settings[i].cpus, &want);
+			found = true;
+		}
+	assert_true(found);
+
+	/* banned: the rules decide (and move it off the consumer's CPU at once) */
+	caad_cpumask_set(&policy.banned, 1);
+	p3 = compute_at(t, &f.inv, fl, 2, &policy, p2, NOW + 2 * MSEC);
+	assert_int_equal(p3->decisions[0].steer_cpu, 0);
+	caad_cpumask_zero(&policy.banned);
+
+	/* the override gone: back to the peer core, before any dwell time */
+	policy.overrides = NULL;
+	policy.n_overrides = 0;
+	p4 = compute_at(t, &f.inv, fl, 2, &policy, p2, NOW + 3 * MSEC);
+	assert_int_equal(p4->decisions[0].steer_cpu, 0);
+	assert_int_equal(p4->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+}
+
+
+/* A consumer that just moved on a 2-CPU host: its window (both CPUs) would
+ * leave no peer, so it is planned for its latest CPU at once. */
+static void test_window_fills_llc(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic("package:1 core:2 pu:1");
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	struct caad_flow fl = make_flow(1, 0, VETH_IFINDEX, 0, 10 * GBIT);
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 2, 2);
+	fl.consumer_history[0] = 1;
+	fl.n_consumer_history = 1;
+	p = compute(t, &f.inv, &fl, 1, &policy);
+	assert_int_equal(p->decisions[0].consumer_cpu, 0);
+	assert_int_equal(p->decisions[0].steer_cpu, 1);
+	assert_null(strstr(p->decisions[0].reason, "lately also"));
 }
 
 /* ---- the issue's cases and the rules one by one ------------------------- */
@@ -1623,6 +1707,183 @@ static void test_synthetic_layouts(void **state)
 	}
 }
 
+/* ---- the consumer's window (rule 1) ------------------------------------ */
+
+/* The consumer read on h[0] at the scan before, h[1] before that, ... */
+static void set_history(struct caad_flow *f, unsigned n, const int *h)
+{
+	assert_true(n <= CAAD_CONSUMER_HISTORY);
+	for (unsigned i = 0; i < n; i++)
+		f->consumer_history[i] = (uint16_t)h[i];
+	f->n_consumer_history = (uint8_t)n;
+}
+
+/* A consumer hopping between CPUs 4 and 6 of one LLC gets a peer that is
+ * neither, nor their siblings 16 and 18. Peers 0 and 2 are banned, so
+ * without the window CPU 4 (the least loaded, lowest) would be chosen. */
+static void test_window_one_llc(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	caad_cpumask_parse_list("0,2,12,14", &policy.banned);
+	fake_inv_init(&f, 1, 0);
+
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl[] = { make_flow(1, 6, ETH0_IFINDEX, 0, 9 * GBIT) };
+
+		p = compute(t, &f.inv, fl, 1, &policy);
+		assert_int_equal(p->decisions[0].steer_cpu, 4);
+	}
+	for (unsigned latest = 0; latest < 2; latest++) {
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl[] = { make_flow(1, latest ? 4 : 6, ETH0_IFINDEX, 0, 9 * GBIT) };
+		const int h[] = { latest ? 6 : 4, latest ? 4 : 6, latest ? 6 : 4 };
+		const struct caad_decision *d;
+
+		set_history(&fl[0], 3, h);
+		p = compute(t, &f.inv, fl, 1, &policy);
+		d = &p->decisions[0];
+		assert_int_equal(d->consumer_cpu, fl[0].consumer_cpu);
+		assert_int_equal(d->steer_cpu, 8);
+		assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+		assert_non_null(strstr(d->reason, latest ? "lately also on CPU 6: peer core in its LLC"
+		                                         : "lately also on CPU 4: peer core in its LLC"));
+		assert_null(strstr(d->reason, "planned for"));
+		/* the other CPU is a consumer's core among the candidates */
+		assert_non_null(strstr(d->considered, latest ? " 6 consumer core" : " 4 consumer core"));
+	}
+}
+
+/* A consumer across two LLCs: planned for the LLC where it read at the
+ * most scans, for its latest CPU there; a tie goes to the LLC it read in
+ * last. No CPU of the window, nor their cores, is chosen. */
+static void test_window_two_llcs(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 1, 0);
+
+	{
+		/* read on 5 (package 1) now, on 2 and 4 (package 0) before */
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl[] = { make_flow(1, 5, ETH0_IFINDEX, 0, 9 * GBIT) };
+		const int h[] = { 2, 4 };
+		const struct caad_decision *d;
+
+		set_history(&fl[0], 2, h);
+		p = compute(t, &f.inv, fl, 1, &policy);
+		d = &p->decisions[0];
+		assert_int_equal(d->consumer_cpu, 2);
+		assert_int_equal(d->anchor_cpu, 2);
+		assert_int_equal(d->steer_cpu, 0);
+		assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+		assert_non_null(strstr(d->reason, "consumer on CPU 2 (iperf3-1/4001), lately also on CPUs 5,4; planned "
+		                                  "for L3#"));
+		assert_non_null(strstr(d->reason, "where it read most (2 of its last 3 scans): peer core in its LLC"));
+	}
+	{
+		/* one scan each: the latest wins */
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl[] = { make_flow(1, 5, ETH0_IFINDEX, 0, 9 * GBIT) };
+		const int h[] = { 2 };
+		const struct caad_decision *d;
+
+		set_history(&fl[0], 1, h);
+		p = compute(t, &f.inv, fl, 1, &policy);
+		d = &p->decisions[0];
+		assert_int_equal(d->consumer_cpu, 5);
+		assert_int_equal(d->steer_cpu, 1);
+		assert_non_null(strstr(d->reason, "where it read last (1 of its last 2 scans, as many as elsewhere)"));
+	}
+	{
+		/* the window's CPU in the other LLC is kept free too: flow 2,
+		 * consumed on 7 in package 1, gets neither 5 (flow 1 read there
+		 * at the latest scan) nor the banned 1 and 3, but 9 */
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl[] = { make_flow(1, 5, ETH0_IFINDEX, 0, 9 * GBIT),
+			                  make_flow(2, 7, ETH0_IFINDEX, 1, 8 * GBIT) };
+		const int h[] = { 2, 2, 2 };
+
+		fake_inv_init(&f, 2, 0);
+		set_history(&fl[0], 3, h); /* planned for 2: 3 of 4 scans */
+		caad_cpumask_parse_list("1,3,13,15", &policy.banned);
+		p = compute(t, &f.inv, fl, 2, &policy);
+		assert_int_equal(p->decisions[0].consumer_cpu, 2);
+		assert_int_equal(p->decisions[0].steer_cpu, 0);
+		assert_int_equal(p->decisions[1].steer_cpu, 9);
+		assert_non_null(strstr(p->decisions[1].considered, " 5 consumer core"));
+	}
+}
+
+/* A target that the consumer's window reaches moves at once, whatever the
+ * dwell time: onto a CPU it read on, or onto the core of one. A window CPU
+ * of another flow is only a consumer's core (the dwell time holds). A flow
+ * sharing a queue does not share a CPU its consumer read on. */
+static void test_window_hysteresis(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.dwell_ms = 1000000;
+	fake_inv_init(&f, 1, 0);
+
+	for (unsigned sibling = 0; sibling < 2; sibling++) {
+		_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL;
+		struct caad_flow fl[] = { make_flow(1, 6, ETH0_IFINDEX, 0, 9 * GBIT) };
+		const struct caad_decision *d;
+		int s, h[1];
+
+		p1 = compute(t, &f.inv, fl, 1, &policy);
+		s = p1->decisions[0].steer_cpu;
+		assert_int_equal(s, 0);
+		h[0] = sibling ? s + 12 : s;
+		set_history(&fl[0], 1, h);
+		p2 = compute_at(t, &f.inv, fl, 1, &policy, p1, NOW + MSEC);
+		d = &p2->decisions[0];
+		assert_int_equal(p2->n_forced, 1);
+		assert_int_not_equal(d->steer_cpu, s);
+		assert_int_not_equal(d->steer_cpu, s + 12);
+		assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+		assert_non_null(strstr(d->reason, sibling ? "which is on a core its consumer read on lately"
+		                                          : "which is a CPU its consumer read on lately"));
+	}
+
+	{
+		/* flow 1 is steered to 0; flow 2 (same queue) reads on 8 now and
+		 * read on 0 before: 0 is held for flow 1 (dwell), but flow 2 is
+		 * conflicted, not sharing it */
+		_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL;
+		struct caad_flow fl[] = { make_flow(1, 6, ETH0_IFINDEX, 0, 9 * GBIT),
+			                  make_flow(2, 8, ETH0_IFINDEX, 0, 8 * GBIT) };
+		const int h[] = { 0 };
+
+		p1 = compute(t, &f.inv, fl, 2, &policy);
+		assert_int_equal(p1->decisions[0].steer_cpu, 0);
+		assert_int_equal(p1->decisions[1].steer_cpu, 0);
+		assert_true(p1->decisions[1].shares_queue);
+		set_history(&fl[1], 1, h);
+		p2 = compute_at(t, &f.inv, fl, 2, &policy, p1, NOW + MSEC);
+		assert_int_equal(p2->decisions[0].steer_cpu, 0);
+		assert_true(p2->decisions[0].held);
+		assert_non_null(strstr(p2->decisions[0].reason, "is now a consumer's core"));
+		assert_int_equal(p2->decisions[1].steer_cpu, -1);
+		assert_false(p2->decisions[1].shares_queue);
+		assert_non_null(strstr(p2->decisions[1].reason, "conflicted: eth0 rx-0 is steered to CPU 0"));
+	}
+}
+
 /* ---- property tests ---------------------------------------------------- */
 
 static uint64_t rng_next(uint64_t *s)
@@ -1693,11 +1954,62 @@ static enum tier best_tier(const struct caad_topology *t, const struct caad_poli
 	return best;
 }
 
-/* Whether a previous target s0 had to change for consumer c (rule 7). */
+/*
+ * Rule 1 from the contract: the CPUs of a flow's consumer window that the
+ * topology knows (consumer_cpu and its history) into *window, their cores
+ * into *cores; returns the CPU to plan for, the latest of the LLC with the
+ * most scans (ties: the latest), or -1 when consumer_cpu is unknown.
+ */
+static int window_of(const struct caad_topology *t, const struct caad_flow *f, struct caad_cpumask *window,
+                     struct caad_cpumask *cores)
+{
+	int scans[1 + CAAD_CONSUMER_HISTORY], home = -1;
+	unsigned n = 0, best = 0;
+
+	caad_cpumask_zero(window);
+	caad_cpumask_zero(cores);
+	if (f->consumer_cpu < 0 || (unsigned)f->consumer_cpu >= t->n_cpus || !t->cpus[f->consumer_cpu].present)
+		return -1;
+	scans[n++] = f->consumer_cpu;
+	for (unsigned h = 0; h < f->n_consumer_history; h++)
+		if (f->consumer_history[h] < t->n_cpus && t->cpus[f->consumer_history[h]].present)
+			scans[n++] = f->consumer_history[h];
+	for (unsigned i = 0; i < n; i++) {
+		unsigned count = 0;
+
+		for (unsigned j = 0; j < n; j++)
+			count += t->cpus[scans[j]].llc == t->cpus[scans[i]].llc;
+		if (count > best) {
+			best = count;
+			home = scans[i];
+		}
+		caad_cpumask_set(window, (unsigned)scans[i]);
+		caad_cpumask_or(cores, cores, &t->cores[t->cpus[scans[i]].core].cpus);
+	}
+	/* a window whose cores are every usable core of home's LLC would leave
+	 * no peer there: the consumer is then its latest CPU alone */
+	if (caad_cpumask_count(window) > 1 && t->cpus[home].llc >= 0) {
+		struct caad_cpumask llc_usable, uncovered;
+
+		caad_cpumask_and(&llc_usable, &t->llcs[t->cpus[home].llc].cpus, &t->usable);
+		caad_cpumask_andnot(&uncovered, &llc_usable, cores);
+		if (caad_cpumask_empty(&uncovered)) {
+			caad_cpumask_zero(window);
+			caad_cpumask_set(window, (unsigned)f->consumer_cpu);
+			*cores = t->cores[t->cpus[f->consumer_cpu].core].cpus;
+			home = f->consumer_cpu;
+		}
+	}
+	return home;
+}
+
+/* Whether a previous target s0 had to change for consumer c, planned for in
+ * flow f's window (rule 7). */
 static bool target_must_change(const struct caad_topology *t, const struct caad_policy *policy,
                                const struct caad_cpumask *consumer_cores, const struct caad_decision *pd, int c,
-                               bool *forced)
+                               const struct caad_flow *f, bool *forced)
 {
+	struct caad_cpumask window, window_cores;
 	int s0 = pd->steer_cpu;
 	enum caad_relation rel;
 
@@ -1708,6 +2020,10 @@ static bool target_must_change(const struct caad_topology *t, const struct caad_
 	rel = caad_topology_relation(t, (unsigned)c, (unsigned)s0);
 	if (rel == CAAD_RELATION_SAME_CORE || (rel == CAAD_RELATION_SMT_SIBLING && !policy->allow_smt_sibling) ||
 	    (rel == CAAD_RELATION_OTHER_PACKAGE && !policy->allow_other_package))
+		return true;
+	window_of(t, f, &window, &window_cores);
+	if (caad_cpumask_test(&window, (unsigned)s0) ||
+	    (rel != CAAD_RELATION_SMT_SIBLING && caad_cpumask_test(&window_cores, (unsigned)s0)))
 		return true;
 	*forced = false;
 	if (caad_cpumask_test(consumer_cores, (unsigned)s0))
@@ -1740,15 +2056,16 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 		}
 	}
 
+	/* Rule 1: every CPU of a heavy flow's window is a consumer's */
 	caad_cpumask_zero(&consumer_cores);
 	caad_cpumask_zero(&consumer_cpus);
 	for (size_t k = 0; k < p->n_decisions; k++) {
-		int c = fl[p->decisions[k].flow].consumer_cpu;
+		struct caad_cpumask window, cores;
+		int home = window_of(t, &fl[p->decisions[k].flow], &window, &cores);
 
-		if (c >= 0 && (unsigned)c < t->n_cpus && t->cpus[c].present) {
-			caad_cpumask_or(&consumer_cores, &consumer_cores, &t->cores[t->cpus[c].core].cpus);
-			caad_cpumask_set(&consumer_cpus, (unsigned)c);
-		}
+		assert_int_equal(p->decisions[k].consumer_cpu, home);
+		caad_cpumask_or(&consumer_cores, &consumer_cores, &cores);
+		caad_cpumask_or(&consumer_cpus, &consumer_cpus, &window);
 	}
 
 	for (size_t k = 0; k < p->n_decisions; k++) {
@@ -1770,15 +2087,22 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 			assert_false(d->shares_queue);
 			if (strstr(d->reason, "no usable peer") && !caad_plan_find(prev, f->id)) {
 				enum tier want = best_tier(t, policy, &consumer_cores, &consumer_cpus,
-				                           (unsigned)f->consumer_cpu);
+				                           (unsigned)d->consumer_cpu);
 				if (want != TIER_NONE)
 					fail_msg("%s: flow %zu unsteered, but tier %d has a CPU", what, d->flow, want);
 			}
 			continue;
 		}
 
-		unsigned s = (unsigned)d->steer_cpu, c = (unsigned)f->consumer_cpu;
-		assert_int_equal(d->consumer_cpu, f->consumer_cpu);
+		unsigned s = (unsigned)d->steer_cpu, c = (unsigned)d->consumer_cpu;
+		struct caad_cpumask window, window_cores;
+		window_of(t, f, &window, &window_cores);
+		/* never a CPU of its consumer's window, nor one of their cores
+		 * (but for the planned-for CPU's SMT sibling, when allowed) */
+		if (caad_cpumask_test(&window, s))
+			fail_msg("%s: flow %zu steered to CPU %u, where its consumer read lately", what, d->flow, s);
+		if (d->relation != CAAD_RELATION_SMT_SIBLING && caad_cpumask_test(&window_cores, s))
+			fail_msg("%s: flow %zu steered to CPU %u, on a core its consumer read on lately", what, d->flow, s);
 		if (!caad_cpumask_test(&t->usable, s))
 			fail_msg("%s: flow %zu steered to unusable CPU %u", what, d->flow, s);
 		if (caad_cpumask_test(&policy->banned, s))
@@ -1818,7 +2142,7 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 		if (pd && pd->steer_cpu >= 0 && !d->shares_queue && d->steer_cpu != pd->steer_cpu) {
 			bool forced;
 
-			if (!target_must_change(t, policy, &consumer_cores, pd, (int)c, &forced))
+			if (!target_must_change(t, policy, &consumer_cores, pd, (int)c, f, &forced))
 				fail_msg("%s: flow %zu moved from %d to %u without a reason", what, d->flow, pd->steer_cpu, s);
 			if (!forced && now - pd->since_ns < policy->dwell_ms * MSEC)
 				fail_msg("%s: flow %zu moved within the dwell time", what, d->flow);
@@ -1866,12 +2190,53 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 			if (caad_cpumask_empty(&st->cpus)) {
 				bool other = false;
 				for (size_t j = 0; j < p->n_settings; j++)
-					other = other || (p->settings[j].kind != CAAD_SETTING_RPS_CPUS &&
+					other = other || ((p->settings[j].kind == CAAD_SETTING_IRQ_AFFINITY ||
+					                   p->settings[j].kind == CAAD_SETTING_KTHREAD_AFFINITY) &&
 					                  p->settings[j].iface == st->iface && p->settings[j].queue == st->queue);
 				assert_true(other);
 			} else
 				assert_true(q->napi_kthread == 0 && (q->irq < 0 || q->irq_managed));
 			break;
+		case CAAD_SETTING_RFS_FLOW_CNT:
+			/* on for a same-core target, off (0) where it was on for any other */
+			assert_true(q->has_rps_flow_cnt);
+			assert_true(caad_cpumask_empty(&st->cpus));
+			assert_false(policy->disabled_mechanisms & (1u << CAAD_SETTING_RFS_FLOW_CNT));
+			if (st->value == 0)
+				assert_true(q->rps_flow_cnt > 0);
+			else
+				assert_true(st->value >= CAAD_RFS_FLOW_CNT_MIN && (st->value & (st->value - 1)) == 0 &&
+				            st->value >= q->rps_flow_cnt);
+			break;
+		case CAAD_SETTING_RFS_TABLE: {
+			bool rfs_on = false;
+
+			assert_int_equal(st->value, CAAD_RFS_TABLE_ENTRIES);
+			assert_true(inv->has_rfs_table && inv->rfs_table < CAAD_RFS_TABLE_ENTRIES);
+			for (size_t j = 0; j < p->n_settings; j++)
+				rfs_on = rfs_on || (p->settings[j].kind == CAAD_SETTING_RFS_FLOW_CNT && p->settings[j].value > 0);
+			assert_true(rfs_on);
+			for (size_t j = i + 1; j < p->n_settings; j++)
+				assert_int_not_equal(p->settings[j].kind, CAAD_SETTING_RFS_TABLE);
+			continue; /* the host's: belongs to no queue's owner */
+		}
+		case CAAD_SETTING_NTUPLE_RULE: {
+			const struct caad_decision *d = caad_plan_find(p, st->flow_id);
+
+			/* rule 6: a steered flow moved off a queue steered elsewhere */
+			assert_false(policy->disabled_mechanisms & (1u << CAAD_SETTING_NTUPLE_RULE));
+			assert_true(iface->ntuple);
+			assert_non_null(d);
+			assert_true(d->ntuple && d->steer_cpu >= 0);
+			assert_int_equal(d->iface, st->iface);
+			assert_int_equal(d->queue, (int)st->queue);
+			assert_true(st->rule.family == AF_INET || st->rule.family == AF_INET6);
+			assert_true(st->rule.lport && st->rule.rport);
+			for (size_t j = 0; j < p->n_settings; j++)
+				assert_false(j != i && p->settings[j].kind == CAAD_SETTING_NTUPLE_RULE &&
+				             p->settings[j].flow_id == st->flow_id);
+			continue; /* several moved flows may share a queue */
+		}
 		default:
 			fail_msg("%s: setting %zu of unknown kind", what, i);
 		}
@@ -1964,6 +2329,25 @@ static void random_flows(uint64_t *rng, const struct caad_topology *t, struct ca
 		                  q, rate);
 		if (rng_below(rng, 2))
 			fl[i].first_ns = NOW - rng_below(rng, 3000) * MSEC;
+		/* a third of the consumers ran on other CPUs lately: mostly
+		 * their LLC's, some anywhere, a few unknown */
+		if (c >= 0 && rng_below(rng, 3) == 0) {
+			fl[i].n_consumer_history = (uint8_t)(1 + rng_below(rng, CAAD_CONSUMER_HISTORY));
+			for (unsigned h = 0; h < fl[i].n_consumer_history; h++) {
+				unsigned x = rng_below(rng, t->n_cpus + 1);
+
+				if (rng_below(rng, 3) && (unsigned)c < t->n_cpus && t->cpus[c].present &&
+				    t->cpus[c].llc >= 0) {
+					const struct caad_cpumask *llc = &t->llcs[t->cpus[c].llc].cpus;
+					unsigned k = rng_below(rng, caad_cpumask_count(llc));
+
+					x = (unsigned)caad_cpumask_next(llc, 0);
+					while (k-- > 0)
+						x = (unsigned)caad_cpumask_next(llc, (int)x + 1);
+				}
+				fl[i].consumer_history[h] = (uint16_t)x;
+			}
+		}
 	}
 }
 
@@ -1973,6 +2357,16 @@ static void evolve_flows(uint64_t *rng, const struct caad_topology *t, struct ca
 	for (size_t i = 0; i < n; i++) {
 		int c = fl[i].consumer_cpu;
 		unsigned what = rng_below(rng, 8);
+
+		/* the window moves on by one scan, as caad_flows_update_history() does */
+		if (c >= 0 && rng_below(rng, 6)) {
+			unsigned nh = MIN(fl[i].n_consumer_history + 1u, (unsigned)CAAD_CONSUMER_HISTORY);
+
+			memmove(&fl[i].consumer_history[1], &fl[i].consumer_history[0], (nh - 1) * sizeof(uint16_t));
+			fl[i].consumer_history[0] = (uint16_t)c;
+			fl[i].n_consumer_history = (uint8_t)nh;
+		} else
+			fl[i].n_consumer_history = 0;
 
 		if (what == 0)
 			fl[i].consumer_cpu = (int)rng_below(rng, t->n_cpus);
@@ -2081,6 +2475,502 @@ static void property_case(uint64_t *rng, const struct caad_topology *t, const ch
 			st->unsteered++;
 	}
 	st->cases++;
+}
+
+/* ---- RFS and ntuple rules ---------------------------------------------- */
+
+/* The setting of kind for (iface, queue) that there must be. */
+static const struct caad_setting *must(const struct caad_plan *p, enum caad_setting_kind kind, int iface,
+                                       unsigned queue)
+{
+	const struct caad_setting *s = setting_of(p, kind, iface, queue);
+
+	if (!s)
+		fail_msg("no %s setting for iface %d rx-%u", caad_setting_kind_to_string(kind), iface, queue);
+	return s;
+}
+
+static size_t count_kind(const struct caad_plan *p, enum caad_setting_kind kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_settings; i++)
+		n += p->settings[i].kind == kind;
+	return n;
+}
+
+/* RFS where the closed loop placed a queue's owner on its consumer's own
+ * CPU, off where it was on for any other owner, nothing elsewhere. */
+static void check_rfs(const struct caad_inventory *inv, const struct caad_policy *policy, const struct caad_plan *p)
+{
+	bool rfs_on = false, table = false;
+
+	for (size_t i = 0; i < inv->n_ifaces; i++)
+		for (unsigned j = 0; j < inv->ifaces[i].n_rx; j++) {
+			const struct caad_queue *q = &inv->ifaces[i].rx[j];
+			const struct caad_setting *s = setting_of(p, CAAD_SETTING_RFS_FLOW_CNT, (int)i, q->index);
+			const struct caad_decision *owner = NULL;
+
+			for (size_t k = 0; k < p->n_decisions; k++) {
+				const struct caad_decision *d = &p->decisions[k];
+
+				if (d->iface == (int)i && d->steer_cpu >= 0 && !d->shares_queue &&
+				    (d->queue == (int)q->index || d->queue < 0) &&
+				    (setting_of(p, CAAD_SETTING_RPS_CPUS, (int)i, q->index) ||
+				     setting_of(p, CAAD_SETTING_IRQ_AFFINITY, (int)i, q->index) ||
+				     setting_of(p, CAAD_SETTING_KTHREAD_AFFINITY, (int)i, q->index)))
+					owner = d;
+			}
+			bool same = owner && owner->relation == CAAD_RELATION_SAME_CORE;
+			bool want = owner && q->has_rps_flow_cnt && (same || q->rps_flow_cnt > 0) &&
+			            !(policy->disabled_mechanisms & (1u << CAAD_SETTING_RFS_FLOW_CNT));
+
+			assert_int_equal(s != NULL, want);
+			if (s)
+				assert_int_equal(s->value > 0, same);
+			rfs_on = rfs_on || (s && s->value > 0);
+		}
+	for (size_t i = 0; i < p->n_settings; i++)
+		table = table || p->settings[i].kind == CAAD_SETTING_RFS_TABLE;
+	assert_int_equal(table, rfs_on && inv->has_rfs_table && inv->rfs_table < CAAD_RFS_TABLE_ENTRIES);
+}
+
+/*
+ * The closed loop's same-core placement gets RFS beside its single-CPU
+ * setting: the queue's rps_flow_cnt (its share of the global table, a
+ * power of two, the host's if larger) and the global table when it is too
+ * small and visible; back on a peer core, RFS goes off where it is on.
+ */
+static void test_rfs_same_core(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic("package:1 core:4 pu:1");
+	struct caad_flow fl[] = { make_flow(5, 1, VETH_IFINDEX, 0, 10 * GBIT), make_flow(9, 0, ETH0_IFINDEX, 1, 9 * GBIT) };
+	struct caad_override o[] = { { .flow_id = 5, .cpu = 1, .why = "trial 1, round 1 of 6: same-core" },
+		                     { .flow_id = 9, .cpu = 0, .why = "verdict: same-core" } };
+	struct caad_policy policy;
+	struct caad_cpumask want, none;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.overrides = o;
+	policy.n_overrides = ARRAY_SIZE(o);
+	fake_inv_init(&f, 4, 2);
+	for (unsigned q = 0; q < 4; q++)
+		f.eth0[q].has_rps_flow_cnt = true;
+	for (unsigned q = 0; q < 2; q++)
+		f.veth[q].has_rps_flow_cnt = true;
+	f.inv.has_rfs_table = true;
+	f.inv.rfs_table = 0;
+	caad_cpumask_zero(&none);
+
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 2, &policy);
+		const struct caad_setting *s;
+
+		check_rfs(&f.inv, &policy, p);
+		assert_int_equal(p->decisions[0].relation, CAAD_RELATION_SAME_CORE);
+		assert_int_equal(p->decisions[1].relation, CAAD_RELATION_SAME_CORE);
+		/* veth rx-0: RPS to the consumer's CPU (what RFS has no entry for) and RFS */
+		want = single(1);
+		assert_mask_equal(&must(p, CAAD_SETTING_RPS_CPUS, 1, 0)->cpus, &want);
+		s = must(p, CAAD_SETTING_RFS_FLOW_CNT, 1, 0);
+		assert_int_equal(s->value, 16384); /* 32768 over 2 queues */
+		assert_non_null(strstr(s->reason, "RFS follows the consumer"));
+		/* eth0 rx-1: its IRQ on the consumer's CPU, RPS off, and RFS */
+		want = single(0);
+		assert_mask_equal(&must(p, CAAD_SETTING_IRQ_AFFINITY, 0, 1)->cpus, &want);
+		assert_mask_equal(&must(p, CAAD_SETTING_RPS_CPUS, 0, 1)->cpus, &none);
+		assert_int_equal(must(p, CAAD_SETTING_RFS_FLOW_CNT, 0, 1)->value, 8192);
+		/* the global table once, with the first queue given RFS, after the queues */
+		assert_int_equal(count_kind(p, CAAD_SETTING_RFS_TABLE), 1);
+		s = &p->settings[p->n_settings - 1];
+		assert_int_equal(s->kind, CAAD_SETTING_RFS_TABLE);
+		assert_int_equal(s->value, CAAD_RFS_TABLE_ENTRIES);
+		assert_int_equal(s->iface, 0);
+		assert_int_equal(s->queue, 1);
+		assert_non_null(strstr(s->reason, "0 entries now"));
+		/* queue settings grouped: each queue's RFS right after its RPS mask */
+		for (size_t i = 0; i < p->n_settings; i++)
+			if (p->settings[i].kind == CAAD_SETTING_RFS_FLOW_CNT) {
+				assert_true(i > 0);
+				assert_int_equal(p->settings[i - 1].kind, CAAD_SETTING_RPS_CPUS);
+				assert_int_equal(p->settings[i - 1].queue, p->settings[i].queue);
+				assert_int_equal(p->settings[i - 1].iface, p->settings[i].iface);
+			}
+	}
+
+	/* a larger table of the host is kept, the global one too */
+	f.veth[0].rps_flow_cnt = 65536;
+	f.inv.rfs_table = 65536;
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 2, &policy);
+
+		assert_int_equal(must(p, CAAD_SETTING_RFS_FLOW_CNT, 1, 0)->value, 65536);
+		assert_int_equal(count_kind(p, CAAD_SETTING_RFS_TABLE), 0);
+	}
+
+	/* in another network namespace than the host's the table is not
+	 * there: RFS on the queue anyway, and the reason says what it takes */
+	f.veth[0].rps_flow_cnt = 0;
+	f.inv.has_rfs_table = false;
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 2, &policy);
+
+		assert_int_equal(count_kind(p, CAAD_SETTING_RFS_TABLE), 0);
+		assert_non_null(strstr(must(p, CAAD_SETTING_RFS_FLOW_CNT, 1, 0)->reason, "rps_sock_flow_entries not visible"));
+	}
+
+	/* Mechanisms= without rfs: the single-CPU settings alone */
+	policy.disabled_mechanisms |= (1u << CAAD_SETTING_RFS_FLOW_CNT) | (1u << CAAD_SETTING_RFS_TABLE);
+	f.inv.has_rfs_table = true;
+	f.inv.rfs_table = 0;
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 2, &policy);
+
+		assert_int_equal(count_kind(p, CAAD_SETTING_RFS_FLOW_CNT), 0);
+		assert_int_equal(count_kind(p, CAAD_SETTING_RFS_TABLE), 0);
+		assert_int_equal(p->n_settings, 3);
+	}
+	policy.disabled_mechanisms = CAAD_MECHANISMS_DEFAULT_OFF;
+
+	/* back on a peer core (no override): RFS off where it is on (caad's
+	 * write, or the host's), left alone where it is off */
+	policy.overrides = NULL;
+	policy.n_overrides = 0;
+	f.veth[0].rps_flow_cnt = 16384;
+	f.eth0[1].rps_flow_cnt = 0;
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 2, &policy);
+		const struct caad_setting *s;
+
+		check_plan(t, &f.inv, fl, 2, &policy, p, NULL, "rfs off");
+		check_rfs(&f.inv, &policy, p);
+		assert_int_equal(p->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+		want = single((unsigned)p->decisions[0].steer_cpu);
+		assert_mask_equal(&must(p, CAAD_SETTING_RPS_CPUS, 1, 0)->cpus, &want);
+		s = must(p, CAAD_SETTING_RFS_FLOW_CNT, 1, 0);
+		assert_int_equal(s->value, 0);
+		assert_non_null(strstr(s->reason, "RFS off"));
+		assert_null(setting_of(p, CAAD_SETTING_RFS_FLOW_CNT, 0, 1));
+		assert_int_equal(count_kind(p, CAAD_SETTING_RFS_TABLE), 0);
+	}
+}
+
+static struct caad_flow tcp4_flow(uint64_t id, int consumer_cpu, int rx_queue, uint64_t rate, uint8_t host,
+                                  uint16_t rport)
+{
+	struct caad_flow f = make_flow(id, consumer_cpu, ETH0_IFINDEX, rx_queue, rate);
+
+	f.family = AF_INET;
+	memcpy(f.laddr, (uint8_t[]){ 10, 0, 0, 2 }, 4);
+	memcpy(f.raddr, (uint8_t[]){ 10, 0, 0, host }, 4);
+	f.lport = 5201;
+	f.rport = rport;
+	return f;
+}
+
+/*
+ * Rule 6 with ntuple rules: two heavy flows on rx-0 whose consumers are on
+ * different packages. Without rules (or a NIC that takes none) the faster
+ * one wins and the other is conflicted; with them, the other one moves to
+ * a queue without heavy flows, steered for it, and keeps it (and its rule)
+ * while it lives; its rule goes with it.
+ */
+static void test_ntuple_conflict(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_flow fl[] = { tcp4_flow(1, 0, 0, 10 * GBIT, 1, 40001), tcp4_flow(2, 1, 0, 5 * GBIT, 3, 40002) };
+	struct caad_policy policy;
+	struct fake_inv f;
+	const struct caad_decision *d;
+	const struct caad_setting *s;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 4, 0);
+	f.ifaces[0].ntuple = true;
+
+	/* the default: no ntuple rules, rule 6's "largest rate wins" */
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 2, &policy);
+
+		assert_int_equal(p->decisions[1].steer_cpu, -1);
+		assert_non_null(strstr(p->decisions[1].reason, "conflicted"));
+		assert_false(p->decisions[1].ntuple);
+		assert_int_equal(count_kind(p, CAAD_SETTING_NTUPLE_RULE), 0);
+	}
+
+	policy.disabled_mechanisms = 0;
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = compute(t, &f.inv, fl, 2, &policy);
+	check_plan(t, &f.inv, fl, 2, &policy, p1, NULL, "ntuple");
+	assert_false(p1->decisions[0].ntuple);
+	assert_int_equal(p1->decisions[0].queue, 0);
+	d = &p1->decisions[1];
+	assert_true(d->ntuple);
+	assert_int_equal(d->queue, 1); /* the first queue without heavy flows */
+	assert_true(d->steer_cpu >= 0);
+	assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_equal(t->cpus[d->steer_cpu].llc, t->cpus[1].llc);
+	assert_non_null(strstr(d->reason, "moved by an ntuple rule from eth0 rx-0"));
+	/* rx-1's IRQ goes to the moved flow's CPU; its rule after all queues */
+	struct caad_cpumask want = single((unsigned)d->steer_cpu);
+	assert_mask_equal(&must(p1, CAAD_SETTING_IRQ_AFFINITY, 0, 1)->cpus, &want);
+	s = &p1->settings[p1->n_settings - 1];
+	assert_int_equal(s->kind, CAAD_SETTING_NTUPLE_RULE);
+	assert_int_equal(s->iface, 0);
+	assert_int_equal(s->queue, 1);
+	assert_int_equal(s->flow_id, 2);
+	assert_int_equal(s->rule.family, AF_INET);
+	assert_memory_equal(s->rule.laddr, ((uint8_t[]){ 10, 0, 0, 2 }), 4);
+	assert_memory_equal(s->rule.raddr, ((uint8_t[]){ 10, 0, 0, 3 }), 4);
+	assert_int_equal(s->rule.lport, 5201);
+	assert_int_equal(s->rule.rport, 40002);
+	assert_int_equal(count_kind(p1, CAAD_SETTING_NTUPLE_RULE), 1);
+
+	/* next cycle, the rule works (seen on rx-1) or not yet (rx-0): it keeps
+	 * its queue, its CPU and its rule */
+	for (int seen = 0; seen < 2; seen++) {
+		_cleanup_(caad_plan_freep) struct caad_plan *p2 = NULL;
+
+		fl[1].rx_queue = seen;
+		p2 = compute_at(t, &f.inv, fl, 2, &policy, p1, NOW + 100 * MSEC);
+		check_plan(t, &f.inv, fl, 2, &policy, p2, p1, "ntuple kept");
+		assert_true(p2->decisions[1].ntuple);
+		assert_int_equal(p2->decisions[1].queue, 1);
+		assert_int_equal(p2->decisions[1].steer_cpu, d->steer_cpu);
+		assert_true(p2->decisions[1].held);
+		assert_int_equal(p2->decisions[1].since_ns, d->since_ns);
+		assert_int_equal(count_kind(p2, CAAD_SETTING_NTUPLE_RULE), 1);
+		assert_int_equal(p2->n_moves + p2->n_forced, 0);
+	}
+
+	/* the flow ended: no rule (the actuator deletes it) */
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p3 = compute_at(t, &f.inv, fl, 1, &policy, p1, NOW + 200 * MSEC);
+
+		assert_int_equal(count_kind(p3, CAAD_SETTING_NTUPLE_RULE), 0);
+		assert_null(setting_of(p3, CAAD_SETTING_IRQ_AFFINITY, 0, 1));
+	}
+
+	/* no tuple known, or a NIC that takes no rules: conflicted */
+	fl[1].rx_queue = 0;
+	fl[1].family = 0;
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 2, &policy);
+
+		assert_int_equal(p->decisions[1].steer_cpu, -1);
+		assert_int_equal(count_kind(p, CAAD_SETTING_NTUPLE_RULE), 0);
+	}
+	fl[1].family = AF_INET;
+	f.ifaces[0].ntuple = false;
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 2, &policy);
+
+		assert_int_equal(p->decisions[1].steer_cpu, -1);
+		assert_int_equal(count_kind(p, CAAD_SETTING_NTUPLE_RULE), 0);
+	}
+}
+
+/*
+ * Where to: a queue whose owner's CPU serves the moved flow too is shared
+ * (no queue spent), before a queue without heavy flows; the conflicted
+ * flows go fastest first, so a slower one may share the queue a faster
+ * one was moved to; no queue Mechanisms= can steer: conflicted. IPv6 and
+ * IPv4-mapped tuples.
+ */
+static void test_ntuple_targets(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_flow fl[] = { tcp4_flow(1, 0, 0, 10 * GBIT, 1, 40001), tcp4_flow(2, 1, 2, 9 * GBIT, 2, 40002),
+		                  tcp4_flow(3, 3, 0, 5 * GBIT, 3, 40003), tcp4_flow(4, 5, 0, 4 * GBIT, 4, 40004) };
+	static const uint8_t v6l[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 };
+	static const uint8_t v6r[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4 };
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.disabled_mechanisms = 0;
+	fake_inv_init(&f, 3, 0);
+	f.ifaces[0].ntuple = true;
+	/* flow 3: an IPv4 peer of a dual-stack socket; flow 4: IPv6 */
+	fl[2].family = AF_INET6;
+	memset(fl[2].laddr, 0, 16);
+	memset(fl[2].raddr, 0, 16);
+	fl[2].laddr[10] = fl[2].laddr[11] = fl[2].raddr[10] = fl[2].raddr[11] = 0xff;
+	memcpy(fl[2].laddr + 12, (uint8_t[]){ 10, 0, 0, 2 }, 4);
+	memcpy(fl[2].raddr + 12, (uint8_t[]){ 10, 0, 0, 3 }, 4);
+	fl[3].family = AF_INET6;
+	memcpy(fl[3].laddr, v6l, 16);
+	memcpy(fl[3].raddr, v6r, 16);
+
+	/* flows 3 and 4 (consumers on package 1) share rx-2, steered for flow 2
+	 * (consumer on CPU 1, package 1); rx-1 stays free */
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 4, &policy);
+
+		check_plan(t, &f.inv, fl, 4, &policy, p, NULL, "ntuple targets");
+		for (size_t k = 2; k < 4; k++) {
+			const struct caad_decision *d = &p->decisions[k];
+
+			assert_true(d->ntuple && d->shares_queue);
+			assert_int_equal(d->queue, 2);
+			assert_int_equal(d->steer_cpu, p->decisions[1].steer_cpu);
+			assert_non_null(strstr(d->reason, "moved by an ntuple rule from eth0 rx-0 to rx-2"));
+		}
+		assert_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 1));
+		assert_int_equal(count_kind(p, CAAD_SETTING_NTUPLE_RULE), 2);
+		for (size_t i = 0; i < p->n_settings; i++) {
+			const struct caad_setting *s = &p->settings[i];
+
+			if (s->kind != CAAD_SETTING_NTUPLE_RULE)
+				continue;
+			assert_int_equal(s->queue, 2);
+			if (s->flow_id == 3) {
+				assert_int_equal(s->rule.family, AF_INET); /* the packets are IPv4 */
+				assert_memory_equal(s->rule.laddr, ((uint8_t[]){ 10, 0, 0, 2 }), 4);
+				assert_memory_equal(s->rule.raddr, ((uint8_t[]){ 10, 0, 0, 3 }), 4);
+			} else {
+				assert_int_equal(s->flow_id, 4);
+				assert_int_equal(s->rule.family, AF_INET6);
+				assert_memory_equal(s->rule.laddr, v6l, 16);
+				assert_memory_equal(s->rule.raddr, v6r, 16);
+				assert_int_equal(s->rule.lport, 5201);
+				assert_int_equal(s->rule.rport, 40004);
+			}
+		}
+	}
+
+	/* without flow 2: the faster, flow 3, takes the free rx-1, and flow 4
+	 * shares it (whatever the flows' order) */
+	struct caad_flow three[] = { fl[3], fl[0], fl[2] };
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, three, 3, &policy);
+		const struct caad_decision *d3 = decision_of(p, 2), *d4 = decision_of(p, 0);
+
+		check_plan(t, &f.inv, three, 3, &policy, p, NULL, "ntuple free queue");
+		assert_true(d3->ntuple && !d3->shares_queue);
+		assert_int_equal(d3->queue, 1);
+		assert_true(d4->ntuple && d4->shares_queue);
+		assert_int_equal(d4->queue, 1);
+		assert_int_equal(d4->steer_cpu, d3->steer_cpu);
+		assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 1));
+	}
+
+	/* rx-1 and rx-2 steerable by nothing Mechanisms= allows (RPS only,
+	 * off): flows 3 and 4 stay conflicted */
+	f.eth0[1].irq = f.eth0[2].irq = -1;
+	policy.disabled_mechanisms = 1u << CAAD_SETTING_RPS_CPUS;
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, three, 3, &policy);
+
+		for (size_t i = 0; i < 3; i += 2) {
+			assert_int_equal(decision_of(p, i)->steer_cpu, -1);
+			assert_false(decision_of(p, i)->ntuple);
+			assert_int_equal(decision_of(p, i)->queue, 0);
+			assert_non_null(strstr(decision_of(p, i)->reason, "conflicted"));
+		}
+		assert_int_equal(count_kind(p, CAAD_SETTING_NTUPLE_RULE), 0);
+	}
+}
+
+/* The same flows in any order, and again: the same moves (the conflicted
+ * flows are moved fastest first), across cycles with RFS and overrides. */
+static void test_property_ntuple_rfs(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	uint64_t rng = 0x6e7475706c65ull;
+	unsigned moved = 0, rfs = 0;
+
+	(void)state;
+	for (unsigned c = 0; c < 300; c++) {
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL, *p2 = NULL;
+		struct caad_flow fl[24], shuffled[24];
+		struct caad_override o[4];
+		size_t n = 1 + rng_below(&rng, ARRAY_SIZE(fl)), no = 0;
+		struct caad_policy policy;
+		struct fake_inv f;
+		char what[32];
+
+		snprintf(what, sizeof(what), "ntuple case %u", c);
+		caad_policy_init(&policy);
+		policy.disabled_mechanisms = rng_below(&rng, 4) == 0 ? CAAD_MECHANISMS_DEFAULT_OFF : 0;
+		policy.max_moves = 1 + rng_below(&rng, 4);
+		policy.dwell_ms = rng_below(&rng, 3) * 500;
+		random_inventory(&rng, t, &f);
+		f.ifaces[0].ntuple = rng_below(&rng, 4) != 0;
+		f.inv.has_rfs_table = rng_below(&rng, 2);
+		f.inv.rfs_table = rng_below(&rng, 2) ? 0 : 65536;
+		for (unsigned q = 0; q < f.ifaces[0].n_rx; q++) {
+			f.eth0[q].has_rps_flow_cnt = f.eth0[q].has_rps;
+			f.eth0[q].rps_flow_cnt = f.eth0[q].has_rps && rng_below(&rng, 4) == 0 ? 4096 : 0;
+		}
+		random_flows(&rng, t, fl, n);
+		for (size_t i = 0; i < n; i++) {
+			fl[i].family = rng_below(&rng, 8) ? AF_INET : 0;
+			memcpy(fl[i].laddr, (uint8_t[]){ 10, 0, 0, 2 }, 4);
+			memcpy(fl[i].raddr, (uint8_t[]){ 10, 0, 1, (uint8_t)i }, 4);
+			fl[i].lport = 5201;
+			fl[i].rport = (uint16_t)(30000 + i);
+			/* the closed loop puts some on their consumer's own CPU */
+			if (no < ARRAY_SIZE(o) && fl[i].consumer_cpu >= 0 && fl[i].consumer_cpu < 24 && rng_below(&rng, 5) == 0)
+				o[no++] = (struct caad_override){ .flow_id = fl[i].id, .cpu = fl[i].consumer_cpu, .why = "test" };
+		}
+		/* overrides sorted by flow id, as the daemon gives them */
+		for (size_t i = 1; i < no; i++)
+			for (size_t j = i; j > 0 && o[j - 1].flow_id > o[j].flow_id; j--) {
+				struct caad_override tmp = o[j];
+				o[j] = o[j - 1];
+				o[j - 1] = tmp;
+			}
+		policy.overrides = o;
+		policy.n_overrides = no;
+
+		p = compute(t, &f.inv, fl, n, &policy);
+		if (no)
+			check_rfs(&f.inv, &policy, p);
+		else
+			check_plan(t, &f.inv, fl, n, &policy, p, NULL, what);
+		for (size_t i = 0; i < n; i++)
+			shuffled[i] = fl[n - 1 - i];
+		p2 = compute(t, &f.inv, shuffled, n, &policy);
+		assert_int_equal(p->n_settings, p2->n_settings);
+		for (size_t i = 0; i < n; i++) {
+			const struct caad_decision *a = decision_of(p, i), *b = decision_of(p2, n - 1 - i);
+
+			assert_int_equal(a == NULL, b == NULL);
+			if (!a)
+				continue;
+			assert_int_equal(a->steer_cpu, b->steer_cpu);
+			assert_int_equal(a->queue, b->queue);
+			assert_int_equal(a->ntuple, b->ntuple);
+			moved += a->ntuple;
+		}
+		for (size_t i = 0; i < p->n_settings; i++) {
+			assert_int_equal(p->settings[i].kind, p2->settings[i].kind);
+			assert_int_equal(p->settings[i].queue, p2->settings[i].queue);
+			assert_int_equal(p->settings[i].value, p2->settings[i].value);
+			rfs += p->settings[i].kind == CAAD_SETTING_RFS_FLOW_CNT;
+		}
+
+		/* two more cycles, the plan before as the previous one */
+		for (unsigned cycle = 0; cycle < 2; cycle++) {
+			_cleanup_(caad_plan_freep) struct caad_plan *next = NULL;
+
+			evolve_flows(&rng, t, fl, n);
+			next = compute_at(t, &f.inv, fl, n, &policy, p, NOW + (cycle + 1) * 700 * MSEC);
+			if (no)
+				check_rfs(&f.inv, &policy, next);
+			else
+				check_plan(t, &f.inv, fl, n, &policy, next, p, what);
+			caad_plan_free(p);
+			p = TAKE_PTR(next);
+		}
+	}
+	print_message("300 cases: %u flows moved by ntuple rules, %u RFS settings\n", moved, rfs);
+	assert_true(moved > 0);
+	assert_true(rfs > 0);
 }
 
 /* The machines of the fixtures and the issue's synthetic layouts. */
@@ -2197,6 +3087,8 @@ int main(void)
 		cmocka_unit_test(test_banned_thread_leaves_sibling),
 		cmocka_unit_test(test_nothing_usable),
 		cmocka_unit_test(test_two_cpu_vm),
+		cmocka_unit_test(test_override),
+		cmocka_unit_test(test_window_fills_llc),
 		cmocka_unit_test(test_ten_flows_distinct_peers),
 		cmocka_unit_test(test_banned_list),
 		cmocka_unit_test(test_shared_queue),
@@ -2213,9 +3105,16 @@ int main(void)
 		cmocka_unit_test(test_untouched_queues),
 		cmocka_unit_test(test_considered),
 		cmocka_unit_test(test_synthetic_layouts),
+		cmocka_unit_test(test_window_one_llc),
+		cmocka_unit_test(test_window_two_llcs),
+		cmocka_unit_test(test_window_hysteresis),
 		cmocka_unit_test(test_plan_from_decisions),
 		cmocka_unit_test(test_property_fixtures),
 		cmocka_unit_test(test_property_random_topologies),
+		cmocka_unit_test(test_rfs_same_core),
+		cmocka_unit_test(test_ntuple_conflict),
+		cmocka_unit_test(test_ntuple_targets),
+		cmocka_unit_test(test_property_ntuple_rfs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -158,6 +158,61 @@ static void test_issue_example(void **state)
 	json_object_put(plan);
 }
 
+/* consumer_cpus: the CPUs of the consumer's window, each as if read on at
+ * one scan; the planner keeps all of them and their cores free. On the
+ * 24em64t, package 0 (one LLC) has the even CPUs; n and n + 12 share a core. */
+static void test_consumer_cpus(void **state)
+{
+	_cleanup_(caad_scenario_freep) struct caad_scenario *s = parse_ok(
+		"{\"interfaces\": [{\"name\": \"eth0\", \"queues\": [{\"index\": 0, \"irq\": 100}, {\"index\": 1, \"irq\": 101}]}],\n"
+		" \"flows\": [{\"id\": \"hop\", \"iface\": \"eth0\", \"queue\": 0, \"consumer_cpu\": 6,\n"
+		"            \"consumer_cpus\": \"4,6\", \"rate_bps\": \"9G\"},\n"
+		"           {\"id\": \"span\", \"iface\": \"eth0\", \"queue\": 1, \"consumer_cpu\": 5,\n"
+		"            \"consumer_cpus\": \"2,5,8\", \"rate_bps\": \"8G\"},\n"
+		"           {\"id\": \"one\", \"iface\": \"eth0\", \"queue\": 1, \"consumer_cpu\": 7, \"consumer_cpus\": \"7\",\n"
+		"            \"rate_bps\": \"1G\"}]}\n");
+	struct caad_policy policy;
+	json_object *plan, *hop, *span, *one;
+	const char *reason;
+	int c;
+
+	(void)state;
+	assert_int_equal(s->flows[0].consumer_cpu, 6);
+	assert_int_equal(s->flows[0].n_consumer_history, 1);
+	assert_int_equal(s->flows[0].consumer_history[0], 4);
+	assert_int_equal(s->flows[1].n_consumer_history, 2);
+	assert_int_equal(s->flows[1].consumer_history[0], 2);
+	assert_int_equal(s->flows[1].consumer_history[1], 8);
+	assert_int_equal(s->flows[2].n_consumer_history, 0);
+
+	caad_policy_init(&policy);
+	plan = simulate(s, &policy);
+	hop = flow_out(plan, "hop");
+	c = json_object_get_int(get(hop, "steer_cpu"));
+	assert_true(c % 2 == 0 && c % 12 != 4 && c % 12 != 6);
+	assert_string_equal(json_object_get_string(get(hop, "relation")), "peer-core-same-llc");
+	assert_string_equal(json_object_get_string(get(hop, "consumer_cpus")), "4,6");
+	reason = json_object_get_string(get(hop, "reason"));
+	assert_non_null(strstr(reason, "consumer on CPU 6, lately also on CPU 4: peer core in its LLC"));
+
+	/* two of its three CPUs are in package 0's LLC: planned there, for
+	 * the first of them */
+	span = flow_out(plan, "span");
+	c = json_object_get_int(get(span, "steer_cpu"));
+	assert_true(c % 2 == 0 && c % 12 != 2 && c % 12 != 8 && c % 12 != 4 && c % 12 != 6);
+	assert_int_equal(json_object_get_int(get(span, "anchor_cpu")), 2);
+	assert_string_equal(json_object_get_string(get(span, "relation")), "peer-core-same-llc");
+	assert_string_equal(json_object_get_string(get(span, "consumer_cpus")), "2,5,8");
+	reason = json_object_get_string(get(span, "reason"));
+	assert_non_null(strstr(reason, "consumer on CPU 2, lately also on CPUs 5,8; planned for "));
+	assert_non_null(strstr(reason, "where it read most (2 of its last 3 scans)"));
+
+	/* a window of one CPU is the plain consumer_cpu */
+	one = flow_out(plan, "one");
+	assert_false(json_object_object_get_ex(one, "consumer_cpus", NULL));
+	json_object_put(plan);
+}
+
 /* Every example under docs/examples parses and plans. */
 static void test_examples(void **state)
 {
@@ -455,7 +510,7 @@ static void test_bad_interfaces(void **state)
 	expect_iface_error("{\"name\": \"eth0\"}", F ": interfaces[0].queues: missing");
 	expect_iface_error("{\"name\": \"eth0\", \"queues\": {}}", F ": interfaces[0].queues: expected an array");
 	expect_iface_error("{\"name\": \"eth0\", \"queues\": [], \"mtu\": 9000}",
-	                   F ": interfaces[0].mtu: unknown key (known: name, numa_node, local_cpus, queues)");
+	                   F ": interfaces[0].mtu: unknown key (known: name, numa_node, local_cpus, queues, ntuple)");
 	expect_iface_error("{\"name\": \"eth0\", \"numa_node\": 7, \"queues\": []}",
 	                   F ": interfaces[0].numa_node: NUMA node 7 not in the topology");
 	expect_iface_error("{\"name\": \"eth0\", \"numa_node\": -1, \"queues\": []}", F ": interfaces[0].numa_node: -1 out of range");
@@ -485,6 +540,15 @@ static void test_bad_interfaces(void **state)
 	expect_iface_error("{\"name\": \"eth0\", \"queues\": [{\"index\": 0, \"cpus\": \"1\"}]}",
 	                   F ": interfaces[0].queues[0].cpus: unknown key");
 	expect_iface_error("{\"name\": \"eth0\", \"queues\": [[]]}", F ": interfaces[0].queues[0]: expected an object, got an array");
+	/* ntuple: whether the NIC takes ntuple rules (rule 6) */
+	expect_iface_error("{\"name\": \"eth0\", \"ntuple\": \"yes\", \"queues\": []}",
+	                   F ": interfaces[0].ntuple: expected true or false, got a string");
+	expect_iface_error("{\"name\": \"eth0\", \"ntuple\": 1, \"queues\": []}",
+	                   F ": interfaces[0].ntuple: expected true or false, got a number");
+	expect_iface_error("{\"name\": \"eth0\", \"queues\": [{\"index\": 0, \"rps_flow_cnt\": -1}]}",
+	                   F ": interfaces[0].queues[0].rps_flow_cnt: -1 out of range");
+	expect_iface_error("{\"name\": \"eth0\", \"queues\": [{\"index\": 0, \"rps\": false, \"rps_flow_cnt\": 8}]}",
+	                   F ": interfaces[0].queues[0].rps_flow_cnt: a queue without \"rps\" has no RFS table either");
 }
 
 static void test_bad_flows(void **state)
@@ -514,6 +578,18 @@ static void test_bad_flows(void **state)
 	                  F ": flows[1].rate_bps: expected bit/s as an integer or a string such as \"9G\", got an array");
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"consumer_cpu\": -1}",
 	                  F ": flows[1].consumer_cpu: -1 out of range 0..4095");
+	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"consumer_cpus\": \"4-5\"}",
+	                  F ": flows[1].consumer_cpus: needs consumer_cpu, the CPU of the latest read (one of them)");
+	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"consumer_cpu\": 6, \"consumer_cpus\": \"4-5\"}",
+	                  F ": flows[1].consumer_cpus: must contain consumer_cpu 6");
+	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"consumer_cpu\": 0, \"consumer_cpus\": \"0-4\"}",
+	                  F ": flows[1].consumer_cpus: 5 CPUs: at most 4, the scans of the window");
+	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"consumer_cpu\": 0, \"consumer_cpus\": \"0,99\"}",
+	                  F ": flows[1].consumer_cpus: CPU 99 not in the topology");
+	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"consumer_cpu\": 0, \"consumer_cpus\": \"0-\"}",
+	                  F ": flows[1].consumer_cpus: \"0-\" is not a CPU list such as \"0-3,8\"");
+	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"consumer_cpu\": 0, \"consumer_cpus\": [0, 1]}",
+	                  F ": flows[1].consumer_cpus: expected a string, got an array");
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"softirq_cpu\": 30}",
 	                  F ": flows[1].softirq_cpu: CPU 30 not in the topology");
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"comm\": \"abcdefghijklmnop\"}",
@@ -549,6 +625,9 @@ static void test_bad_previous(void **state)
 		  F ": previous[1].id: \"f1\" listed twice" },
 		{ "[{\"id\": \"f1\", \"steer_cpu\": 2, \"shares_queue\": \"no\"}]",
 		  F ": previous[0].shares_queue: expected true or false, got a string" },
+		{ "[{\"id\": \"f1\", \"steer_cpu\": 2, \"ntuple_queue\": 9}]", F ": previous[0].ntuple_queue: eth0 has no rx-9" },
+		{ "[{\"id\": \"f1\", \"steer_cpu\": 2, \"ntuple_queue\": \"1\"}]",
+		  F ": previous[0].ntuple_queue: expected an integer, got a string" },
 	};
 
 	(void)state;
@@ -668,6 +747,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_issue_example),
+		cmocka_unit_test(test_consumer_cpus),
 		cmocka_unit_test(test_examples),
 		cmocka_unit_test(test_all_fields),
 		cmocka_unit_test(test_light_reasons),

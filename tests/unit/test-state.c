@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* state.json: every heavy flow, a bounded number of the others, the count. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "caad/macro.h"
+#include "caad/plan.h"
+#include "caad/state.h"
+#include "caad/sysfs.h"
+
+static void test_bounded_list(void **state)
+{
+	const size_t n = CAAD_STATE_LIGHT_MAX + 44 + 2;
+	_cleanup_free_ struct caad_flow *flows = calloc(n, sizeof(*flows));
+	_cleanup_free_ char *text = NULL;
+	struct caad_decision *dec = calloc(2, sizeof(*dec));
+	struct caad_plan *plan = NULL;
+	char path[] = "/tmp/caad-test-state.XXXXXX";
+	json_object *root, *list, *x;
+	int fd;
+
+	assert_non_null(flows);
+	assert_non_null(dec);
+	for (size_t i = 0; i < n; i++)
+		flows[i] = (struct caad_flow){ .id = 1000 + i, .family = AF_INET, .consumer_cpu = -1, .proc_cpu = -1,
+			                       .rx_queue = -1 };
+	/* two heavy flows at the end, past the light ones listed */
+	for (size_t k = 0; k < 2; k++)
+		dec[k] = (struct caad_decision){ .flow = n - 2 + k, .flow_id = flows[n - 2 + k].id, .steer_cpu = 3,
+			                         .relation = CAAD_RELATION_PEER_CORE_SAME_LLC, .reason = "why",
+			                         .considered = "" };
+	assert_int_equal(caad_plan_from_decisions(dec, 2, 0, &plan), 0);
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(caad_state_write(path, flows, n, NULL, plan, "enforce"), 0);
+	assert_int_equal(caad_read_file(path, &text), 0);
+	root = json_tokener_parse(text);
+	assert_non_null(root);
+	assert_true(json_object_object_get_ex(root, "n_flows", &x));
+	assert_int_equal(json_object_get_int64(x), n);
+	assert_true(json_object_object_get_ex(root, "flows_omitted", &x));
+	assert_int_equal(json_object_get_int64(x), 44);
+	assert_true(json_object_object_get_ex(root, "flows", &list));
+	assert_int_equal(json_object_array_length(list), CAAD_STATE_LIGHT_MAX + 2);
+	/* the heavy ones are there, with their decision */
+	size_t heavy = 0;
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		json_object *fl = json_object_array_get_idx(list, i), *h;
+		assert_true(json_object_object_get_ex(fl, "heavy", &h));
+		if (json_object_get_boolean(h)) {
+			heavy++;
+			assert_true(json_object_object_get_ex(fl, "steer_cpu", &h));
+			assert_int_equal(json_object_get_int(h), 3);
+		}
+	}
+	assert_int_equal(heavy, 2);
+	json_object_put(root);
+	/* the temporary file went away */
+	unlink(path);
+	caad_plan_free(plan);
+}
+
+static void test_unwritable(void **state)
+{
+	struct caad_flow f = { .id = 1, .consumer_cpu = -1, .proc_cpu = -1, .rx_queue = -1 };
+
+	assert_int_equal(caad_state_write("/nonexistent-dir/state.json", &f, 1, NULL, NULL, "enforce"), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bounded_list),
+		cmocka_unit_test(test_unwritable),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
