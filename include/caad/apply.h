@@ -11,6 +11,10 @@
  * The actuator writes settings that differ from the host's, journals each
  * object's original value (durably, before the first write to it) and
  * restores them all on request, or from the journal after a crash.
+ * Objects: IRQ affinities, rps_cpus, NAPI kthreads' affinities, RFS table
+ * sizes (rps_flow_cnt, rps_sock_flow_entries), and ntuple rules, which it
+ * inserts and deletes to match the plan's (see caad/ntuple.h; restoring
+ * deletes exactly the rules caad inserted).
  */
 struct caad_actuator;
 
@@ -29,9 +33,20 @@ static inline void caad_actuator_freep(struct caad_actuator **a)
 	caad_actuator_free(*a);
 }
 
-/* Apply a plan. Returns the number of values written (in dry-run: the
+/*
+ * Apply a plan. Returns the number of values written (in dry-run: the
  * number of would-be changes announced for the first time), or a negative
- * errno for a failure that stopped it. */
+ * errno for a failure that stopped it.
+ *
+ * Nothing is half-applied. Each value is one write(2) of the whole value,
+ * journaled first; a refused write leaves the object as it was and takes
+ * its journal entry back if it was new. A queue's settings (its IRQ or
+ * kthread, then its RPS mask) go together: when one is refused, those of
+ * the queue already written by this call are put back (unless the refused
+ * object is gone: then nothing contradicts them) and the rest are skipped.
+ * A refusal is logged once with its path and not tried again while the plan
+ * wants the same value (see caad_actuator_wants() for what is re-read).
+ */
 int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan);
 /* Put back every original value this actuator changed and clear the journal. */
 int caad_actuator_restore(struct caad_actuator *a);
@@ -41,8 +56,27 @@ int caad_journal_restore(const char *journal_path);
 /* Switch dry-run on or off (configuration reload). Turning it on restores
  * what was written so far. */
 int caad_actuator_set_dry_run(struct caad_actuator *a, bool dry_run);
-/* Did the kernel refuse to move this IRQ (EIO/EPERM: managed)? */
+/* Did the kernel refuse to move this IRQ (EIO/EPERM: managed)? Never tried again. */
 bool caad_actuator_irq_unmovable(const struct caad_actuator *a, int irq);
+/* CPUs where moving an IRQ failed with ENOSPC (no interrupt vectors left):
+ * no IRQ is moved there again until caad_actuator_clear_backoff(); RPS and
+ * kthreads may still use them. */
+void caad_actuator_irq_exhausted(const struct caad_actuator *a, struct caad_cpumask *ret);
+
+/*
+ * What a refused write tells the daemon to read again before the next plan:
+ * the topology after EINVAL/ERANGE/EOVERFLOW (an offline or invalid CPU;
+ * the refused setting is tried again only after that, and once), the
+ * inventory after ENOENT/ENODEV (an object went away) or a managed IRQ.
+ */
+enum {
+	CAAD_ACTUATOR_WANT_TOPOLOGY = 1u << 0,
+	CAAD_ACTUATOR_WANT_INVENTORY = 1u << 1,
+};
+unsigned caad_actuator_wants(const struct caad_actuator *a);
+/* The daemon read these (CAAD_ACTUATOR_WANT_*) again: clear the wants; after
+ * the topology, settings refused for an offline CPU may be tried once more. */
+void caad_actuator_reread(struct caad_actuator *a, unsigned what);
 /* Number of objects currently journaled. */
 unsigned caad_actuator_n_changed(const struct caad_actuator *a);
 
@@ -63,9 +97,10 @@ const char *caad_error_class_to_string(enum caad_error_class c);
 struct caad_actuator_stats {
 	uint64_t written;  /* values written by apply (restores not counted) */
 	uint64_t restored; /* original values written back */
-	uint64_t errors;   /* settings that could not be read or written, failed restores */
+	uint64_t errors;   /* settings that could not be read or written (each refusal once), failed restores */
 	uint64_t errors_by_class[_CAAD_ERROR_CLASS_COUNT]; /* the same errors by class */
 	uint64_t backoffs; /* values someone else changed after caad wrote them */
+	uint64_t undone;   /* values put back because another setting of their queue failed */
 };
 
 /*
@@ -73,6 +108,8 @@ struct caad_actuator_stats {
  * logs it, forgets its journal entry (the other writer owns the value now:
  * it is not overwritten on exit) and leaves it alone for backoff_sec, or
  * until this is called (reload, resume, mode set: an operator's go-ahead).
+ * The go-ahead also forgets refused writes and CPUs without vectors, so
+ * that they are tried again; managed IRQs stay unmovable.
  */
 void caad_actuator_clear_backoff(struct caad_actuator *a);
 /* BackOffSec= on reload: for back-offs that start from now on. */

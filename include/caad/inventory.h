@@ -59,12 +59,18 @@ struct caad_iface {
 	enum caad_locality_source locality;
 	int combined_channels;   /* ethtool channels: combined count, -1 unknown */
 	int rx_channels;         /* ethtool channels: rx-only count, -1 unknown */
+	bool ntuple;             /* ntuple filters on and rx classification rules answer (never under a sysroot) */
 };
 
 struct caad_inventory {
 	struct caad_iface *ifaces;
 	size_t n_ifaces;
 	unsigned n_possible_cpus; /* width of rps_cpus as the kernel prints it */
+	/* RFS's global socket flow table (/proc/sys/net/core/rps_sock_flow_entries):
+	 * the initial network namespace's only; in another one caad cannot see
+	 * nor set it, and RFS works only if the host sized it */
+	bool has_rfs_table;
+	unsigned rfs_table;
 };
 
 /*

@@ -5,11 +5,18 @@
  *
  * Journal: one line per object, "PATH<TAB>ORIGINAL" (or, for a threaded
  * NAPI kthread, "kthread:PID:COMM<TAB>CPULIST"), rewritten atomically (temp
- * file, fsync, rename) whenever an object is added.
+ * file, fsync, rename) whenever an object is added or dropped.
+ *
+ * A refused read or write is handled by the class of its error (see
+ * refused()), logged once with its path, and not tried again while the
+ * plan wants the same value; a queue's settings go together (apply_queue()).
  */
+#include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
+#include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +26,7 @@
 
 #include "caad/apply.h"
 #include "caad/log.h"
+#include "caad/ntuple.h"
 #include "caad/sysfs.h"
 
 struct journal_entry {
@@ -52,6 +60,16 @@ struct caad_actuator {
 	size_t n_backoffs;
 	unsigned backoff_sec;
 	bool go_ahead;     /* the next apply rewrites what others changed (reload, resume) */
+	struct refusal {
+		char *path;
+		struct caad_cpumask cpus; /* the value refused */
+		int error;                /* -errno */
+		bool parked;              /* not tried again while the plan wants cpus */
+		bool retried;             /* offline CPU: tried again after the topology was read again */
+	} *refusals;       /* reads and writes refused, each logged once */
+	size_t n_refusals;
+	struct caad_cpumask irq_exhausted; /* CPUs that had no vector left for an IRQ (ENOSPC) */
+	unsigned wants;    /* CAAD_ACTUATOR_WANT_*: what the daemon should read again */
 	struct caad_actuator_stats stats;
 };
 
@@ -102,6 +120,58 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static struct refusal *find_refusal(struct caad_actuator *a, const char *path)
+{
+	for (size_t i = 0; i < a->n_refusals; i++)
+		if (streq(a->refusals[i].path, path))
+			return &a->refusals[i];
+	return NULL;
+}
+
+static void refusal_drop(struct caad_actuator *a, const char *path)
+{
+	struct refusal *rf = find_refusal(a, path);
+
+	if (!rf)
+		return;
+	free(rf->path);
+	*rf = a->refusals[--a->n_refusals];
+}
+
+/*
+ * Remember that path refused cpus with r; parked: do not try it again while
+ * the plan wants cpus. Returns true when this is news (to be logged and
+ * counted): a new refusal, another error or value, or a retry that failed.
+ */
+static bool refuse(struct caad_actuator *a, const char *path, const struct caad_cpumask *cpus, int r, bool parked)
+{
+	struct refusal *rf = find_refusal(a, path);
+	bool news;
+
+	if (!rf) {
+		struct refusal *n = reallocarray(a->refusals, a->n_refusals + 1, sizeof(*n));
+		char *p = strdup(path);
+
+		if (!n || !p) {
+			free(p);
+			if (n)
+				a->refusals = n;
+			return true; /* log again rather than lose the message */
+		}
+		a->refusals = n;
+		rf = &a->refusals[a->n_refusals++];
+		*rf = (struct refusal){ .path = p, .cpus = *cpus, .error = r, .parked = parked };
+		return true;
+	}
+	news = rf->error != r || !caad_cpumask_equal(&rf->cpus, cpus) || (rf->retried && !rf->parked);
+	if (!caad_cpumask_equal(&rf->cpus, cpus))
+		rf->retried = false;
+	rf->cpus = *cpus;
+	rf->error = r;
+	rf->parked = parked;
+	return news;
+}
+
 void caad_actuator_clear_backoff(struct caad_actuator *a)
 {
 	a->go_ahead = true;
@@ -110,6 +180,40 @@ void caad_actuator_clear_backoff(struct caad_actuator *a)
 	free(a->backoffs);
 	a->backoffs = NULL;
 	a->n_backoffs = 0;
+	/* refused values and CPUs without vectors are tried again; managed
+	 * IRQs never are */
+	for (size_t i = 0; i < a->n_refusals; i++)
+		free(a->refusals[i].path);
+	free(a->refusals);
+	a->refusals = NULL;
+	a->n_refusals = 0;
+	caad_cpumask_zero(&a->irq_exhausted);
+}
+
+unsigned caad_actuator_wants(const struct caad_actuator *a)
+{
+	return a->wants;
+}
+
+void caad_actuator_reread(struct caad_actuator *a, unsigned what)
+{
+	a->wants &= ~what;
+	if (!(what & CAAD_ACTUATOR_WANT_TOPOLOGY))
+		return;
+	/* an offline or invalid CPU: one more try with the new topology's plan */
+	for (size_t i = 0; i < a->n_refusals; i++) {
+		struct refusal *rf = &a->refusals[i];
+
+		if (rf->parked && caad_error_class_from_errno(rf->error) == CAAD_ERROR_OFFLINE_CPU) {
+			rf->parked = false;
+			rf->retried = true;
+		}
+	}
+}
+
+void caad_actuator_irq_exhausted(const struct caad_actuator *a, struct caad_cpumask *ret)
+{
+	*ret = a->irq_exhausted;
 }
 
 static int journal_write(struct caad_actuator *a);
@@ -152,6 +256,15 @@ int caad_actuator_forget_iface(struct caad_actuator *a, const char *ifname)
 		a->backoffs[k++] = a->backoffs[i];
 	}
 	a->n_backoffs = k;
+	k = 0;
+	for (size_t i = 0; i < a->n_refusals; i++) {
+		if (strstr(a->refusals[i].path, sys)) {
+			free(a->refusals[i].path);
+			continue;
+		}
+		a->refusals[k++] = a->refusals[i];
+	}
+	a->n_refusals = k;
 	planned_clear(a);
 	if (n > 0) {
 		int r = journal_write(a);
@@ -322,8 +435,42 @@ static struct journal_entry *find_entry(struct caad_actuator *a, const char *pat
 	return NULL;
 }
 
+/*
+ * The RFS kinds' values are table sizes, not CPU sets. The actuator
+ * compares, journals, refuses and undoes them like sets, so it carries a
+ * size in the first word of a set (count_kind(), as_set()); they are only
+ * parsed and printed as decimal numbers.
+ */
+static bool count_kind(enum caad_setting_kind kind)
+{
+	return kind == CAAD_SETTING_RFS_FLOW_CNT || kind == CAAD_SETTING_RFS_TABLE;
+}
+
+/* s itself, or for an RFS kind a copy in *buf with its value as the set. */
+static const struct caad_setting *as_set(const struct caad_setting *s, struct caad_setting *buf)
+{
+	if (!count_kind(s->kind))
+		return s;
+	*buf = *s;
+	caad_cpumask_zero(&buf->cpus);
+	buf->cpus.w[0] = s->value;
+	return buf;
+}
+
 static int parse_value(enum caad_setting_kind kind, const char *s, struct caad_cpumask *ret)
 {
+	if (count_kind(kind)) {
+		unsigned long v;
+		char *end;
+
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno || end == s || *end || v > UINT32_MAX || s[0] == '-')
+			return -EINVAL;
+		caad_cpumask_zero(ret);
+		ret->w[0] = v;
+		return 0;
+	}
 	return kind == CAAD_SETTING_RPS_CPUS ? caad_cpumask_parse_hex(s, ret) : caad_cpumask_parse_list(s, ret);
 }
 
@@ -436,6 +583,15 @@ static const char *fmt_list(const struct caad_cpumask *m, char *buf, size_t size
 	return buf;
 }
 
+/* A value for the log: CPUs, or a table size (see as_set()). */
+static const char *fmt_value(enum caad_setting_kind kind, const struct caad_cpumask *m, char *buf, size_t size)
+{
+	if (!count_kind(kind))
+		return fmt_list(m, buf, size);
+	snprintf(buf, size, "%" PRIu64, m->w[0]);
+	return buf;
+}
+
 /* Width of rps_cpus: the kernel's nr_cpu_ids, else enough for the mask. */
 static unsigned rps_width(const struct caad_inventory *inv, const struct caad_cpumask *m)
 {
@@ -483,48 +639,131 @@ const char *caad_error_class_to_string(enum caad_error_class c)
 	return (unsigned)c < _CAAD_ERROR_CLASS_COUNT ? names[c] : NULL;
 }
 
-static const char *error_class(int r)
-{
-	static const char *const why[_CAAD_ERROR_CLASS_COUNT] = {
-		[CAAD_ERROR_MANAGED_IRQ] = "kernel-managed or protected IRQ",
-		[CAAD_ERROR_OFFLINE_CPU] = "offline or invalid CPU",
-		[CAAD_ERROR_NO_VECTORS] = "interrupt vectors exhausted on the target CPU",
-		[CAAD_ERROR_DEVICE_GONE] = "device gone",
-		[CAAD_ERROR_OTHER] = "unexpected error",
-	};
+static const char *const error_text[_CAAD_ERROR_CLASS_COUNT] = {
+	[CAAD_ERROR_MANAGED_IRQ] = "kernel-managed or protected IRQ",
+	[CAAD_ERROR_OFFLINE_CPU] = "offline or invalid CPU",
+	[CAAD_ERROR_NO_VECTORS] = "interrupt vectors exhausted on the target CPU",
+	[CAAD_ERROR_DEVICE_GONE] = "device gone",
+	[CAAD_ERROR_OTHER] = "unexpected error",
+};
 
-	return why[caad_error_class_from_errno(r)];
+/* EIO/EPERM and ENOSPC mean a managed IRQ and no vectors only for an IRQ's
+ * affinity; on rps_cpus (EPERM without CAP_NET_ADMIN, a read-only mount)
+ * or a kthread they are plain refusals. */
+static enum caad_error_class setting_error_class(enum caad_setting_kind kind, int r)
+{
+	enum caad_error_class c = caad_error_class_from_errno(r);
+
+	if (kind != CAAD_SETTING_IRQ_AFFINITY && (c == CAAD_ERROR_MANAGED_IRQ || c == CAAD_ERROR_NO_VECTORS))
+		return CAAD_ERROR_OTHER;
+	return c;
+}
+
+static void count_class(struct caad_actuator *a, enum caad_error_class c)
+{
+	a->stats.errors++;
+	a->stats.errors_by_class[c]++;
 }
 
 static void count_error(struct caad_actuator *a, int r)
 {
-	a->stats.errors++;
-	a->stats.errors_by_class[caad_error_class_from_errno(r)]++;
+	count_class(a, caad_error_class_from_errno(r));
 }
 
-static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s)
+/* ENOSPC: no IRQ is moved to these CPUs again (until a go-ahead). */
+static void exhaust(struct caad_actuator *a, const struct caad_cpumask *cpus)
+{
+	CAAD_CPUMASK_FOREACH(cpu, cpus) {
+		if (caad_cpumask_test(&a->irq_exhausted, (unsigned)cpu))
+			continue;
+		caad_cpumask_set(&a->irq_exhausted, (unsigned)cpu);
+		log_notice("CPU %d has no interrupt vectors left: caad moves no more IRQs there (RPS and kthreads may "
+		           "still use it)", cpu);
+	}
+}
+
+/*
+ * Reading (want NULL) or writing want to path was refused with r. By the
+ * error's class:
+ *   managed IRQ (EIO, EPERM on an IRQ): the IRQ is unmovable, never tried
+ *     again; the queues are read again, and its queue gets RPS;
+ *   offline CPU (EINVAL, ERANGE, EOVERFLOW): the topology is read again and
+ *     the value tried once more after that; refused again, it is left alone
+ *     until the online CPUs change;
+ *   no vectors (ENOSPC on an IRQ): its CPUs take no more IRQs;
+ *   device gone (ENOENT, ENODEV): dropped; the queues are read again;
+ *   anything else (EROFS, EACCES, EPERM on rps_cpus, ...): left alone.
+ * A refused write is not tried again while the plan wants the same value
+ * (until caad_actuator_clear_backoff()); a refused read is, quietly. Each
+ * refusal is logged and counted once. Returns r.
+ */
+static int refused(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s,
+                   const char *path, const char *label, const char *want, int r)
+{
+	enum caad_error_class c = setting_error_class(s->kind, r);
+	const struct refusal *rf = find_refusal(a, path);
+	bool retried = rf && rf->retried && !rf->parked && caad_cpumask_equal(&rf->cpus, &s->cpus);
+
+	if (!refuse(a, path, &s->cpus, r, want && c != CAAD_ERROR_DEVICE_GONE))
+		return r; /* said already */
+	count_class(a, c);
+	if (c == CAAD_ERROR_DEVICE_GONE)
+		a->wants |= CAAD_ACTUATOR_WANT_INVENTORY;
+	if (!want)
+		return log_warning_errno(r, "%s: cannot read %s (%s): %m", label, path, error_text[c]);
+
+	log_warning_errno(r, "%s: writing \"%s\" to %s failed (%s): %m", label, want, path, error_text[c]);
+	switch (c) {
+	case CAAD_ERROR_MANAGED_IRQ:
+		log_notice("IRQ %d is kernel-managed: %s rx-%u will be steered with RPS instead, never with this IRQ",
+		           s->irq, inv->ifaces[s->iface].name, s->queue);
+		mark_unmovable(a, s->irq);
+		a->wants |= CAAD_ACTUATOR_WANT_INVENTORY;
+		break;
+	case CAAD_ERROR_OFFLINE_CPU:
+		if (retried)
+			log_notice("%s: refused again after the topology was read again: left as it is until the online "
+			           "CPUs change or the configuration is reloaded", label);
+		else {
+			log_notice("%s: tried again once the topology has been read again", label);
+			a->wants |= CAAD_ACTUATOR_WANT_TOPOLOGY;
+		}
+		break;
+	case CAAD_ERROR_NO_VECTORS:
+		exhaust(a, &s->cpus);
+		break;
+	case CAAD_ERROR_DEVICE_GONE:
+		log_info("%s: %s is gone: dropped, nothing to restore there", label, path);
+		break;
+	default:
+		log_notice("%s: left as it is; not tried again until the plan wants another value or the configuration "
+		           "is reloaded", label);
+		break;
+	}
+	return r;
+}
+
+/* The object a setting writes ("kthread:PID:COMM" for a kthread) and its
+ * label for the log. -EOPNOTSUPP: a kthread under a sysroot; -ESRCH: the
+ * kthread is gone. */
+static int setting_path(const struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s,
+                        char **ret_path, char **ret_label)
 {
 	const struct caad_iface *iface = &inv->ifaces[s->iface];
-	_cleanup_free_ char *path = NULL, *label = NULL, *current = NULL;
-	struct caad_cpumask cur;
-	char want[CAAD_CPUS_MAX / 4 + CAAD_CPUS_MAX / 32 + 8], from_buf[256], to_buf[256];
-	const char *from, *to;
+	_cleanup_free_ char *path = NULL, *label = NULL;
 	int r;
 
 	if (s->kind == CAAD_SETTING_KTHREAD_AFFINITY) {
 		_cleanup_free_ char *comm_path = NULL, *comm = NULL;
 
 		/* kthread PIDs are the host's: in a fake sysroot they name nothing */
-		if (a->sysroot[0] && !streq(a->sysroot, "/")) {
-			log_debug("%s rx-%u: kthread %d not moved under a sysroot", iface->name, s->queue, (int)s->pid);
+		if (a->sysroot[0] && !streq(a->sysroot, "/"))
 			return -EOPNOTSUPP;
-		}
 		if (asprintf(&comm_path, "/proc/%d/comm", (int)s->pid) < 0)
 			return -ENOMEM;
 		r = caad_read_file(comm_path, &comm);
 		if (r < 0)
-			return log_warning_errno(r == -ENOENT ? -ESRCH : r, "%s rx-%u: NAPI kthread %d gone: %m",
-			                         iface->name, s->queue, (int)s->pid);
+			return r == -ENOENT ? -ESRCH : r;
 		if (asprintf(&path, KTHREAD_PREFIX "%d:%s", (int)s->pid, comm) < 0 ||
 		    asprintf(&label, "%s rx-%u: NAPI kthread %d (%s) CPUs", iface->name, s->queue, (int)s->pid, comm) < 0)
 			return -ENOMEM;
@@ -532,10 +771,96 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		r = caad_path(&path, a->sysroot, "/sys/class/net/%s/queues/rx-%u/rps_cpus", iface->name, s->queue);
 		if (r >= 0 && asprintf(&label, "%s rx-%u: RPS CPUs", iface->name, s->queue) < 0)
 			r = -ENOMEM;
+	} else if (s->kind == CAAD_SETTING_RFS_FLOW_CNT) {
+		r = caad_path(&path, a->sysroot, "/sys/class/net/%s/queues/rx-%u/rps_flow_cnt", iface->name, s->queue);
+		if (r >= 0 && asprintf(&label, "%s rx-%u: RFS flow table (rps_flow_cnt)", iface->name, s->queue) < 0)
+			r = -ENOMEM;
+	} else if (s->kind == CAAD_SETTING_RFS_TABLE) {
+		/* the host's, not a device's: its label names no interface, so
+		 * that forgetting a device that went away keeps it */
+		r = caad_path(&path, a->sysroot, "/proc/sys/net/core/rps_sock_flow_entries");
+		if (r >= 0 && !(label = strdup("RFS socket flow table (rps_sock_flow_entries)")))
+			r = -ENOMEM;
 	} else {
 		r = caad_path(&path, a->sysroot, "/proc/irq/%d/smp_affinity_list", s->irq);
 		if (r >= 0 && asprintf(&label, "%s rx-%u: IRQ %d CPUs", iface->name, s->queue, s->irq) < 0)
 			r = -ENOMEM;
+	}
+	if (r < 0)
+		return r;
+	*ret_path = TAKE_PTR(path);
+	*ret_label = TAKE_PTR(label);
+	return 0;
+}
+
+/* Refused before and not to be tried now: a managed IRQ, or a write
+ * refused with this very value. */
+static bool parked(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *setting)
+{
+	_cleanup_free_ char *path = NULL, *label = NULL;
+	const struct refusal *rf;
+	struct caad_setting buf;
+	const struct caad_setting *s = as_set(setting, &buf);
+
+	if (s->kind == CAAD_SETTING_IRQ_AFFINITY && caad_actuator_irq_unmovable(a, s->irq))
+		return true;
+	if (a->n_refusals == 0 || setting_path(a, inv, s, &path, &label) < 0)
+		return false;
+	rf = find_refusal(a, path);
+	return rf && rf->parked && caad_cpumask_equal(&rf->cpus, &s->cpus);
+}
+
+/* A value written by this apply, to put back if its queue's next setting is refused. */
+struct undo {
+	char *path, *label;
+	char *prev;                    /* as read before the write */
+	struct caad_cpumask prev_cpus;
+	enum caad_setting_kind kind;
+	bool added;                    /* its journal entry is new */
+};
+
+static void undo_done(struct undo *u)
+{
+	free(u->path);
+	free(u->label);
+	free(u->prev);
+	*u = (struct undo){};
+}
+
+/* A journal entry goes: its object is gone, or was never changed after all. */
+static void entry_drop(struct caad_actuator *a, struct journal_entry *e)
+{
+	entry_done(e);
+	*e = a->entries[--a->n_entries];
+	(void)journal_write(a); /* a stale line would only write back an original */
+}
+
+/*
+ * Returns 1 when written (u then tells how to put it back), 0 when nothing
+ * was to be done, a negative errno when it was refused, or -EALREADY when
+ * the value is not tried (its CPUs have no vectors left for IRQs).
+ */
+static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *setting,
+                     struct undo *u)
+{
+	struct caad_setting buf;
+	const struct caad_setting *s = as_set(setting, &buf);
+	const struct caad_iface *iface = &inv->ifaces[s->iface];
+	_cleanup_free_ char *path = NULL, *label = NULL, *current = NULL;
+	struct caad_cpumask cur, rest;
+	char want[CAAD_CPUS_MAX / 4 + CAAD_CPUS_MAX / 32 + 8], from_buf[256], to_buf[256];
+	const char *from, *to;
+	int r;
+
+	r = setting_path(a, inv, s, &path, &label);
+	if (r == -EOPNOTSUPP) {
+		log_debug("%s rx-%u: kthread %d not moved under a sysroot", iface->name, s->queue, (int)s->pid);
+		return r;
+	}
+	if (r == -ESRCH) {
+		count_error(a, r);
+		a->wants |= CAAD_ACTUATOR_WANT_INVENTORY;
+		return log_warning_errno(r, "%s rx-%u: NAPI kthread %d gone: %m", iface->name, s->queue, (int)s->pid);
 	}
 	if (r < 0)
 		return r;
@@ -545,11 +870,15 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 
 	r = obj_read(path, &current);
 	if (r < 0)
-		return log_warning_errno(r, "%s: cannot read %s (%s): %m", label, path, error_class(r));
+		return refused(a, inv, s, path, label, NULL, r);
 	r = parse_value(s->kind, current, &cur);
-	if (r < 0)
-		return log_warning_errno(r, "%s: unexpected content \"%s\" in %s, leaving it alone", label, current,
-		                         path);
+	if (r < 0) {
+		if (refuse(a, path, &s->cpus, -EBADMSG, false)) {
+			count_class(a, CAAD_ERROR_OTHER);
+			log_warning("%s: unexpected content \"%s\" in %s, leaving it alone", label, current, path);
+		}
+		return -EBADMSG;
+	}
 	/* caad wrote it, and now it reads otherwise: someone else owns it */
 	struct journal_entry *prev = a->dry_run ? NULL : find_entry(a, path);
 	if (prev && !a->go_ahead && !caad_cpumask_equal(&cur, &prev->written)) {
@@ -563,18 +892,28 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 			return r;
 		return backoff_add(a, TAKE_PTR(path));
 	}
-	if (caad_cpumask_equal(&cur, &s->cpus))
+	if (caad_cpumask_equal(&cur, &s->cpus)) {
+		refusal_drop(a, path); /* it holds the value anyway */
 		return 0;
+	}
+	/* ENOSPC on these CPUs before: stop adding IRQs there */
+	caad_cpumask_andnot(&rest, &s->cpus, &a->irq_exhausted);
+	if (s->kind == CAAD_SETTING_IRQ_AFFINITY && caad_cpumask_empty(&rest) && !caad_cpumask_empty(&s->cpus)) {
+		log_debug("%s: not moved, its CPUs have no interrupt vectors left", label);
+		return -EALREADY;
+	}
 
 	if (s->kind == CAAD_SETTING_RPS_CPUS)
 		r = caad_cpumask_format_hex(&s->cpus, rps_width(inv, &s->cpus), want, sizeof(want));
+	else if (count_kind(s->kind))
+		r = snprintf(want, sizeof(want), "%u", setting->value);
 	else
 		r = caad_cpumask_format_list(&s->cpus, want, sizeof(want));
 	if (r < 0)
 		return log_error_errno(r, "%s: cannot format the new value: %m", label);
 
-	from = fmt_list(&cur, from_buf, sizeof(from_buf));
-	to = fmt_list(&s->cpus, to_buf, sizeof(to_buf));
+	from = fmt_value(s->kind, &cur, from_buf, sizeof(from_buf));
+	to = fmt_value(s->kind, &s->cpus, to_buf, sizeof(to_buf));
 	if (a->dry_run) {
 		if (planned_seen(a, path, &s->cpus))
 			return 0;
@@ -594,8 +933,13 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 			a->cap_entries = ncap;
 		}
 		e = &a->entries[a->n_entries++];
-		*e = (struct journal_entry){ .path = TAKE_PTR(path), .label = TAKE_PTR(label),
-			                     .original = TAKE_PTR(current), .kind = s->kind };
+		*e = (struct journal_entry){ .path = strdup(path), .label = strdup(label),
+			                     .original = strdup(current), .kind = s->kind };
+		if (!e->path || !e->label || !e->original) {
+			entry_done(e);
+			a->n_entries--;
+			return -ENOMEM;
+		}
 		added = true;
 		r = journal_write(a);
 		if (r < 0) {
@@ -606,64 +950,411 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		}
 	}
 
-	r = obj_write(e->path, want);
+	r = obj_write(path, want);
 	if (r < 0) {
-		log_warning_errno(r, "%s: writing \"%s\" to %s failed (%s): %m", e->label, want, e->path,
-		                  error_class(r));
-		if (s->kind == CAAD_SETTING_IRQ_AFFINITY && (r == -EIO || r == -EPERM)) {
-			log_notice("IRQ %d is kernel-managed: %s rx-%u will be steered with RPS instead", s->irq,
-			           iface->name, s->queue);
-			mark_unmovable(a, s->irq);
-		}
-		if (added) {
-			/* Nothing changed: forget it again. */
-			entry_done(e);
-			a->n_entries--;
-			(void)journal_write(a);
-		}
+		r = refused(a, inv, s, path, label, want, r);
+		/* Nothing changed: a new entry goes again; a vanished object
+		 * takes its old one with it. */
+		if (added || setting_error_class(s->kind, r) == CAAD_ERROR_DEVICE_GONE)
+			entry_drop(a, e);
 		return r;
 	}
 	e->written = s->cpus;
 	a->stats.written++;
-	log_info("%s %s -> %s (%s)", e->label, from, to, s->reason);
+	refusal_drop(a, path);
+	log_info("%s %s -> %s (%s)", label, from, to, s->reason);
+	if (u) {
+		*u = (struct undo){ .path = TAKE_PTR(path), .label = TAKE_PTR(label), .prev = TAKE_PTR(current),
+			            .prev_cpus = cur, .kind = s->kind, .added = added };
+	}
+	return 1;
+}
+
+/* Put back what u says this apply wrote, because the setting of its queue
+ * of kind `refused` was refused. Returns 1 when put back. */
+static int undo_one(struct caad_actuator *a, struct undo *u, enum caad_setting_kind refused)
+{
+	static const char *const what[_CAAD_SETTING_KIND_COUNT] = {
+		[CAAD_SETTING_IRQ_AFFINITY] = "its IRQ's affinity",
+		[CAAD_SETTING_RPS_CPUS] = "its RPS mask",
+		[CAAD_SETTING_KTHREAD_AFFINITY] = "its NAPI kthread's affinity",
+		[CAAD_SETTING_RFS_FLOW_CNT] = "its RFS flow table",
+		[CAAD_SETTING_RFS_TABLE] = "the RFS socket flow table",
+		[CAAD_SETTING_NTUPLE_RULE] = "an ntuple rule",
+	};
+	struct journal_entry *e;
+	char buf[256];
+	int r;
+
+	if (!u->path)
+		return 0;
+	r = obj_write(u->path, u->prev);
+	if (r < 0) {
+		count_error(a, r);
+		return log_error_errno(r, "%s: failed to put \"%s\" back to %s: %m", u->label, u->prev, u->path);
+	}
+	a->stats.undone++;
+	log_notice("%s put back to %s: %s could not be set with it (a queue is steered all or not at all)", u->label,
+	           fmt_value(u->kind, &u->prev_cpus, buf, sizeof(buf)), what[refused]);
+	e = find_entry(a, u->path);
+	if (e && u->added)
+		entry_drop(a, e);
+	else if (e)
+		e->written = u->prev_cpus;
 	return 1;
 }
 
 static int apply_all(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan);
 
+static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan);
+
 int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan)
 {
 	int n = apply_all(a, inv, plan);
 
+	if (n >= 0) {
+		int r = apply_ntuple(a, inv, plan);
+		n = r == -ENOMEM ? r : n + MAX(r, 0);
+	}
 	a->go_ahead = false;
 	return n;
 }
 
+#define QUEUE_SETTINGS_MAX 4 /* the planner makes 2: an IRQ or kthread, and RPS */
+
+/*
+ * One queue's settings, in the planner's order (its IRQ or kthread, then
+ * its RPS mask), all or none: a queue with a setting refused before is left
+ * as it is; when one is refused now, the rest are skipped (an IRQ that did
+ * not move keeps its queue's RPS mask: turning RPS off would leave the
+ * queue steered by nothing) and those written before it are put back,
+ * unless the refused object is gone (nothing left to contradict them).
+ */
+static int apply_queue(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s,
+                       size_t n)
+{
+	struct undo undo[QUEUE_SETTINGS_MAX] = {};
+	int written = 0, r = 0;
+	size_t k;
+
+	assert(n <= QUEUE_SETTINGS_MAX);
+	for (k = 0; k < n; k++)
+		if (parked(a, inv, &s[k]))
+			return 0;
+	for (k = 0; k < n; k++) {
+		r = apply_one(a, inv, &s[k], &undo[k]);
+		if (r < 0)
+			break;
+		written += r;
+	}
+	if (r < 0 && written > 0 && setting_error_class(s[k].kind, r) != CAAD_ERROR_DEVICE_GONE)
+		for (size_t i = k; i-- > 0;)
+			written -= undo_one(a, &undo[i], s[k].kind);
+	for (size_t i = 0; i < n; i++)
+		undo_done(&undo[i]);
+	return r == -ENOMEM ? r : written;
+}
+
+/* The global RFS table goes alone (a refusal there undoes no queue), and
+ * ntuple rules are apply_ntuple()'s. */
+static bool same_queue(const struct caad_setting *x, const struct caad_setting *y)
+{
+	return x->iface == y->iface && x->queue == y->queue && x->kind != CAAD_SETTING_RFS_TABLE &&
+	       y->kind != CAAD_SETTING_RFS_TABLE && y->kind != CAAD_SETTING_NTUPLE_RULE;
+}
+
 static int apply_all(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan)
 {
-	int n = 0, failed_iface = -1;
-	unsigned failed_queue = 0;
+	int n = 0;
 
-	for (size_t i = 0; i < plan->n_settings; i++) {
-		const struct caad_setting *s = &plan->settings[i];
+	for (size_t i = 0, j; i < plan->n_settings; i = j) {
 		int r;
 
-		/* A queue whose IRQ could not be moved keeps its RPS mask: turning
-		 * RPS off would leave it steered by nothing. */
-		if (s->kind == CAAD_SETTING_RPS_CPUS && s->iface == failed_iface && s->queue == failed_queue)
+		if (plan->settings[i].kind == CAAD_SETTING_NTUPLE_RULE) {
+			j = i + 1;
 			continue;
-		r = apply_one(a, inv, s);
-		if (r < 0 && r != -EOPNOTSUPP)
-			count_error(a, r);
+		}
+		for (j = i + 1; j < plan->n_settings && j - i < QUEUE_SETTINGS_MAX &&
+		                same_queue(&plan->settings[i], &plan->settings[j]);
+		     j++)
+			;
+		r = apply_queue(a, inv, &plan->settings[i], j - i);
 		if (r == -ENOMEM)
 			return r;
-		/* the kthread or IRQ did not move: the queue keeps its RPS mask */
-		if (r < 0 && s->kind != CAAD_SETTING_RPS_CPUS) {
-			failed_iface = s->iface;
-			failed_queue = s->queue;
+		n += r;
+	}
+	return n;
+}
+
+/* ---- ntuple rules ------------------------------------------------------ */
+
+/*
+ * The plan's ntuple rules are the rules caad wants on the NICs: a planned
+ * rule not there yet is inserted, one of caad's that is no longer planned
+ * (its flow ended, is light, or is placed otherwise) is deleted. Journal:
+ * "ntuple:IFNAME:LOCATION<TAB>RULE" (the rule as caad_ntuple_format()
+ * writes it); restoring deletes the rule at LOCATION if it still is that
+ * rule, and leaves it if someone else changed it. The location is the
+ * driver's choice, known only after the insert: before it the journal
+ * says "ntuple:IFNAME:any", and restoring that finds the rule by its
+ * 4-tuple and queue among the NIC's rules.
+ */
+#define NTUPLE_PREFIX "ntuple:"
+
+static bool ntuple_obj(const char *obj)
+{
+	return strncmp(obj, NTUPLE_PREFIX, strlen(NTUPLE_PREFIX)) == 0;
+}
+
+/* "ntuple:IFNAME:LOC" -> ifname, loc (RX_CLS_LOC_ANY for "any"). */
+static int ntuple_obj_parse(const char *obj, char ifname[static IF_NAMESIZE], uint32_t *ret_loc)
+{
+	const char *name = obj + strlen(NTUPLE_PREFIX), *colon = strchr(name, ':');
+	unsigned long loc;
+	char *end;
+
+	if (!ntuple_obj(obj) || !colon || colon == name || (size_t)(colon - name) >= IF_NAMESIZE)
+		return -EINVAL;
+	memcpy(ifname, name, (size_t)(colon - name));
+	ifname[colon - name] = '\0';
+	if (streq(colon + 1, "any")) {
+		*ret_loc = RX_CLS_LOC_ANY;
+		return 0;
+	}
+	errno = 0;
+	loc = strtoul(colon + 1, &end, 10);
+	if (errno || end == colon + 1 || *end || loc >= RX_CLS_LOC_ANY || colon[1] == '-')
+		return -EINVAL;
+	*ret_loc = (uint32_t)loc;
+	return 0;
+}
+
+/* A rule of ifname with this text: its location, -ENOENT if none. */
+static int ntuple_find(const char *ifname, const char *text, uint32_t *ret)
+{
+	struct caad_ntuple_flow f;
+	unsigned q;
+
+	if (caad_ntuple_parse(text, &f, &q) < 0)
+		return -ENOENT;
+	return caad_ntuple_find(ifname, &f, q, ret);
+}
+
+/*
+ * Take back the rule a journal line records. Returns 1 when deleted, 0 when
+ * there is nothing of caad's to delete (gone, or someone else's now), or a
+ * negative errno.
+ */
+static int ntuple_undo(const char *obj, const char *text, const char *label)
+{
+	char ifname[IF_NAMESIZE], now[160];
+	struct caad_ntuple_flow f;
+	uint32_t loc;
+	unsigned q;
+	int r;
+
+	r = ntuple_obj_parse(obj, ifname, &loc);
+	if (r < 0) {
+		log_warning("%s: not an ntuple rule's journal entry, skipped", obj);
+		return 0;
+	}
+	if (loc == RX_CLS_LOC_ANY) {
+		r = ntuple_find(ifname, text, &loc);
+		if (r == -ENOENT || r == -ENODEV || r == -EOPNOTSUPP) {
+			log_info("%s: not inserted, nothing to delete", label);
+			return 0;
 		}
-		if (r > 0)
+		if (r < 0)
+			return log_error_errno(r, "%s: cannot read %s's ntuple rules: %m", label, ifname);
+	}
+	/* no rule there, no device, or a NIC that takes no rules (any more) */
+	r = caad_ntuple_get(ifname, loc, &f, &q);
+	if (r == -ENOENT || r == -ENODEV || r == -EINVAL || r == -EOPNOTSUPP) {
+		log_info("%s: gone, nothing to delete", label);
+		return 0;
+	}
+	if (r == -EBADMSG || (r >= 0 && (caad_ntuple_format(&f, q, now, sizeof(now)) < 0 || !streq(now, text)))) {
+		log_notice("%s: location %u holds another rule now (someone else's), leaving it", label, loc);
+		return 0;
+	}
+	if (r < 0)
+		return log_error_errno(r, "%s: cannot read rule %u: %m", label, loc);
+	r = caad_ntuple_delete(ifname, loc);
+	if (r == -ENOENT || r == -ENODEV)
+		return 0;
+	if (r < 0)
+		return log_error_errno(r, "%s: failed to delete rule %u: %m", label, loc);
+	log_info("%s: deleted", label);
+	return 1;
+}
+
+static int ntuple_text(const struct caad_setting *s, char *buf, size_t size)
+{
+	return caad_ntuple_format(&s->rule, s->queue, buf, size);
+}
+
+/* Whether the plan wants the rule of journal entry e. */
+static bool ntuple_planned(const struct caad_inventory *inv, const struct caad_plan *plan, const struct journal_entry *e)
+{
+	for (size_t i = 0; i < plan->n_settings; i++) {
+		const struct caad_setting *s = &plan->settings[i];
+		char ifname[IF_NAMESIZE], t[160];
+		uint32_t loc;
+
+		if (s->kind == CAAD_SETTING_NTUPLE_RULE && ntuple_obj_parse(e->path, ifname, &loc) >= 0 &&
+		    streq(ifname, inv->ifaces[s->iface].name) && ntuple_text(s, t, sizeof(t)) >= 0 && streq(t, e->original))
+			return true;
+	}
+	return false;
+}
+
+static struct journal_entry *ntuple_entry(struct caad_actuator *a, const char *ifname, const char *text)
+{
+	for (size_t i = 0; i < a->n_entries; i++) {
+		struct journal_entry *e = &a->entries[i];
+		char name[IF_NAMESIZE];
+		uint32_t loc;
+
+		if (e->kind == CAAD_SETTING_NTUPLE_RULE && ntuple_obj_parse(e->path, name, &loc) >= 0 &&
+		    streq(name, ifname) && streq(e->original, text))
+			return e;
+	}
+	return NULL;
+}
+
+/* Insert one planned rule: journaled as "any" first, then at its location.
+ * Returns 1 when inserted, 0 when not now, or a negative errno. */
+static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s)
+{
+	const char *ifname = inv->ifaces[s->iface].name;
+	_cleanup_free_ char *key = NULL, *path = NULL, *label = NULL, *text = NULL;
+	struct caad_cpumask none;
+	struct journal_entry *e;
+	char t[160];
+	uint32_t loc;
+	int r;
+
+	if (ntuple_text(s, t, sizeof(t)) < 0)
+		return 0; /* no tuple: the planner makes none such */
+	if (ntuple_entry(a, ifname, t))
+		return 0; /* there already */
+	caad_cpumask_zero(&none);
+	if (asprintf(&key, NTUPLE_PREFIX "%s:%s", ifname, t) < 0)
+		return -ENOMEM;
+	const struct refusal *rf = find_refusal(a, key);
+	if (backed_off(a, key) || (rf && rf->parked))
+		return 0;
+	if (a->dry_run) {
+		if (!planned_seen(a, key, &none))
+			log_info("%s rx-%u: ntuple rule %s (dry run: not inserted; %s)", ifname, s->queue, t, s->reason);
+		return 0;
+	}
+
+	if (asprintf(&path, NTUPLE_PREFIX "%s:any", ifname) < 0 ||
+	    asprintf(&label, "%s rx-%u: ntuple rule (%s)", ifname, s->queue, t) < 0 || !(text = strdup(t)))
+		return -ENOMEM;
+	if (a->n_entries == a->cap_entries) {
+		size_t ncap = a->cap_entries ? a->cap_entries * 2 : 16;
+		struct journal_entry *ne = reallocarray(a->entries, ncap, sizeof(*ne));
+		if (!ne)
+			return -ENOMEM;
+		a->entries = ne;
+		a->cap_entries = ncap;
+	}
+	e = &a->entries[a->n_entries++];
+	*e = (struct journal_entry){ .path = TAKE_PTR(path), .label = TAKE_PTR(label), .original = TAKE_PTR(text),
+		                     .kind = CAAD_SETTING_NTUPLE_RULE };
+	r = journal_write(a);
+	if (r < 0) {
+		entry_done(e);
+		a->n_entries--;
+		return r; /* not journaled: do not touch the NIC */
+	}
+
+	r = caad_ntuple_insert(ifname, &s->rule, s->queue, &loc);
+	if (r < 0) {
+		char *lbl = e->label;
+
+		e->label = NULL;
+		entry_drop(a, e);
+		if (refuse(a, key, &none, r, true)) {
+			count_class(a, caad_error_class_from_errno(r) == CAAD_ERROR_DEVICE_GONE ? CAAD_ERROR_DEVICE_GONE
+			                                                                     : CAAD_ERROR_OTHER);
+			log_warning_errno(r, "%s: inserting it failed: %m; not tried again while planned, until the "
+			                     "configuration is reloaded", lbl);
+		}
+		free(lbl);
+		return r;
+	}
+	/* until this is written down, the "any" line finds it */
+	if (asprintf(&path, NTUPLE_PREFIX "%s:%u", ifname, loc) < 0 ||
+	    asprintf(&label, "%s rx-%u: ntuple rule %u (%s)", ifname, s->queue, loc, t) < 0)
+		return -ENOMEM;
+	free(e->path);
+	free(e->label);
+	e->path = TAKE_PTR(path);
+	e->label = TAKE_PTR(label);
+	(void)journal_write(a);
+	refusal_drop(a, key);
+	a->stats.written++;
+	log_info("%s: inserted (%s)", e->label, s->reason);
+	return 1;
+}
+
+static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan)
+{
+	int n = 0, r;
+
+	/* the ioctls act on the host's NICs: never under a fake sysroot */
+	if (a->sysroot[0] && !streq(a->sysroot, "/") && caad_ethtool_ops_are_kernel())
+		return 0;
+
+	/* caad's rules that are no longer planned go; those someone else
+	 * changed or deleted are forgotten (and left alone a while) */
+	for (size_t i = a->n_entries; i-- > 0;) {
+		struct journal_entry *e = &a->entries[i];
+		char ifname[IF_NAMESIZE], now[160];
+		struct caad_ntuple_flow f;
+		uint32_t loc;
+		unsigned q;
+
+		if (e->kind != CAAD_SETTING_NTUPLE_RULE || ntuple_obj_parse(e->path, ifname, &loc) < 0)
+			continue;
+		if (!ntuple_planned(inv, plan, e)) {
+			if (a->dry_run)
+				continue;
+			r = ntuple_undo(e->path, e->original, e->label);
+			if (r < 0) {
+				count_error(a, r);
+				continue; /* kept: tried again, and at exit */
+			}
+			entry_drop(a, e);
 			n += r;
+			continue;
+		}
+		r = caad_ntuple_get(ifname, loc, &f, &q);
+		if (r >= 0 && caad_ntuple_format(&f, q, now, sizeof(now)) >= 0 && streq(now, e->original))
+			continue;
+		if (r < 0 && r != -ENOENT && r != -EBADMSG && r != -EINVAL)
+			continue; /* unreadable now: looked at again next time */
+		_cleanup_free_ char *key = NULL;
+		if (asprintf(&key, NTUPLE_PREFIX "%s:%s", ifname, e->original) < 0)
+			return -ENOMEM;
+		log_notice("%s: deleted or replaced by someone else since caad inserted it: leaving it alone %s", e->label,
+		           a->backoff_sec ? "for a while" : "until the configuration is reloaded");
+		entry_drop(a, e);
+		r = backoff_add(a, TAKE_PTR(key));
+		if (r < 0)
+			return r;
+	}
+
+	for (size_t i = 0; i < plan->n_settings; i++) {
+		if (plan->settings[i].kind != CAAD_SETTING_NTUPLE_RULE)
+			continue;
+		r = ntuple_insert(a, inv, &plan->settings[i]);
+		if (r == -ENOMEM)
+			return r;
+		n += MAX(r, 0);
 	}
 	return n;
 }
@@ -677,6 +1368,16 @@ int caad_actuator_restore(struct caad_actuator *a)
 		_cleanup_free_ char *current = NULL;
 		struct caad_cpumask cur;
 		int r;
+
+		if (e->kind == CAAD_SETTING_NTUPLE_RULE) {
+			r = ntuple_undo(e->path, e->original, e->label);
+			if (r < 0) {
+				failed++;
+				count_error(a, r);
+			} else
+				a->stats.restored += (unsigned)r;
+			continue;
+		}
 
 		r = obj_read(e->path, &current);
 		if (r == -ENOENT || r == -ENODEV || r == -ESRCH) {
@@ -729,6 +1430,13 @@ int caad_journal_restore(const char *journal_path)
 			continue;
 		}
 		*tab = 0;
+		if (ntuple_obj(line)) {
+			r = ntuple_undo(line, tab + 1, line);
+			if (r < 0)
+				failed++;
+			n += MAX(r, 0);
+			continue;
+		}
 		r = obj_write(line, tab + 1);
 		if (r == -ENOENT || r == -ENODEV || r == -ESRCH) {
 			log_info("%s: gone, nothing to restore", line);

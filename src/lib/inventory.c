@@ -9,6 +9,7 @@
 
 #include "caad/inventory.h"
 #include "caad/log.h"
+#include "caad/ntuple.h"
 #include "caad/sysfs.h"
 #include "caad/topology.h"
 #include "netdev.h"
@@ -642,16 +643,37 @@ int caad_inventory_load(const char *sysroot, char *const *ifnames, size_t n, str
 	inv->ifaces = calloc(n ? n : 1, sizeof(*inv->ifaces));
 	if (!inv->ifaces)
 		return -ENOMEM;
+	bool host = !sysroot || !sysroot[0] || streq(sysroot, "/");
+	_cleanup_free_ char *path = NULL, *value = NULL;
+
 	/* netlink speaks for the host only; a sysroot is a fake tree */
-	if (!sysroot || !sysroot[0] || streq(sysroot, "/"))
+	if (host)
 		(void)caad_genl_open(&genl);
 	for (size_t i = 0; i < n; i++) {
 		r = load_iface(sysroot, genl, ifnames[i], &inv->ifaces[i]);
 		inv->n_ifaces = i + 1; /* so that free sees it */
 		if (r < 0)
 			return r;
+		/* so does ethtool (unless a test answers for it) */
+		if (host || !caad_ethtool_ops_are_kernel()) {
+			const char *why;
+
+			r = caad_ntuple_supported(inv->ifaces[i].name, &why);
+			if (r < 0)
+				return r;
+			inv->ifaces[i].ntuple = r > 0;
+			if (!r)
+				log_debug("%s: no ntuple rules: %s", inv->ifaces[i].name, why);
+		}
 	}
 	inv->n_possible_cpus = possible_cpus(sysroot);
+
+	/* RFS's global table exists in the initial network namespace only */
+	r = caad_path(&path, sysroot, "/proc/sys/net/core/rps_sock_flow_entries");
+	if (r < 0)
+		return r;
+	if (caad_read_file(path, &value) == 0 && parse_uint(value, &inv->rfs_table) == 0)
+		inv->has_rfs_table = true;
 	*ret = TAKE_PTR(inv);
 	return 0;
 }

@@ -10,10 +10,12 @@
  *
  * TOP itself holds a sentinel tree that must never change.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <linux/fs.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,6 +34,7 @@
 #include "caad/cpumask.h"
 #include "caad/inventory.h"
 #include "caad/macro.h"
+#include "caad/ntuple.h"
 #include "caad/plan.h"
 #include "caad/sysfs.h"
 
@@ -142,6 +145,52 @@ static bool mtime_is_old(const char *root, const char *rel)
 	return st.st_mtim.tv_sec == 1000000;
 }
 
+/* ---- refused writes ---------------------------------------------------- */
+
+/*
+ * The actuator's writes go through caad_write_file(), wrapped here
+ * (-Wl,--wrap=caad_write_file): a write to a path ending in fault.suffix
+ * fails as the kernel's would (fault.error), or the file vanishes just
+ * before it (fault.vanish). fault.times: fail this many, 0 every one.
+ */
+int __real_caad_write_file(const char *path, const char *value);
+int __wrap_caad_write_file(const char *path, const char *value);
+
+static struct {
+	const char *suffix; /* NULL: no fault */
+	int error;          /* -errno */
+	bool vanish;
+	unsigned times;
+	unsigned calls;     /* writes to a matching path */
+	unsigned writes;    /* all writes */
+} fault;
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && streq(s + n - k, suffix);
+}
+
+int __wrap_caad_write_file(const char *path, const char *value)
+{
+	fault.writes++;
+	if (fault.suffix && ends_with(path, fault.suffix)) {
+		fault.calls++;
+		if (!fault.times || fault.calls <= fault.times) {
+			if (!fault.vanish)
+				return fault.error;
+			assert_int_equal(unlink(path), 0);
+		}
+	}
+	return __real_caad_write_file(path, value);
+}
+
+static void fault_set(const char *suffix, int error, unsigned times)
+{
+	fault = (typeof(fault)){ .suffix = suffix, .error = error, .times = times };
+}
+
 /* ---- fixture ----------------------------------------------------------- */
 
 static void write_originals(const char *root)
@@ -159,6 +208,7 @@ static int setup(void **state)
 
 	if (!fx)
 		return -1;
+	fault_set(NULL, 0, 0);
 	fx->top = strdup("/tmp/caad-test-apply-XXXXXX");
 	if (!fx->top || !mkdtemp(fx->top))
 		return -1;
@@ -1052,9 +1102,835 @@ static void test_actuator_options(void **state)
 	assert_content(fx->root, RX0, "0\n");
 }
 
+/* ---- error classes (issue 6) ------------------------------------------- */
+
+static struct caad_actuator_stats stats_of(const struct caad_actuator *a)
+{
+	struct caad_actuator_stats st;
+
+	caad_actuator_get_stats(a, &st);
+	return st;
+}
+
+/* EIO on an IRQ: managed. Unmovable, never tried again, the queue keeps its
+ * RPS mask, nothing journaled; the inventory is to be read again. */
+static void test_fault_managed_irq(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { irq(100, 0, "1"), rps(0, "") };
+	struct caad_plan plan = PLAN(s);
+
+	write_file(fx->root, RX0, "3\n");
+	fault_set(IRQ100, -EIO, 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(fault.calls, 1); /* never retried */
+	assert_int_equal(fault.writes, 1);
+	assert_true(caad_actuator_irq_unmovable(a, 100));
+	assert_true(caad_actuator_wants(a) & CAAD_ACTUATOR_WANT_INVENTORY);
+	assert_false(caad_actuator_wants(a) & CAAD_ACTUATOR_WANT_TOPOLOGY);
+	assert_content(fx->root, IRQ100, "0-1\n");
+	assert_content(fx->root, RX0, "3\n");
+	assert_false(exists(fx->journal));
+	assert_int_equal(stats_of(a).errors, 1);
+	assert_int_equal(stats_of(a).errors_by_class[CAAD_ERROR_MANAGED_IRQ], 1);
+	caad_actuator_reread(a, CAAD_ACTUATOR_WANT_INVENTORY);
+	assert_int_equal(caad_actuator_wants(a), 0);
+
+	/* the planner's next plan for the queue: RPS */
+	struct caad_setting s2[] = { rps(0, "1") };
+	struct caad_plan plan2 = PLAN(s2);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 1);
+	assert_content(fx->root, RX0, "2\n");
+	/* an operator's go-ahead does not make a managed IRQ movable */
+	caad_actuator_clear_backoff(a);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(fault.calls, 1);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RX0, "3\n");
+	assert_content(fx->root, IRQ100, "0-1\n");
+	assert_false(exists(fx->journal));
+}
+
+/* EPERM (or EIO) on rps_cpus is no managed IRQ: a plain refusal. */
+static void test_fault_eperm_on_rps(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { rps(0, "1") };
+	struct caad_plan plan = PLAN(s);
+
+	fault_set(RX0, -EPERM, 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(fault.calls, 1);
+	assert_int_equal(stats_of(a).errors_by_class[CAAD_ERROR_OTHER], 1);
+	assert_int_equal(stats_of(a).errors_by_class[CAAD_ERROR_MANAGED_IRQ], 0);
+	assert_int_equal(caad_actuator_wants(a), 0);
+	assert_content(fx->root, RX0, "0\n");
+	assert_false(exists(fx->journal));
+}
+
+/* EINVAL: the topology is to be read again, and the value is tried again
+ * only after that; refused once more, it is left alone. */
+static void test_fault_offline_cpu(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { irq(100, 0, "1"), rps(0, "") };
+	struct caad_plan plan = PLAN(s);
+	char lines[8][512];
+	size_t n;
+
+	write_file(fx->root, RX0, "3\n");
+	fault_set(IRQ100, -EINVAL, 1);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(caad_actuator_wants(a), CAAD_ACTUATOR_WANT_TOPOLOGY);
+	assert_int_equal(stats_of(a).errors_by_class[CAAD_ERROR_OFFLINE_CPU], 1);
+	assert_false(exists(fx->journal));
+	/* not before the topology was read again */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(fault.calls, 1);
+	assert_content(fx->root, IRQ100, "0-1\n");
+	assert_content(fx->root, RX0, "3\n");
+
+	caad_actuator_reread(a, CAAD_ACTUATOR_WANT_TOPOLOGY);
+	assert_int_equal(caad_actuator_wants(a), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_int_equal(fault.calls, 2);
+	assert_content(fx->root, IRQ100, "1\n");
+	assert_content(fx->root, RX0, "0\n");
+	n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_int_equal(n, 2);
+	assert_true(journal_has(lines, n, fx, IRQ100, "0-1"));
+	assert_true(journal_has(lines, n, fx, RX0, "3"));
+
+	/* refused every time: one re-read, one retry, then left alone */
+	struct caad_setting s2[] = { irq(101, 1, "0") };
+	struct caad_plan plan2 = PLAN(s2);
+	fault_set(IRQ101, -ERANGE, 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 0);
+	assert_int_equal(caad_actuator_wants(a), CAAD_ACTUATOR_WANT_TOPOLOGY);
+	caad_actuator_reread(a, CAAD_ACTUATOR_WANT_TOPOLOGY);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 0);
+	assert_int_equal(fault.calls, 2);
+	assert_int_equal(caad_actuator_wants(a), 0); /* no loop of re-reads */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 0);
+	assert_int_equal(fault.calls, 2);
+	/* the online CPUs changed (hotplug): one more try */
+	caad_actuator_reread(a, CAAD_ACTUATOR_WANT_TOPOLOGY);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 0);
+	assert_int_equal(fault.calls, 3);
+	assert_content(fx->root, IRQ101, "1\n");
+
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ100, "0-1\n");
+	assert_content(fx->root, RX0, "3\n");
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_false(exists(fx->journal));
+}
+
+/* ENOSPC: no IRQ is moved to that CPU again; RPS may still use it. */
+static void test_fault_no_vectors(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { irq(100, 0, "1"), rps(0, ""), irq(102, 1, "1"), rps(1, ""), irq(101, 1, "1") };
+	struct caad_plan plan = PLAN(s);
+	struct caad_cpumask ex, want;
+
+	write_file(fx->root, "proc/irq/102/smp_affinity_list", "0-1\n");
+	write_file(fx->root, RX0, "3\n");
+	write_file(fx->root, RX1, "3\n");
+	fault_set(IRQ100, -ENOSPC, 0);
+	/* IRQ 101 is on CPU 1 already: that is no move, nothing to write */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(fault.writes, 1); /* IRQ 102 never tried */
+	caad_actuator_irq_exhausted(a, &ex);
+	assert_int_equal(caad_cpumask_parse_list("1", &want), 0);
+	assert_true(caad_cpumask_equal(&ex, &want));
+	assert_int_equal(stats_of(a).errors_by_class[CAAD_ERROR_NO_VECTORS], 1);
+	assert_int_equal(stats_of(a).errors, 1);
+	assert_content(fx->root, IRQ100, "0-1\n");
+	assert_content(fx->root, "proc/irq/102/smp_affinity_list", "0-1\n");
+	assert_content(fx->root, RX0, "3\n");
+	assert_content(fx->root, RX1, "3\n");
+	assert_false(exists(fx->journal));
+
+	/* the next plan steers those queues to CPU 1 with RPS; another CPU
+	 * still takes IRQs */
+	struct caad_setting s2[] = { rps(0, "1"), rps(1, "1"), irq(102, 1, "0") };
+	struct caad_plan plan2 = PLAN(s2);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 3);
+	assert_content(fx->root, RX0, "2\n");
+	assert_content(fx->root, "proc/irq/102/smp_affinity_list", "0\n");
+
+	/* a go-ahead (reload) forgets it */
+	caad_actuator_clear_backoff(a);
+	caad_actuator_irq_exhausted(a, &ex);
+	assert_true(caad_cpumask_empty(&ex));
+
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RX0, "3\n");
+	assert_content(fx->root, RX1, "3\n");
+	assert_content(fx->root, "proc/irq/102/smp_affinity_list", "0-1\n");
+	assert_content(fx->root, IRQ100, "0-1\n");
+	assert_false(exists(fx->journal));
+}
+
+/* A file that vanishes between caad's read and its write: dropped, no
+ * journal line for it, the queue's IRQ (already moved) kept. */
+static void test_fault_vanish(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *rx0 = path_in(fx->root, RX0), *rx1 = path_in(fx->root, RX1);
+	struct caad_setting s[] = { irq(100, 0, "1"), rps(0, ""), rps(1, "1") };
+	struct caad_plan plan = PLAN(s);
+	char lines[8][512];
+	size_t n;
+
+	write_file(fx->root, RX0, "3\n");
+	fault_set(RX0, 0, 1);
+	fault.vanish = true;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_false(exists(rx0));
+	assert_content(fx->root, IRQ100, "1\n");
+	assert_content(fx->root, RX1, "2\n");
+	assert_true(caad_actuator_wants(a) & CAAD_ACTUATOR_WANT_INVENTORY);
+	assert_int_equal(stats_of(a).errors_by_class[CAAD_ERROR_DEVICE_GONE], 1);
+	n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_int_equal(n, 2);
+	assert_true(journal_has(lines, n, fx, IRQ100, "0-1"));
+	assert_true(journal_has(lines, n, fx, RX1, "0"));
+	/* the next plans: no write, no new error, nothing created */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(fault.calls, 1);
+	assert_int_equal(stats_of(a).errors, 1);
+	assert_false(exists(rx0));
+
+	/* one caad changed before vanishes: its journal line goes with it */
+	struct caad_setting s2[] = { rps(1, "0") };
+	struct caad_plan plan2 = PLAN(s2);
+	fault_set(RX1, 0, 1);
+	fault.vanish = true;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 0);
+	assert_false(exists(rx1));
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_int_equal(n, 1);
+	assert_true(journal_has(lines, n, fx, IRQ100, "0-1"));
+
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ100, "0-1\n");
+	assert_false(exists(rx0));
+	assert_false(exists(rx1));
+	assert_false(exists(fx->journal));
+}
+
+/* A read-only rps_cpus (EROFS): the queue is left whole, its IRQ put back,
+ * said once and not tried again until a go-ahead. */
+static void test_fault_read_only(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { irq(100, 0, "1"), rps(0, ""), rps(1, "1") };
+	struct caad_plan plan = PLAN(s);
+	char lines[8][512];
+	size_t n;
+
+	write_file(fx->root, RX0, "3\n");
+	fault_set(RX0, -EROFS, 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_content(fx->root, IRQ100, "0-1\n"); /* put back */
+	assert_content(fx->root, RX0, "3\n");
+	assert_content(fx->root, RX1, "2\n");
+	assert_int_equal(stats_of(a).undone, 1);
+	assert_int_equal(stats_of(a).errors, 1);
+	assert_int_equal(stats_of(a).errors_by_class[CAAD_ERROR_OTHER], 1);
+	assert_int_equal(caad_actuator_wants(a), 0);
+	n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_int_equal(n, 1);
+	assert_true(journal_has(lines, n, fx, RX1, "0"));
+	/* IRQ 100 up, RPS refused, IRQ 100 back, rx-1 */
+	assert_int_equal(fault.writes, 4);
+
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(fault.writes, 4); /* the queue is not tried again */
+	assert_int_equal(stats_of(a).errors, 1);
+
+	/* another value is tried; so is the same after a go-ahead */
+	struct caad_setting s2[] = { irq(100, 0, "0"), rps(0, "1") };
+	struct caad_plan plan2 = PLAN(s2);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 0);
+	assert_int_equal(fault.calls, 2);
+	caad_actuator_clear_backoff(a);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(fault.calls, 3);
+	assert_content(fx->root, IRQ100, "0-1\n");
+
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ100, "0-1\n");
+	assert_content(fx->root, RX0, "3\n");
+	assert_content(fx->root, RX1, "0\n");
+	assert_false(exists(fx->journal));
+}
+
+/* An IRQ that caad moved before, refused with its new value: it keeps the
+ * value caad wrote, and the journal keeps the first original. */
+static void test_fault_keeps_first_original(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { irq(100, 0, "1") }, s2[] = { irq(100, 0, "0") };
+	struct caad_plan plan = PLAN(s), plan2 = PLAN(s2);
+	char lines[8][512];
+	size_t n;
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	fault_set(IRQ100, -ENOSPC, 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 0);
+	assert_content(fx->root, IRQ100, "1\n");
+	n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_int_equal(n, 1);
+	assert_true(journal_has(lines, n, fx, IRQ100, "0-1"));
+	/* caad's own value is no one else's change: no back-off */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(caad_actuator_n_backed_off(a), 0);
+	fault_set(NULL, 0, 0);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ100, "0-1\n");
+	assert_false(exists(fx->journal));
+}
+
+/* ---- RFS ---------------------------------------------------------------- */
+
+#define RFS0 "sys/class/net/vb/queues/rx-0/rps_flow_cnt"
+#define RFS1 "sys/class/net/vb/queues/rx-1/rps_flow_cnt"
+#define RFS_TABLE "proc/sys/net/core/rps_sock_flow_entries"
+
+static struct caad_setting rfs(enum caad_setting_kind kind, unsigned queue, unsigned value)
+{
+	struct caad_setting s = { .kind = kind, .iface = 0, .queue = queue, .irq = -1, .value = value };
+
+	snprintf(s.reason, sizeof(s.reason), "test: %s %u", caad_setting_kind_to_string(kind), value);
+	return s;
+}
+
+static void write_rfs_originals(const char *root)
+{
+	write_file(root, RFS0, "0\n");
+	write_file(root, RFS1, "0\n");
+	write_file(root, RFS_TABLE, "0\n");
+}
+
+/* A queue's rps_flow_cnt and the global table: written as decimal numbers,
+ * journaled "PATH<TAB>ORIGINAL" like the others, written once, restored. */
+static void test_rfs_values(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { rps(0, "1"), rfs(CAAD_SETTING_RFS_FLOW_CNT, 0, 16384),
+		                    rfs(CAAD_SETTING_RFS_TABLE, 0, 32768) };
+	struct caad_plan plan = PLAN(s);
+	char lines[8][512];
+	size_t n;
+
+	write_rfs_originals(fx->root);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 3);
+	assert_content(fx->root, RX0, "2\n");
+	assert_content(fx->root, RFS0, "16384\n");
+	assert_content(fx->root, RFS_TABLE, "32768\n");
+	n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_int_equal(n, 3);
+	assert_true(journal_has(lines, n, fx, RFS0, "0"));
+	assert_true(journal_has(lines, n, fx, RFS_TABLE, "0"));
+
+	/* as the kernel shows them: nothing to do */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+
+	/* RFS off again (a peer core now): 0 written, the original kept */
+	s[1].value = 0;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_content(fx->root, RFS0, "0\n");
+	n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_true(journal_has(lines, n, fx, RFS0, "0"));
+
+	s[1].value = 16384;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RFS0, "0\n");
+	assert_content(fx->root, RFS_TABLE, "0\n");
+	assert_content(fx->root, RX0, "0\n");
+	assert_false(exists(fx->journal));
+}
+
+/* After a crash the journal puts the exact original sizes back; someone
+ * else's size is left alone (and not restored). */
+static void test_rfs_restore(void **state)
+{
+	struct fixture *fx = *state;
+	struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { rps(1, "0"), rfs(CAAD_SETTING_RFS_FLOW_CNT, 1, 4096),
+		                    rfs(CAAD_SETTING_RFS_TABLE, 1, 32768) };
+	struct caad_plan plan = PLAN(s);
+
+	write_rfs_originals(fx->root);
+	write_file(fx->root, RFS_TABLE, "2048\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 3);
+	caad_actuator_free(a); /* "crash" */
+	assert_int_equal(caad_journal_restore(fx->journal), 3);
+	assert_content(fx->root, RFS1, "0\n");
+	assert_content(fx->root, RFS_TABLE, "2048\n");
+	assert_false(exists(fx->journal));
+
+	a = actuator(fx->root, fx->journal, false);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 3);
+	write_file(fx->root, RFS_TABLE, "65536\n");
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RFS_TABLE, "65536\n");
+	assert_content(fx->root, RFS1, "0\n");
+	caad_actuator_free(a);
+}
+
+/* A queue's RFS table goes with the queue (all or nothing); the global
+ * table goes alone: refused, the queues stay steered. */
+static void test_rfs_refused(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { rps(0, "1"), rfs(CAAD_SETTING_RFS_FLOW_CNT, 0, 16384),
+		                    rfs(CAAD_SETTING_RFS_TABLE, 0, 32768) };
+	struct caad_plan plan = PLAN(s);
+	struct caad_actuator_stats st;
+
+	write_rfs_originals(fx->root);
+	fault_set("rps_sock_flow_entries", -EACCES, 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_content(fx->root, RX0, "2\n");
+	assert_content(fx->root, RFS0, "16384\n");
+	assert_content(fx->root, RFS_TABLE, "0\n");
+	caad_actuator_get_stats(a, &st);
+	assert_int_equal(st.errors, 1);
+	assert_int_equal(st.undone, 0);
+	assert_int_equal(caad_actuator_restore(a), 0);
+
+	fault_set("rps_flow_cnt", -EACCES, 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_content(fx->root, RX0, "0\n"); /* put back: its RFS table was refused */
+	assert_content(fx->root, RFS0, "0\n");
+	caad_actuator_get_stats(a, &st);
+	assert_int_equal(st.undone, 1);
+	fault_set(NULL, 0, 0);
+}
+
+/* ---- ntuple rules, through the ethtool seam ---------------------------- */
+
+#define NIC_SIZE 8
+
+/* A NIC's rx classifier: NIC_SIZE locations, what caad asked of it. */
+static struct fake_nic {
+	bool ntuple_feature, loc_any, no_rxnfc;
+	int insert_error;
+	bool used[NIC_SIZE];
+	struct ethtool_rx_flow_spec rules[NIC_SIZE];
+	struct ethtool_rx_flow_spec inserted[16]; /* as caad passed them */
+	unsigned inserts, deletes, deleted[16];
+} nic;
+
+static uint32_t nic_count(void)
+{
+	uint32_t n = 0;
+
+	for (unsigned i = 0; i < NIC_SIZE; i++)
+		n += nic.used[i];
+	return n;
+}
+
+static int fake_ethtool(void *userdata, const char *ifname, void *cmd)
+{
+	struct ethtool_rxnfc *rx = cmd;
+	uint32_t loc, k = 0;
+
+	assert_ptr_equal(userdata, &nic);
+	assert_string_equal(ifname, "vb");
+	switch (*(uint32_t *)cmd) {
+	case ETHTOOL_GFLAGS:
+		((struct ethtool_value *)cmd)->data = nic.ntuple_feature ? ETH_FLAG_NTUPLE : 0;
+		return 0;
+	case ETHTOOL_GRXCLSRLCNT:
+		if (nic.no_rxnfc)
+			return -EOPNOTSUPP;
+		rx->rule_cnt = nic_count();
+		rx->data = NIC_SIZE | (nic.loc_any ? RX_CLS_LOC_SPECIAL : 0);
+		return 0;
+	case ETHTOOL_GRXCLSRLALL:
+		for (unsigned i = 0; i < NIC_SIZE; i++)
+			if (nic.used[i]) {
+				assert_true(k < rx->rule_cnt);
+				rx->rule_locs[k++] = i;
+			}
+		rx->rule_cnt = k;
+		rx->data = NIC_SIZE;
+		return 0;
+	case ETHTOOL_GRXCLSRULE:
+		loc = rx->fs.location;
+		if (loc >= NIC_SIZE || !nic.used[loc])
+			return -ENOENT;
+		rx->fs = nic.rules[loc];
+		return 0;
+	case ETHTOOL_SRXCLSRLINS:
+		assert_true(nic.inserts < ARRAY_SIZE(nic.inserted));
+		nic.inserted[nic.inserts++] = rx->fs;
+		if (nic.insert_error)
+			return nic.insert_error;
+		loc = rx->fs.location;
+		if (loc == RX_CLS_LOC_ANY) {
+			if (!nic.loc_any)
+				return -EINVAL;
+			for (loc = 0; loc < NIC_SIZE && nic.used[loc]; loc++)
+				;
+			if (loc == NIC_SIZE)
+				return -ENOSPC;
+		} else if (loc >= NIC_SIZE || nic.used[loc])
+			return -EINVAL;
+		nic.used[loc] = true;
+		nic.rules[loc] = rx->fs;
+		nic.rules[loc].location = loc;
+		rx->fs.location = loc;
+		return 0;
+	case ETHTOOL_SRXCLSRLDEL:
+		loc = rx->fs.location;
+		if (loc >= NIC_SIZE || !nic.used[loc])
+			return -ENOENT;
+		nic.used[loc] = false;
+		nic.deleted[nic.deletes++] = loc;
+		return 0;
+	default:
+		fail_msg("unexpected ethtool command %#x", *(uint32_t *)cmd);
+		return -EOPNOTSUPP;
+	}
+}
+
+/* Field by field: the struct has padding. */
+static void assert_spec_equal(const struct ethtool_rx_flow_spec *got, const struct ethtool_rx_flow_spec *want)
+{
+	assert_int_equal(got->flow_type, want->flow_type);
+	assert_memory_equal(&got->h_u, &want->h_u, sizeof(want->h_u));
+	assert_memory_equal(&got->h_ext, &want->h_ext, sizeof(want->h_ext));
+	assert_memory_equal(&got->m_u, &want->m_u, sizeof(want->m_u));
+	assert_memory_equal(&got->m_ext, &want->m_ext, sizeof(want->m_ext));
+	assert_int_equal(got->ring_cookie, want->ring_cookie);
+	assert_int_equal(got->location, want->location);
+}
+
+static const struct caad_ethtool_ops fake_ops = { .ioctl = fake_ethtool, .userdata = &nic };
+
+static int setup_nic(void **state)
+{
+	nic = (struct fake_nic){ .ntuple_feature = true, .loc_any = true };
+	caad_ethtool_set_ops(&fake_ops);
+	return setup(state);
+}
+
+static int teardown_nic(void **state)
+{
+	caad_ethtool_set_ops(NULL);
+	assert_true(caad_ethtool_ops_are_kernel());
+	return teardown(state);
+}
+
+static struct caad_setting ntuple_rule(uint64_t flow_id, unsigned queue, int family, const char *laddr,
+                                       uint16_t lport, const char *raddr, uint16_t rport)
+{
+	struct caad_setting s = { .kind = CAAD_SETTING_NTUPLE_RULE, .iface = 0, .queue = queue, .irq = -1,
+		                  .flow_id = flow_id };
+
+	s.rule.family = family;
+	assert_int_equal(inet_pton(family, laddr, s.rule.laddr), 1);
+	assert_int_equal(inet_pton(family, raddr, s.rule.raddr), 1);
+	s.rule.lport = lport;
+	s.rule.rport = rport;
+	snprintf(s.reason, sizeof(s.reason), "test: flow %" PRIu64 " to rx-%u", flow_id, queue);
+	return s;
+}
+
+static char *journal_text(const struct fixture *fx)
+{
+	char *t = read_all(fx->journal);
+
+	return t ? t : strdup("");
+}
+
+/* The exact rules caad builds: TCP_V4_FLOW / TCP_V6_FLOW, from the remote
+ * end to the local one in network byte order, every field of the 4-tuple
+ * masked in, nothing else, the queue as ring_cookie, at RX_CLS_LOC_ANY. */
+static void test_ntuple_spec(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { ntuple_rule(7, 1, AF_INET, "10.0.0.2", 5201, "10.0.0.3", 40002),
+		                    ntuple_rule(9, 0, AF_INET6, "fd00::2", 5201, "fd00::4", 40004) };
+	struct caad_plan plan = PLAN(s);
+	struct ethtool_rx_flow_spec want4, want6;
+	_cleanup_free_ char *j = NULL;
+
+	memset(&want4, 0, sizeof(want4));
+	memset(&want6, 0, sizeof(want6));
+	want4.flow_type = TCP_V4_FLOW;
+	want4.ring_cookie = 1;
+	want4.location = RX_CLS_LOC_ANY;
+	want4.h_u.tcp_ip4_spec.ip4src = htonl(0x0a000003);
+	want4.h_u.tcp_ip4_spec.ip4dst = htonl(0x0a000002);
+	want4.h_u.tcp_ip4_spec.psrc = htons(40002);
+	want4.h_u.tcp_ip4_spec.pdst = htons(5201);
+	want4.m_u.tcp_ip4_spec.ip4src = want4.m_u.tcp_ip4_spec.ip4dst = 0xffffffff;
+	want4.m_u.tcp_ip4_spec.psrc = want4.m_u.tcp_ip4_spec.pdst = 0xffff;
+	want6.flow_type = TCP_V6_FLOW;
+	want6.ring_cookie = 0;
+	want6.location = RX_CLS_LOC_ANY;
+	assert_int_equal(inet_pton(AF_INET6, "fd00::4", want6.h_u.tcp_ip6_spec.ip6src), 1);
+	assert_int_equal(inet_pton(AF_INET6, "fd00::2", want6.h_u.tcp_ip6_spec.ip6dst), 1);
+	want6.h_u.tcp_ip6_spec.psrc = htons(40004);
+	want6.h_u.tcp_ip6_spec.pdst = htons(5201);
+	memset(want6.m_u.tcp_ip6_spec.ip6src, 0xff, 16);
+	memset(want6.m_u.tcp_ip6_spec.ip6dst, 0xff, 16);
+	want6.m_u.tcp_ip6_spec.psrc = want6.m_u.tcp_ip6_spec.pdst = 0xffff;
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_int_equal(nic.inserts, 2);
+	assert_spec_equal(&nic.inserted[0], &want4);
+	assert_spec_equal(&nic.inserted[1], &want6);
+	assert_true(nic.used[0] && nic.used[1]);
+	assert_int_equal(caad_actuator_n_changed(a), 2);
+
+	/* journaled: the location the driver chose, and the rule */
+	j = journal_text(fx);
+	assert_string_equal(j, "ntuple:vb:0\ttcp4 10.0.0.3:40002 > 10.0.0.2:5201 queue 1\n"
+	                       "ntuple:vb:1\ttcp6 [fd00::4]:40004 > [fd00::2]:5201 queue 0\n");
+
+	/* there already: nothing inserted again */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(nic.inserts, 2);
+}
+
+/* A flow that ends (its rule no longer planned) takes its rule with it;
+ * restore deletes the rest, and only caad's. */
+static void test_ntuple_delete(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { ntuple_rule(7, 1, AF_INET, "10.0.0.2", 5201, "10.0.0.3", 40002),
+		                    ntuple_rule(9, 1, AF_INET, "10.0.0.2", 5201, "10.0.0.4", 40004) };
+	struct caad_plan plan = PLAN(s);
+	struct caad_setting one[] = { s[1] }, moved[] = { s[1] };
+	struct caad_plan plan1 = PLAN(one), plan_moved = PLAN(moved);
+	struct caad_plan none = { .settings = NULL, .n_settings = 0 };
+	_cleanup_free_ char *j = NULL;
+
+	/* an operator's own rule at location 0 */
+	nic.used[0] = true;
+	caad_ntuple_spec(&s[0].rule, 3, 0, &nic.rules[0]);
+	nic.rules[0].h_u.tcp_ip4_spec.pdst = htons(22);
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_true(nic.used[1] && nic.used[2]);
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan1), 1); /* flow 7 ended */
+	assert_int_equal(nic.deletes, 1);
+	assert_int_equal(nic.deleted[0], 1);
+	j = journal_text(fx);
+	assert_string_equal(j, "ntuple:vb:2\ttcp4 10.0.0.4:40004 > 10.0.0.2:5201 queue 1\n");
+
+	/* flow 9 planned to another queue: the old rule goes, a new one comes */
+	moved[0].queue = 0;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan_moved), 2);
+	assert_int_equal(nic.deletes, 2);
+	assert_int_equal(nic.deleted[1], 2);
+	assert_int_equal(nic.rules[1].ring_cookie, 0);
+
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_int_equal(nic.deletes, 3);
+	assert_true(nic.used[0]); /* the operator's */
+	assert_int_equal(nic_count(), 1);
+	assert_false(exists(fx->journal));
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &none), 0);
+}
+
+/* After a crash: the journal's rules are deleted if still caad's; a rule
+ * someone else put at a journaled location stays; a rule journaled before
+ * its insert returned ("any") is found by its tuple. */
+static void test_ntuple_crash_restore(void **state)
+{
+	struct fixture *fx = *state;
+	struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { ntuple_rule(7, 1, AF_INET, "10.0.0.2", 5201, "10.0.0.3", 40002),
+		                    ntuple_rule(9, 1, AF_INET6, "fd00::2", 5201, "fd00::4", 40004) };
+	struct caad_plan plan = PLAN(s);
+	FILE *f;
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	caad_actuator_free(a); /* "crash" */
+	/* someone replaced caad's rule at location 1 */
+	nic.rules[1].ring_cookie = 5;
+	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_false(nic.used[0]);
+	assert_true(nic.used[1]);
+	assert_false(exists(fx->journal));
+
+	/* a crash between the insert and the journal's location */
+	nic.used[1] = false;
+	assert_int_equal(caad_ntuple_insert("vb", &s[0].rule, 1, &(uint32_t){ 0 }), 0);
+	f = fopen(fx->journal, "we");
+	assert_non_null(f);
+	fputs("ntuple:vb:any\ttcp4 10.0.0.3:40002 > 10.0.0.2:5201 queue 1\n"
+	      "ntuple:vb:any\ttcp4 10.0.0.9:1 > 10.0.0.2:5201 queue 1\n"
+	      "ntuple:vb\tbroken\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_int_equal(nic_count(), 0);
+}
+
+/* A driver that wants a location: the highest free one. */
+static void test_ntuple_location(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { ntuple_rule(7, 1, AF_INET, "10.0.0.2", 5201, "10.0.0.3", 40002),
+		                    ntuple_rule(9, 0, AF_INET, "10.0.0.2", 5201, "10.0.0.4", 40004) };
+	struct caad_plan plan = PLAN(s);
+
+	nic.loc_any = false;
+	nic.used[NIC_SIZE - 1] = true; /* the operator's */
+	nic.rules[NIC_SIZE - 1].flow_type = UDP_V4_FLOW;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_int_equal(nic.inserted[0].location, NIC_SIZE - 2);
+	assert_int_equal(nic.inserted[1].location, NIC_SIZE - 3);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_int_equal(nic_count(), 1);
+}
+
+/* Refused (a full table): said once, not tried again while planned, until
+ * a go-ahead; nothing journaled. Deleted behind caad's back: left alone,
+ * not inserted again, nothing to restore. */
+static void test_ntuple_refused(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { ntuple_rule(7, 1, AF_INET, "10.0.0.2", 5201, "10.0.0.3", 40002) };
+	struct caad_plan plan = PLAN(s);
+	struct caad_actuator_stats st;
+
+	nic.insert_error = -ENOSPC;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(nic.inserts, 1);
+	assert_false(exists(fx->journal));
+	caad_actuator_get_stats(a, &st);
+	assert_int_equal(st.errors, 1);
+
+	nic.insert_error = 0;
+	caad_actuator_clear_backoff(a);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(nic.inserts, 2);
+
+	nic.used[0] = false; /* an operator deleted it */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(nic.inserts, 2);
+	assert_int_equal(caad_actuator_n_backed_off(a), 1);
+	assert_int_equal(caad_actuator_n_changed(a), 0);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_int_equal(nic.deletes, 0);
+}
+
+/* Dry run: said, not inserted; under a sysroot with the kernel's ioctl:
+ * never tried (the host's NICs are not the fake tree's). */
+static void test_ntuple_dry_run_and_sysroot(void **state)
+{
+	struct fixture *fx = *state;
+	struct caad_setting s[] = { ntuple_rule(7, 1, AF_INET, "10.0.0.2", 5201, "10.0.0.3", 40002) };
+	struct caad_plan plan = PLAN(s);
+
+	{
+		_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, true);
+
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+		assert_int_equal(nic.inserts, 0);
+		assert_false(exists(fx->journal));
+	}
+	caad_ethtool_set_ops(NULL);
+	{
+		_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+		assert_false(exists(fx->journal));
+	}
+	caad_ethtool_set_ops(&fake_ops);
+}
+
+/* The inventory asks the NIC: feature on and rules answered, or not. */
+static void test_ntuple_supported(void **state)
+{
+	struct fixture *fx = *state;
+	char *names[] = { "vb" };
+	const char *why;
+
+	for (int c = 0; c < 3; c++) {
+		_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+
+		nic.ntuple_feature = c != 1;
+		nic.no_rxnfc = c == 2;
+		assert_int_equal(caad_inventory_load(fx->root, names, 1, &inv), 0);
+		assert_int_equal(inv->ifaces[0].ntuple, c == 0);
+		assert_int_equal(caad_ntuple_supported("vb", &why), c == 0);
+		assert_true(c == 0 ? why == NULL : why != NULL);
+	}
+	/* and the global RFS table when it is there (the first network
+	 * namespace's only) */
+	{
+		_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+
+		assert_false(fx->inv->has_rfs_table);
+		write_file(fx->root, RFS_TABLE, "4096\n");
+		assert_int_equal(caad_inventory_load(fx->root, names, 1, &inv), 0);
+		assert_true(inv->has_rfs_table);
+		assert_int_equal(inv->rfs_table, 4096);
+	}
+}
+
+/* The journal's text of a rule, both ways. */
+static void test_ntuple_text(void **state)
+{
+	static const char *const good[] = { "tcp4 10.0.0.3:40002 > 10.0.0.2:5201 queue 1",
+		                             "tcp6 [fd00::4]:1 > [::1]:65535 queue 4294967295" };
+	static const char *const bad[] = { "", "tcp4", "udp4 10.0.0.3:1 > 10.0.0.2:2 queue 1",
+		                           "tcp4 10.0.0.3:1 > 10.0.0.2:2 queue 1 x", "tcp4 10.0.0.3:70000 > 10.0.0.2:2 queue 1",
+		                           "tcp6 fd00::4:1 > [::1]:2 queue 1", "tcp4 [10.0.0.3]:1 > 10.0.0.2:2 queue 1",
+		                           "tcp4 10.0.0.3:1 > 10.0.0.2:2 queue -1" };
+	struct caad_ntuple_flow f;
+	unsigned q;
+	char buf[160];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		assert_int_equal(caad_ntuple_parse(good[i], &f, &q), 0);
+		assert_true(caad_ntuple_format(&f, q, buf, sizeof(buf)) > 0);
+		assert_string_equal(buf, good[i]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		if (caad_ntuple_parse(bad[i], &f, &q) == 0)
+			fail_msg("\"%s\" parsed", bad[i]);
+	assert_int_equal(caad_ntuple_format(&f, 1, buf, 8), -ENOBUFS);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define TN(fn) cmocka_unit_test_setup_teardown(fn, setup_nic, teardown_nic)
 	const struct CMUnitTest tests[] = {
 		T(test_inventory_of_fixture),
 		T(test_apply_writes_values),
@@ -1078,8 +1954,27 @@ int main(void)
 		T(test_shorter_value_replaces_file),
 		T(test_nothing_outside_root),
 		T(test_actuator_options),
+		T(test_fault_managed_irq),
+		T(test_fault_eperm_on_rps),
+		T(test_fault_offline_cpu),
+		T(test_fault_no_vectors),
+		T(test_fault_vanish),
+		T(test_fault_read_only),
+		T(test_fault_keeps_first_original),
+		T(test_rfs_values),
+		T(test_rfs_restore),
+		T(test_rfs_refused),
+		TN(test_ntuple_spec),
+		TN(test_ntuple_delete),
+		TN(test_ntuple_crash_restore),
+		TN(test_ntuple_location),
+		TN(test_ntuple_refused),
+		TN(test_ntuple_dry_run_and_sysroot),
+		TN(test_ntuple_supported),
+		cmocka_unit_test(test_ntuple_text),
 	};
 #undef T
+#undef TN
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libcaadfault.so: fault injection for the integration tests, by LD_PRELOAD
+ * into the real caad. A fake sysroot is made of regular files that root may
+ * always write; this makes chosen opens and writes fail as the kernel's
+ * procfs and sysfs do (EIO of a managed IRQ, EINVAL of an offline CPU,
+ * ENOSPC of exhausted vectors, ...), or makes a file vanish between caad's
+ * read and its write.
+ *
+ *   CAAD_FAULTS="RULE[,RULE...]"   RULE = SUFFIX:OP:ERRNO[:SKIP[:TIMES]]
+ *     SUFFIX  the end of the path as caad opens it, e.g.
+ *             "irq/100/smp_affinity_list" (without ':' or ',')
+ *     OP      open    opening it for writing fails with ERRNO
+ *             write   write(2) to it fails with ERRNO (the open succeeds)
+ *             read    opening it for reading fails with ERRNO
+ *             vanish  it is unlinked as it is opened for writing, so the
+ *                     open fails with ENOENT (ERRNO is not used: write ENOENT)
+ *     ERRNO   a name (EIO, EINVAL, ENOSPC, ...) or a number
+ *     SKIP    let the first SKIP matching calls through (default 0)
+ *     TIMES   then fail this many (default 0: every one)
+ *   CAAD_FAULTS_LOG=FILE   append "OP ERRNO PATH" for each injected fault
+ *
+ * Only the libc entry points caad's sysfs.c uses are wrapped (open,
+ * openat, their 64-bit and fortified forms, write, close).
+ */
+/* meson's -D_FILE_OFFSET_BITS=64 renames open to open64 in the headers:
+ * here both are defined, as themselves */
+#undef _FILE_OFFSET_BITS
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum op { OP_OPEN, OP_WRITE, OP_READ, OP_VANISH };
+
+struct rule {
+	char suffix[256];
+	enum op op;
+	int error;
+	unsigned skip, times; /* times 0: always */
+	unsigned seen, fired;
+};
+
+#define RULES_MAX 16
+#define FDS_MAX 4096
+
+static struct rule rules[RULES_MAX];
+static size_t n_rules;
+static bool loaded;
+static signed char fd_rule[FDS_MAX]; /* fd -> 1 + index of its "write" rule, 0 none */
+static bool fd_trunc[FDS_MAX];       /* O_TRUNC held back until a write goes through */
+
+static int (*real_open)(const char *, int, ...);
+static int (*real_open64)(const char *, int, ...);
+static int (*real_openat)(int, const char *, int, ...);
+static int (*real_openat64)(int, const char *, int, ...);
+static ssize_t (*real_write)(int, const void *, size_t);
+static int (*real_close)(int);
+
+static const struct {
+	const char *name;
+	int value;
+} errnos[] = {
+	{ "EPERM", EPERM },   { "ENOENT", ENOENT }, { "ESRCH", ESRCH },         { "EIO", EIO },
+	{ "ENODEV", ENODEV }, { "EINVAL", EINVAL }, { "ENOSPC", ENOSPC },       { "EROFS", EROFS },
+	{ "EACCES", EACCES }, { "ERANGE", ERANGE }, { "EOVERFLOW", EOVERFLOW }, { "EBUSY", EBUSY },
+	{ "ENXIO", ENXIO },   { "EFAULT", EFAULT }, { "ENOMEM", ENOMEM },       { "EAGAIN", EAGAIN },
+};
+
+static const char *errno_name(int e)
+{
+	for (size_t i = 0; i < sizeof(errnos) / sizeof(errnos[0]); i++)
+		if (errnos[i].value == e)
+			return errnos[i].name;
+	return "E?";
+}
+
+static void die(const char *what, const char *rule)
+{
+	fprintf(stderr, "libcaadfault: %s in CAAD_FAULTS rule \"%s\"\n", what, rule);
+	abort();
+}
+
+static void parse_rule(char *text)
+{
+	char *field[5] = {}, *save = NULL, *copy = strdup(text);
+	size_t n = 0;
+	struct rule *r;
+
+	if (!copy)
+		abort();
+	for (char *f = strtok_r(text, ":", &save); f && n < 5; f = strtok_r(NULL, ":", &save))
+		field[n++] = f;
+	if (n < 3)
+		die("want SUFFIX:OP:ERRNO[:SKIP[:TIMES]]", copy);
+	if (n_rules == RULES_MAX)
+		die("too many rules", copy);
+	r = &rules[n_rules++];
+	if (strlen(field[0]) >= sizeof(r->suffix))
+		die("suffix too long", copy);
+	strcpy(r->suffix, field[0]);
+	if (!strcmp(field[1], "open"))
+		r->op = OP_OPEN;
+	else if (!strcmp(field[1], "write"))
+		r->op = OP_WRITE;
+	else if (!strcmp(field[1], "read"))
+		r->op = OP_READ;
+	else if (!strcmp(field[1], "vanish"))
+		r->op = OP_VANISH;
+	else
+		die("unknown OP (open, write, read, vanish)", copy);
+	r->error = 0;
+	for (size_t i = 0; i < sizeof(errnos) / sizeof(errnos[0]); i++)
+		if (!strcmp(field[2], errnos[i].name))
+			r->error = errnos[i].value;
+	if (!r->error)
+		r->error = atoi(field[2]);
+	if (r->error <= 0)
+		die("unknown ERRNO", copy);
+	r->skip = n > 3 ? (unsigned)strtoul(field[3], NULL, 10) : 0;
+	r->times = n > 4 ? (unsigned)strtoul(field[4], NULL, 10) : 0;
+	free(copy);
+}
+
+static void load(void)
+{
+	const char *env;
+	char *text, *save = NULL;
+
+	if (loaded)
+		return;
+	loaded = true;
+	real_open = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+	real_open64 = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open64");
+	real_openat = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat");
+	real_openat64 = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat64");
+	real_write = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+	real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
+	if (!real_open || !real_open64 || !real_openat || !real_openat64 || !real_write || !real_close)
+		abort();
+	env = getenv("CAAD_FAULTS");
+	if (!env || !*env)
+		return;
+	text = strdup(env);
+	if (!text)
+		abort();
+	for (char *r = strtok_r(text, ",", &save); r; r = strtok_r(NULL, ",", &save))
+		parse_rule(r);
+	free(text);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* Whether this matching call is one to fail (counts it). */
+static bool fires(struct rule *r)
+{
+	r->seen++;
+	if (r->seen <= r->skip)
+		return false;
+	if (r->times && r->fired >= r->times)
+		return false;
+	r->fired++;
+	return true;
+}
+
+static void note(const struct rule *r, const char *path)
+{
+	static const char *const ops[] = { "open", "write", "read", "vanish" };
+	const char *log = getenv("CAAD_FAULTS_LOG");
+	char line[4200];
+	int fd, n;
+
+	if (!log || !*log)
+		return;
+	n = snprintf(line, sizeof(line), "%s %s %s\n", ops[r->op], errno_name(r->op == OP_VANISH ? ENOENT : r->error),
+	             path);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	fd = real_open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	(void)!real_write(fd, line, (size_t)n);
+	real_close(fd);
+}
+
+/* Before the real open: -1 with errno set when this open is to fail. */
+static int before_open(const char *path, int flags)
+{
+	bool writing = (flags & O_ACCMODE) != O_RDONLY;
+
+	load();
+	for (size_t i = 0; path && i < n_rules; i++) {
+		struct rule *r = &rules[i];
+
+		if (!ends_with(path, r->suffix))
+			continue;
+		if (r->op == OP_READ ? writing : (!writing || r->op == OP_WRITE))
+			continue;
+		if (!fires(r))
+			continue;
+		note(r, path);
+		if (r->op == OP_VANISH) {
+			(void)unlink(path); /* the open below finds nothing */
+			return 0;
+		}
+		errno = r->error;
+		return -1;
+	}
+	return 0;
+}
+
+/* The "write" rule of a file opened for writing, or NULL. */
+static struct rule *write_rule(const char *path, int flags)
+{
+	if ((flags & O_ACCMODE) == O_RDONLY || !path)
+		return NULL;
+	for (size_t i = 0; i < n_rules; i++)
+		if (rules[i].op == OP_WRITE && ends_with(path, rules[i].suffix))
+			return &rules[i];
+	return NULL;
+}
+
+/* procfs and sysfs ignore O_TRUNC, and a refused write leaves the old
+ * value: for a file with a "write" rule, truncate only as a write passes. */
+static int open_flags(const char *path, int flags)
+{
+	load();
+	return write_rule(path, flags) ? flags & ~O_TRUNC : flags;
+}
+
+/* After a successful open: remember the fd of a file with a "write" rule. */
+static int after_open(const char *path, int flags, int fd)
+{
+	struct rule *r;
+
+	if (fd < 0 || fd >= FDS_MAX)
+		return fd;
+	r = write_rule(path, flags);
+	fd_rule[fd] = r ? (signed char)(r - rules + 1) : 0;
+	fd_trunc[fd] = r && (flags & O_TRUNC);
+	return fd;
+}
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
+}
+
+#define OPEN_FN(name, real)                                                         \
+	int name(const char *path, int flags, ...)                                  \
+	{                                                                           \
+		va_list ap;                                                         \
+		mode_t mode;                                                        \
+                                                                                    \
+		va_start(ap, flags);                                                \
+		mode = mode_arg(flags, ap);                                         \
+		va_end(ap);                                                         \
+		if (before_open(path, flags) < 0)                                   \
+			return -1;                                                  \
+		return after_open(path, flags, real(path, open_flags(path, flags), mode)); \
+	}
+#define OPENAT_FN(name, real)                                                       \
+	int name(int dirfd, const char *path, int flags, ...)                       \
+	{                                                                           \
+		va_list ap;                                                         \
+		mode_t mode;                                                        \
+                                                                                    \
+		va_start(ap, flags);                                                \
+		mode = mode_arg(flags, ap);                                         \
+		va_end(ap);                                                         \
+		if (before_open(path, flags) < 0)                                   \
+			return -1;                                                  \
+		return after_open(path, flags, real(dirfd, path, open_flags(path, flags), mode)); \
+	}
+
+OPEN_FN(open, real_open)
+OPEN_FN(open64, real_open64)
+OPENAT_FN(openat, real_openat)
+OPENAT_FN(openat64, real_openat64)
+
+/* the fortified forms (-D_FORTIFY_SOURCE) */
+int __open_2(const char *path, int flags)
+{
+	return open(path, flags);
+}
+
+int __open64_2(const char *path, int flags)
+{
+	return open64(path, flags);
+}
+
+int __openat_2(int dirfd, const char *path, int flags)
+{
+	return openat(dirfd, path, flags);
+}
+
+int __openat64_2(int dirfd, const char *path, int flags)
+{
+	return openat64(dirfd, path, flags);
+}
+
+ssize_t write(int fd, const void *buf, size_t count)
+{
+	load();
+	if (fd >= 0 && fd < FDS_MAX && fd_rule[fd] > 0) {
+		struct rule *r = &rules[fd_rule[fd] - 1];
+
+		if (fires(r)) {
+			char link[64], path[4096];
+			ssize_t k;
+
+			snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+			k = readlink(link, path, sizeof(path) - 1);
+			path[k > 0 ? k : 0] = 0;
+			note(r, path);
+			errno = r->error;
+			return -1;
+		}
+		if (fd_trunc[fd]) {
+			fd_trunc[fd] = false;
+			if (ftruncate(fd, 0) < 0)
+				return -1;
+		}
+	}
+	return real_write(fd, buf, count);
+}
+
+int close(int fd)
+{
+	load();
+	if (fd >= 0 && fd < FDS_MAX) {
+		fd_rule[fd] = 0;
+		fd_trunc[fd] = false;
+	}
+	return real_close(fd);
+}

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# Refused writes by error class (issue 6), in the real caad on a fake
+# sysroot steering a real flow (as in sysroot.sh: the fake NIC fk0 carries
+# the ifindex of the receiving veth; IRQ 100 serves rx-0, IRQ 101 rx-1; the
+# consumer reads on CPU 1, so caad steers both queues to CPU 0).
+# libcaadfault.so (LD_PRELOAD, tests/fault/fault.c) makes chosen writes fail
+# as procfs/sysfs do; a read-only bind mount and a file mode make honest
+# EROFS and EACCES (caad keeps no CAP_DAC_OVERRIDE after start).
+#
+# Each case is run twice: ended by SIGTERM, and by SIGKILL then
+# "caad --restore". Each checks the state caad ends in, its journal while
+# it runs, what it logged (once), and that the tree is byte for byte the
+# original afterwards.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+FAULTLIB=${1:-${CAAD_FAULT_LIB:-${CAAD_BUILD_ROOT:-}/tests/libcaadfault.so}}
+test_init
+[ -f "$FAULTLIB" ] || fail "fault library not found at $FAULTLIB (built with -Dtests=true)"
+for t in unshare mount; do command -v "$t" >/dev/null || fail "$t not installed"; done
+
+tb_setup "caadf$$" 84
+R=$TMP/root
+IFINDEX=$(in_b cat /sys/class/net/vb/ifindex)
+IRQ100=proc/irq/100/smp_affinity_list
+IRQ101=proc/irq/101/smp_affinity_list
+RX0=sys/class/net/fk0/queues/rx-0/rps_cpus
+RX1=sys/class/net/fk0/queues/rx-1/rps_cpus
+
+make_tree() {
+	rm -rf "$R"
+	mkdir -p "$R/proc/irq/100" "$R/proc/irq/101" "$R/sys/devices/system/cpu" \
+		"$R/sys/devices/pci0000:00/0000:04:00.0/msi_irqs" \
+		"$R/sys/class/net/fk0/queues/rx-0" "$R/sys/class/net/fk0/queues/rx-1"
+	echo "$IFINDEX" >"$R/sys/class/net/fk0/ifindex"
+	echo 0x1003 >"$R/sys/class/net/fk0/flags"
+	echo 3 >"$R/$RX0"
+	echo 0 >"$R/$RX1"
+	ln -s "$R/sys/devices/pci0000:00/0000:04:00.0" "$R/sys/class/net/fk0/device"
+	touch "$R/sys/devices/pci0000:00/0000:04:00.0/msi_irqs/"{99,100,101}
+	echo 0-1 >"$R/sys/devices/system/cpu/possible"
+	echo 0-1 >"$R/sys/devices/system/cpu/online"
+	echo 0-1 >"$R/$IRQ100"
+	echo 0-1 >"$R/$IRQ101"
+	cat >"$R/proc/interrupts" <<'IRQS'
+            CPU0       CPU1
+  99:          1          0  IR-PCI-MSI 2097152-edge      i40e-0000:04:00.0:misc
+ 100:       1234       5678  IR-PCI-MSI 2097153-edge      i40e-fk0-TxRx-0
+ 101:        321        765  IR-PCI-MSI 2097154-edge      i40e-fk0-TxRx-1
+ NMI:          0          0   Non-maskable interrupts
+IRQS
+}
+
+# every file of the tree with its checksum (modes included: a case may chmod)
+snapshot() { (cd "$R" && find . -type f | sort | xargs -d '\n' stat -c '%n %a' && find . -type f | sort | xargs -d '\n' md5sum); }
+
+# state_is PATH=VALUE...: the tree's files hold these values ("-": absent)
+state_is() {
+	local kv p v got
+	for kv in "$@"; do
+		p=${kv%%=*} v=${kv#*=}
+		if [ "$v" = - ]; then
+			[ ! -e "$R/$p" ] || return 1
+		else
+			got=$(cat "$R/$p" 2>/dev/null) || return 1
+			[ "$got" = "$v" ] || return 1
+		fi
+	done
+}
+show_state() { (cd "$R" && for p in $IRQ100 $IRQ101 $RX0 $RX1; do echo "  $p: $(cat "$p" 2>/dev/null || echo absent)"; done); }
+
+# journal_is "PATH<TAB>ORIGINAL"...: exactly these lines (paths below $R)
+journal_is() {
+	local want got
+	want=$(printf '%s\n' "$@" | sort)
+	got=$(sed "s|^$R/||" "$RT/journal" 2>/dev/null | sort)
+	[ "$got" = "$want" ]
+}
+
+# count PATTERN: lines of caad's log matching it
+count() { grep -c -- "$1" "$LOG" || true; }
+
+# start NAME RULES [WRAPPER...]: caad in the receiving namespace with the
+# fault library and CAAD_FAULTS=RULES, run through WRAPPER (e.g. unshare)
+start() {
+	local name=$1 rules=$2
+	shift 2
+	RT=$TMP/rt-$name LOG=$TMP/caad-$name.log FLOG=$TMP/faults-$name.log
+	rm -rf "$RT" "$FLOG"
+	# after what is preloaded already (scripts/sanitize.sh keeps libpciaccess loaded)
+	"$@" ip netns exec "$TB_B" env LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$FAULTLIB" \
+		CAAD_FAULTS="$rules" CAAD_FAULTS_LOG="$FLOG" \
+		"$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$RT" >"$LOG" 2>&1 &
+	CAAD_PID=$!
+	wait_for 10 test -s "$RT/state.json" || { cat "$LOG"; fail "$name: caad did not start"; }
+	# not through in_a/in_b: $! must be iperf3 itself (ip execs it), to be killed at the end
+	ip netns exec "$TB_B" iperf3 -s -1 -A 1 >"$TMP/iperf-s-$name.log" 2>&1 &
+	SRV=$!
+	sleep 0.3
+	ip netns exec "$TB_A" iperf3 -c "$TB_DST" -t 10 >"$TMP/iperf-c-$name.log" 2>&1 &
+	CLI=$!
+}
+
+# settle NAME SECONDS STATE...: wait for the end state, then let caad scan
+# a while longer (nothing may be retried meanwhile) and check it holds
+settle() {
+	local name=$1 secs=$2
+	shift 2
+	wait_for "$secs" state_is "$@" ||
+		{ cat "$LOG" "$TMP/iperf-"[cs]"-$name.log"; show_state; fail "$name: not in the documented state ($*)"; }
+	sleep 1
+	state_is "$@" || { cat "$LOG"; show_state; fail "$name: left the documented state ($*)"; }
+	kill -0 "$CAAD_PID" || { cat "$LOG"; fail "$name: caad died"; }
+}
+
+# finish NAME term|kill BEFORE: end caad (SIGTERM; or SIGKILL, then caad
+# --restore) and check the tree is BEFORE again, the journal gone
+finish() {
+	local name=$1 how=$2 before=$3 rc=0
+	if [ "$how" = term ]; then
+		kill -TERM "$CAAD_PID"
+		wait "$CAAD_PID" || rc=$?
+		[ "$rc" = 0 ] || { cat "$LOG"; fail "$name: caad exit status $rc after SIGTERM"; }
+	else
+		kill -KILL "$CAAD_PID"
+		wait "$CAAD_PID" 2>/dev/null || true
+		[ -s "$RT/journal" ] || fail "$name: no journal after kill -9"
+	fi
+	CAAD_PID=
+	kill "$CLI" "$SRV" 2>/dev/null || true
+	wait "$CLI" "$SRV" 2>/dev/null || true
+	if [ "$how" = kill ]; then
+		"$CAAD" --restore --runtime-dir "$RT" >"$TMP/restore-$name.log" 2>&1 ||
+			{ cat "$TMP/restore-$name.log"; fail "$name: caad --restore failed"; }
+	fi
+	[ "$(snapshot)" = "$before" ] || { diff <(echo "$before") <(snapshot) || true; fail "$name: tree not restored after $how"; }
+	[ ! -e "$RT/journal" ] || fail "$name: journal left after $how"
+	info "$name: restored byte for byte after $how"
+}
+
+# snapshot of the original tree minus one file (the case that makes it vanish)
+snapshot_without() { snapshot | grep -v -- "$1" || true; }
+
+managed_irq() { # 1. EIO on IRQ 100: managed; rx-0 is steered with RPS instead
+	local how=$1 before
+	make_tree; before=$(snapshot)
+	start "managed-$how" "irq/100/smp_affinity_list:write:EIO"
+	settle "managed-$how" 8 "$IRQ100=0-1" "$RX0=1" "$IRQ101=0" "$RX1=0"
+	journal_is "$RX0	3" "$IRQ101	0-1" || { cat "$RT/journal"; fail "managed-$how: journal"; }
+	[ "$(wc -l <"$FLOG")" = 1 ] || { cat "$FLOG"; fail "managed-$how: IRQ 100 written more than once"; }
+	[ "$(count 'IRQ 100 is kernel-managed: fk0 rx-0 will be steered with RPS')" = 1 ] ||
+		{ cat "$LOG"; fail "managed-$how: not logged once as managed"; }
+	finish "managed-$how" "$how" "$before"
+}
+
+offline_cpu() { # 2. EINVAL once on IRQ 100: topology read again, then the write again
+	local how=$1 before reread moved
+	make_tree; before=$(snapshot)
+	start "offline-$how" "irq/100/smp_affinity_list:write:EINVAL:0:1"
+	settle "offline-$how" 8 "$IRQ100=0" "$RX0=0" "$IRQ101=0" "$RX1=0"
+	journal_is "$IRQ100	0-1" "$RX0	3" "$IRQ101	0-1" || { cat "$RT/journal"; fail "offline-$how: journal"; }
+	[ "$(wc -l <"$FLOG")" = 1 ] || { cat "$FLOG"; fail "offline-$how: fault not injected once"; }
+	reread=$(grep -n 'Reading the topology again' "$LOG" | head -1 | cut -d: -f1)
+	moved=$(grep -n 'IRQ 100 CPUs 0-1 -> 0 ' "$LOG" | head -1 | cut -d: -f1)
+	[ -n "$reread" ] && [ -n "$moved" ] && [ "$reread" -lt "$moved" ] ||
+		{ cat "$LOG"; fail "offline-$how: IRQ 100 not written again after the topology was read again"; }
+	[ "$(count 'Reading the topology again')" = 1 ] || { cat "$LOG"; fail "offline-$how: topology not read again once"; }
+	finish "offline-$how" "$how" "$before"
+}
+
+no_vectors() { # 3. ENOSPC on IRQ 100 (CPU 0): no IRQ moved to CPU 0 again, RPS there instead
+	local how=$1 before
+	make_tree; before=$(snapshot)
+	start "enospc-$how" "irq/100/smp_affinity_list:write:ENOSPC"
+	settle "enospc-$how" 8 "$IRQ100=0-1" "$IRQ101=0-1" "$RX0=1" "$RX1=1"
+	journal_is "$RX0	3" "$RX1	0" || { cat "$RT/journal"; fail "enospc-$how: journal"; }
+	[ "$(wc -l <"$FLOG")" = 1 ] || { cat "$FLOG"; fail "enospc-$how: IRQ 100 written more than once"; }
+	[ "$(count 'CPU 0 has no interrupt vectors left')" = 1 ] || { cat "$LOG"; fail "enospc-$how: not logged once"; }
+	[ "$(count 'IRQ 101 CPUs')" = 0 ] || { cat "$LOG"; fail "enospc-$how: IRQ 101 moved to CPU 0 after ENOSPC"; }
+	finish "enospc-$how" "$how" "$before"
+}
+
+vanish() { # 4. rx-0's rps_cpus vanishes between caad's read and its write: dropped
+	local how=$1 before
+	make_tree; before=$(snapshot_without "$RX0")
+	start "vanish-$how" "rx-0/rps_cpus:vanish:ENOENT:0:1"
+	settle "vanish-$how" 8 "$IRQ100=0" "$RX0=-" "$IRQ101=0" "$RX1=0"
+	journal_is "$IRQ100	0-1" "$IRQ101	0-1" || { cat "$RT/journal"; fail "vanish-$how: journal"; }
+	[ "$(count 'rx-0/rps_cpus is gone: dropped')" = 1 ] || { cat "$LOG"; fail "vanish-$how: not logged once"; }
+	[ "$(count 'rx-0: RPS CPUs.*failed')" = 1 ] || { cat "$LOG"; fail "vanish-$how: vanished file tried again"; }
+	finish "vanish-$how" "$how" "$before"
+}
+
+read_only() { # 5. rx-0's rps_cpus read-only (bind mount: EROFS; mode 0444: EACCES)
+	local how=$1 kind=$2 before wrap=()
+	make_tree
+	if [ "$kind" = erofs ]; then
+		# caad in a mount namespace of its own where the file is read-only
+		wrap=(unshare -m --propagation private sh -c 'mount --bind -o ro "$0" "$0" && exec "$@"' "$R/$RX0")
+	else
+		chmod 0444 "$R/$RX0"
+	fi
+	before=$(snapshot)
+	start "$kind-$how" "" "${wrap[@]}"
+	settle "$kind-$how" 8 "$IRQ100=0-1" "$RX0=3" "$IRQ101=0" "$RX1=0"
+	journal_is "$IRQ101	0-1" || { cat "$RT/journal"; fail "$kind-$how: journal"; }
+	[ "$(count "writing \"0\" to $R/$RX0 failed")" = 1 ] || { cat "$LOG"; fail "$kind-$how: not logged once with its path"; }
+	[ "$(count 'IRQ 100 CPUs put back to 0-1: its RPS mask could not be set')" = 1 ] ||
+		{ cat "$LOG"; fail "$kind-$how: IRQ 100 not put back once"; }
+	finish "$kind-$how" "$how" "$before"
+}
+
+for how in term kill; do
+	managed_irq "$how"
+	info "managed IRQ ($how): IRQ 100 left, rx-0 steered by RPS, written once"
+	offline_cpu "$how"
+	info "offline CPU ($how): topology read again, then IRQ 100 moved"
+	no_vectors "$how"
+	info "no vectors ($how): CPU 0 takes no more IRQs, both queues steered by RPS"
+	vanish "$how"
+	info "vanishing file ($how): dropped, not journaled, IRQ 100 kept"
+	read_only "$how" erofs
+	info "read-only mount ($how): rx-0 left whole, logged once"
+done
+read_only term eacces
+info "mode 0444 (EACCES): rx-0 left whole, logged once"
+echo "PASS: faults"
