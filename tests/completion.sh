@@ -3,8 +3,8 @@
 #
 # completion.sh COMPLETIONS/CAADCTL: the bash completion of caadctl, sourced
 # as bash-completion would, answers COMPREPLY for objects, prefixes, verbs,
-# modes, options and flow ids (from a stand-in caadctl), and nothing where
-# nothing fits.
+# modes, placements, options and flow ids (from a stand-in caadctl), and
+# nothing where nothing fits.
 set -euo pipefail
 [ $# = 1 ] && [ -r "$1" ] || { echo "usage: ${0##*/} COMPLETIONS/CAADCTL" >&2; exit 2; }
 # shellcheck disable=SC1090
@@ -35,8 +35,9 @@ expect() {
 
 run_all() {
 	[ "$(complete -p caadctl)" = "complete -F _caadctl caadctl" ] || fail "not registered: $(complete -p caadctl)"
-	expect "explain flows metrics mode pause plan queues reload restore resume status topology trials" caadctl ""
-	expect "pause plan" caadctl p
+	expect "explain flows metrics mode pause placement plan queues reload restore resume status topology trials" caadctl ""
+	expect "pause placement plan" caadctl p
+	expect "placement plan" caadctl pla
 	expect "reload restore resume" caadctl re
 	expect "flows" caadctl fl
 	expect "list show" caadctl flows ""
@@ -50,6 +51,9 @@ run_all() {
 	expect "" caadctl explain 0xffff888101 ""
 	expect "dry-run enforce observe" caadctl mode ""
 	expect "dry-run" caadctl mo d
+	expect "measure prior" caadctl placement ""
+	expect "measure" caadctl plac m
+	expect "" caadctl placement prior ""
 	expect "list" caadctl queues ""
 	expect "list" caadctl tr ""
 	expect "" caadctl status ""
@@ -69,4 +73,4 @@ bc=/usr/share/bash-completion/bash_completion
 . "$1"
 declare -F _init_completion >/dev/null || fail "$bc has no _init_completion"
 run_all
-echo "PASS: completion (22 command lines, without and with bash-completion)"
+echo "PASS: completion (26 command lines, without and with bash-completion)"

@@ -6,6 +6,7 @@
 
 #include "caad/irqbalance.h"
 #include "caad/plan.h"
+#include "caad/trial.h"
 
 enum caad_mode {
 	CAAD_MODE_ENFORCE,  /* apply the plan */
@@ -16,6 +17,15 @@ enum caad_mode {
 
 const char *caad_mode_to_string(enum caad_mode m);
 int caad_mode_from_string(const char *s); /* -> mode or -EINVAL */
+
+enum caad_placement {
+	CAAD_PLACEMENT_PRIOR,   /* the planner's rules (the research prior) */
+	CAAD_PLACEMENT_MEASURE, /* ... checked by closed-loop trials, verdicts kept */
+	_CAAD_PLACEMENT_COUNT,
+};
+
+const char *caad_placement_to_string(enum caad_placement p);
+int caad_placement_from_string(const char *s); /* -> placement or -EINVAL */
 
 struct caad_config {
 	enum caad_mode mode;
@@ -28,6 +38,10 @@ struct caad_config {
 	unsigned backoff_sec;  /* BackOffSec=: leave values others changed alone this long; 0: until reload */
 	char *metrics_file;    /* MetricsFile=: Prometheus text rewritten after every scan; NULL: none */
 	struct caad_policy policy;
+	enum caad_placement placement; /* Placement= */
+	struct caad_trial_params trial; /* [Trials] (collapse_bps: half of RateThreshold=) */
+	unsigned trial_steady_ms;  /* a flow heavy this long may get a trial */
+	unsigned verdict_max_age_sec; /* verdicts expire after this; 0: only on kernel/topology/driver change */
 	char *error;           /* first error of a failed parse or load, "FILE:LINE: what"; NULL if none */
 };
 

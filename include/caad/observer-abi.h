@@ -44,7 +44,7 @@ struct caad_flow_stats {
 	__u64 first_ns;       /* bpf_ktime_get_ns() at first sight */
 	__u64 last_ns;        /* last read or data-ready */
 	__u32 proc_kthread;   /* threaded NAPI kthread (pid) that processed it last, 0 none */
-	__u32 _pad2;
+	__u32 rcv_ooopack;    /* tcp_sock->rcv_ooopack: packets that arrived out of order */
 };
 
 enum caad_event_type {
@@ -65,5 +65,6 @@ struct caad_event {
 enum caad_counter {
 	CAAD_COUNTER_EVENTS_LOST = 0,  /* ring buffer full */
 	CAAD_COUNTER_MAP_FULL = 1,     /* flows map update failed */
-	CAAD_COUNTER_MAX = 2,
+	CAAD_COUNTER_NET_RX_NS = 2,    /* time spent in NET_RX softirq, ns */
+	CAAD_COUNTER_MAX = 3,
 };

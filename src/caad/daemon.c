@@ -128,6 +128,29 @@ static int autoselect(struct daemon *d, char ***ret)
 	return n;
 }
 
+/* Mechanisms=ntuple, and an interface whose NIC takes no ntuple rules: said
+ * once per interface; the planner plans none for it (and nothing tries). */
+static void note_ntuple(struct daemon *d, const struct caad_inventory *inv)
+{
+	if (d->config.policy.disabled_mechanisms & (1u << CAAD_SETTING_NTUPLE_RULE))
+		return;
+	for (size_t i = 0; i < inv->n_ifaces; i++) {
+		const char *name = inv->ifaces[i].name;
+		_cleanup_free_ char *key = NULL;
+		char *noted;
+
+		if (inv->ifaces[i].ntuple || asprintf(&key, " %s ", name) < 0 ||
+		    (d->ntuple_noted && strstr(d->ntuple_noted, key)))
+			continue;
+		log_notice("%s: its NIC takes no ntuple rules (ntuple-filters off, or no rx classification): its "
+		           "conflicted flows stay where they are (Mechanisms=ntuple)", name);
+		if (asprintf(&noted, "%s%s", d->ntuple_noted ?: "", key) < 0)
+			return;
+		free(d->ntuple_noted);
+		d->ntuple_noted = noted;
+	}
+}
+
 static int reload_inventory(struct daemon *d)
 {
 	struct caad_inventory *inv = NULL;
@@ -147,6 +170,9 @@ static int reload_inventory(struct daemon *d)
 	if (r < 0)
 		return r; /* keep the old one; try again next scan */
 	(void)caad_inventory_locate(inv, d->topo);
+	note_ntuple(d, inv);
+	if (d->actuator)
+		caad_actuator_reread(d->actuator, CAAD_ACTUATOR_WANT_INVENTORY);
 	/* IRQs the kernel refused to move are managed: plan RPS for them */
 	for (size_t i = 0; d->actuator && i < inv->n_ifaces; i++)
 		for (unsigned q = 0; q < inv->ifaces[i].n_rx; q++) {
@@ -239,12 +265,29 @@ static void irqbalance_follow(struct daemon *d, const struct caad_plan *plan)
 	(void)caad_irqbalance_sync_update(d->irqbalance, d->config.irqbalance, irqs, n);
 }
 
+static int reload_topology(struct daemon *d)
+{
+	struct caad_topology *t = NULL;
+
+	if (caad_topology_load(d->args->topology_path, d->args->sysroot, &t) < 0) {
+		log_warning("Keeping the previous topology for now");
+		return -EAGAIN; /* try again next scan */
+	}
+	caad_topology_free(d->topo);
+	d->topo = t;
+	closed_loop_reset(d, "the topology was read again");
+	d->inventory_dirty = true; /* locality is relative to the topology */
+	/* values refused for an offline CPU get one more try */
+	if (d->actuator)
+		caad_actuator_reread(d->actuator, CAAD_ACTUATOR_WANT_TOPOLOGY);
+	return 0;
+}
+
 /* CPU hotplug: when the online CPUs change, the topology is read again
  * (the plan then moves what sat on a CPU that went away). */
 static void follow_cpu_hotplug(struct daemon *d)
 {
 	_cleanup_free_ char *path = NULL, *online = NULL;
-	struct caad_topology *t = NULL;
 
 	if (caad_path(&path, d->args->sysroot, "/sys/devices/system/cpu/online") < 0 ||
 	    caad_read_file(path, &online) < 0)
@@ -256,15 +299,41 @@ static void follow_cpu_hotplug(struct daemon *d)
 	if (streq(d->cpus_online, online))
 		return;
 	log_notice("Online CPUs changed from %s to %s: reading the topology again", d->cpus_online, online);
-	if (caad_topology_load(d->args->topology_path, d->args->sysroot, &t) < 0) {
-		log_warning("Keeping the previous topology for now");
-		return; /* try again next scan */
-	}
-	caad_topology_free(d->topo);
-	d->topo = t;
+	if (reload_topology(d) < 0)
+		return;
 	free(d->cpus_online);
 	d->cpus_online = TAKE_PTR(online);
-	d->inventory_dirty = true; /* locality is relative to the topology */
+}
+
+/* What the kernel refused tells what to read again before the next plan:
+ * the topology after an offline or invalid CPU (EINVAL and co.), the queues
+ * after a vanished object or a managed IRQ. */
+static void follow_refusals(struct daemon *d)
+{
+	unsigned wants = caad_actuator_wants(d->actuator);
+
+	if (wants & CAAD_ACTUATOR_WANT_INVENTORY)
+		d->inventory_dirty = true;
+	if (wants & CAAD_ACTUATOR_WANT_TOPOLOGY) {
+		log_notice("Reading the topology again: an affinity was refused as for an offline or invalid CPU");
+		(void)reload_topology(d);
+	}
+}
+
+/* RUNTIME_DIR/trials.json: what GetTrials says, for scripts without D-Bus. */
+static void write_trials(struct daemon *d)
+{
+	_cleanup_free_ char *text = NULL, *path = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int r;
+
+	if (!f)
+		return;
+	r = closed_loop_format(d, f);
+	if (fclose(f) != 0 || r < 0 || asprintf(&path, "%s/trials.json", d->args->runtime_dir) < 0)
+		return;
+	(void)caad_write_file_atomic(path, text, len, 0644);
 }
 
 static int scan(struct daemon *d)
@@ -277,6 +346,12 @@ static int scan(struct daemon *d)
 	d->scans++;
 	d->last_scan_usec = now_usec(CLOCK_REALTIME);
 	(void)caad_observer_consume(d->observer);
+	/* The last scan's flows go before the next are read: at 100k flows
+	 * each snapshot is 14 MB. Everything that outlives them (the plan, the
+	 * D-Bus API) finds flows by id, not by index into them. */
+	free(d->flows);
+	d->flows = NULL;
+	d->n_flows = 0;
 	r = caad_observer_snapshot(d->observer, &flows, &n);
 	if (r < 0)
 		return r;
@@ -302,8 +377,17 @@ static int scan(struct daemon *d)
 
 	if (d->config.mode != CAAD_MODE_OBSERVE) {
 		uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+
+		/* Placement=measure: a trial's turn or a verdict overrides the rules */
+		r = closed_loop_prepare(d, flows, n, t0 * 1000);
+		if (r < 0)
+			return log_error_errno(r, "Closed loop failed: %m");
+		struct caad_policy policy = d->config.policy;
+
+		/* no more IRQs onto CPUs that ran out of vectors (RPS may go there) */
+		caad_actuator_irq_exhausted(d->actuator, &policy.irq_banned);
 		/* the previous plan gives hysteresis; flows' times are CLOCK_MONOTONIC */
-		r = caad_plan_compute(d->topo, d->inv, flows, n, &d->config.policy, d->plan, t0 * 1000, &plan);
+		r = caad_plan_compute(d->topo, d->inv, flows, n, &policy, d->plan, t0 * 1000, &plan);
 		d->last_plan_usec = now_usec(CLOCK_MONOTONIC) - t0;
 		if (r < 0) {
 			d->errors++;
@@ -316,10 +400,13 @@ static int scan(struct daemon *d)
 			d->inventory_dirty = true; /* show the new values */
 			caad_bus_plan_applied(d->bus, (unsigned)r, d->last_plan_usec);
 		}
+		follow_refusals(d);
 	}
 	irqbalance_follow(d, plan);
 
 	(void)caad_state_write(d->state_path, flows, n, d->inv, plan, caad_mode_to_string(d->config.mode));
+	if (d->config.placement == CAAD_PLACEMENT_MEASURE)
+		write_trials(d);
 	notify_status(d, n, plan);
 	keep_scan(d, &flows, n, &plan);
 	return 0;
@@ -400,6 +487,8 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	/* names were checked at start: only ENOMEM can fail here */
 	if (daemon_config_apply_args(&c, d->args) < 0)
 		log_warning("Reload: command-line interfaces could not be kept");
+	if (c.placement != d->config.placement || c.verdict_max_age_sec != d->config.verdict_max_age_sec)
+		closed_loop_reset(d, "the configuration changed");
 	caad_config_done(&d->config);
 	d->config = c;
 	d->inventory_dirty = true;
@@ -428,6 +517,17 @@ int daemon_set_mode(struct daemon *d, enum caad_mode mode)
 	r = caad_actuator_set_dry_run(d->actuator, mode != CAAD_MODE_ENFORCE);
 	caad_bus_sync_properties(d->bus);
 	return r;
+}
+
+void daemon_set_placement(struct daemon *d, enum caad_placement placement)
+{
+	if (placement == d->config.placement)
+		return;
+	log_info("Placement %s -> %s", caad_placement_to_string(d->config.placement),
+	         caad_placement_to_string(placement));
+	closed_loop_reset(d, "Placement= changed");
+	d->config.placement = placement;
+	caad_bus_sync_properties(d->bus);
 }
 
 void daemon_set_paused(struct daemon *d, bool paused)
@@ -482,6 +582,9 @@ int daemon_run(struct daemon *d)
 	if (a->restore_only)
 		return 0;
 
+	r = closed_loop_init(&d->loop, a->state_dir);
+	if (r < 0)
+		return r;
 	r = caad_topology_load(a->topology_path, a->sysroot, &d->topo);
 	if (r < 0)
 		return log_error_errno(r, "Failed to load the topology%s%s: %m", a->topology_path ? " from " : "",
@@ -553,9 +656,9 @@ int daemon_run(struct daemon *d)
 	if (r < 0)
 		return r;
 
-	log_info("caad %s running: mode %s, scan every %u ms, heavy from %.2f Gbit/s", CAAD_VERSION,
-	         caad_mode_to_string(d->config.mode), d->config.interval_ms,
-	         d->config.policy.rate_threshold_bps / 1e9);
+	log_info("caad %s running: mode %s, placement %s, scan every %u ms, heavy from %.2f Gbit/s", CAAD_VERSION,
+	         caad_mode_to_string(d->config.mode), caad_placement_to_string(d->config.placement),
+	         d->config.interval_ms, d->config.policy.rate_threshold_bps / 1e9);
 	sd_notify(false, "READY=1\nSTATUS=running");
 
 	r = sd_event_loop(d->event);
@@ -572,6 +675,7 @@ int daemon_run(struct daemon *d)
 
 void daemon_done(struct daemon *d)
 {
+	closed_loop_done(&d->loop);
 	caad_bus_free(d->bus);
 	free(d->flows);
 	caad_plan_free(d->plan);
@@ -586,6 +690,7 @@ void daemon_done(struct daemon *d)
 	caad_config_done(&d->config);
 	free(d->cpus_online);
 	free(d->autoselected);
+	free(d->ntuple_noted);
 	free(d->state_path);
 	free(d->metrics_written);
 }

@@ -9,6 +9,7 @@
 #include "caad/config.h"
 #include "caad/flow.h"
 #include "caad/plan.h"
+#include "closedloop.h"
 
 #define EX_CONFIG 78
 
@@ -19,6 +20,7 @@ struct args {
 	const char *sysroot;
 	const char *topology_path;
 	const char *runtime_dir;
+	const char *state_dir;     /* verdicts of the closed loop */
 	char **interfaces;
 	size_t n_interfaces;
 	unsigned interval_ms;
@@ -46,6 +48,7 @@ struct daemon {
 	bool inventory_dirty;
 	char *cpus_online;         /* SYSROOT/sys/devices/system/cpu/online as last read */
 	char *autoselected; /* interfaces picked without Interfaces=, space-separated */
+	char *ntuple_noted; /* interfaces said to take no ntuple rules, " name " each */
 	bool inventory_lost; /* last re-read failed: a managed interface is gone */
 	uint64_t scans;
 
@@ -60,13 +63,10 @@ struct daemon {
 	uint64_t last_scan_usec;   /* CLOCK_REALTIME of the last scan, 0 never */
 	uint64_t errors;           /* failed plans (the actuator counts its own) */
 	uint64_t reloads, reload_failures;
+	struct closed_loop loop;   /* Placement=measure */
 	char *metrics_written;     /* the MetricsFile= written last (removed at exit) */
 	bool metrics_failing;      /* writing it failed: said once */
 };
-
-/* Only "prior" exists: the decision rests on the measured prior (peer core
- * in the consumer's LLC). The closed-loop "measure" placement will add one. */
-#define DAEMON_PLACEMENT "prior"
 
 /* Command-line options override the configuration files, at start and on
  * every reload; the log level follows (option, else LogLevel=). */
@@ -83,6 +83,8 @@ int daemon_reload(struct daemon *d, char **ret_error);
 /* D-Bus SetMode: until the next reload or restart. Leaving enforce restores
  * what was written. */
 int daemon_set_mode(struct daemon *d, enum caad_mode mode);
+/* D-Bus SetPlacement: until the next reload or restart. */
+void daemon_set_placement(struct daemon *d, enum caad_placement placement);
 /* D-Bus Pause/Resume: stop or restart applying plans; values stay. */
 void daemon_set_paused(struct daemon *d, bool paused);
 /* D-Bus RestoreAll: put every changed value back and pause. */

@@ -3,7 +3,8 @@
  * The D-Bus API: org.caad1 at /org/caad1, interface org.caad1.Manager, on
  * the system bus, dispatched by the daemon's sd-event loop. It only reads
  * the daemon's last scan and calls the daemon's own operations (reload,
- * mode, pause, restore): no logic of its own. docs/dbus.md is the contract;
+ * mode, placement, pause, restore): no logic of its own; the method arguments are read
+ * and checked by src/lib/busargs.c. docs/dbus.md is the contract;
  * dbus/org.caad1.Manager.xml is its introspection, checked by
  * tests/integration/dbus.sh against this vtable.
  *
@@ -23,6 +24,7 @@
 
 #include "caad-config.h"
 #include "caad/apply.h"
+#include "caad/busargs.h"
 #include "caad/config.h"
 #include "caad/inventory.h"
 #include "caad/log.h"
@@ -37,10 +39,8 @@
 #define BUS_NAME "org.caad1"
 #define BUS_PATH "/org/caad1"
 #define BUS_INTERFACE "org.caad1.Manager"
-#define ERROR_NO_SUCH_FLOW "org.caad1.Error.NoSuchFlow"
 #define ERROR_INVALID_CONFIG "org.caad1.Error.InvalidConfig"
 #define ERROR_RESTORE_FAILED "org.caad1.Error.RestoreFailed"
-#define PLACEMENT DAEMON_PLACEMENT
 #define RETRY_USEC (5 * UINT64_C(1000000))
 
 struct caad_bus {
@@ -51,6 +51,7 @@ struct caad_bus {
 	bool down;               /* "no bus" was logged: say so once, and when it is back */
 	/* what the emits-change properties last were */
 	enum caad_mode mode;
+	enum caad_placement placement;
 	bool paused;
 	char *interfaces;        /* names, space-separated */
 };
@@ -113,19 +114,10 @@ static void undecided_reason(const struct daemon *d, const struct caad_flow *f, 
 		snprintf(buf, size, "not on a managed interface");
 }
 
-static const struct caad_flow *find_flow(const struct daemon *d, const char *id)
+static const struct caad_flow *find_flow(const struct daemon *d, uint64_t id)
 {
-	uint64_t v;
-	char *end;
-
-	if (!id || !*id)
-		return NULL;
-	errno = 0;
-	v = strtoull(id, &end, 16); /* "0x…" or bare hex, as ListFlows gives it */
-	if (errno || *end || *id == '-' || *id == '+')
-		return NULL;
 	for (size_t i = 0; i < d->n_flows; i++)
-		if (d->flows[i].id == v)
+		if (d->flows[i].id == id)
 			return &d->flows[i];
 	return NULL;
 }
@@ -175,7 +167,9 @@ static int property_get_mode(sd_bus *bus, const char *path, const char *interfac
 static int property_get_placement(sd_bus *bus, const char *path, const char *interface, const char *property,
                                   sd_bus_message *reply, void *userdata, sd_bus_error *error)
 {
-	return sd_bus_message_append(reply, "s", PLACEMENT);
+	struct daemon *d = userdata;
+
+	return sd_bus_message_append(reply, "s", caad_placement_to_string(d->config.placement));
 }
 
 static int property_get_paused(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -331,26 +325,43 @@ static int method_get_topology(sd_bus_message *m, void *userdata, sd_bus_error *
 	return sd_bus_reply_method_return(m, "s", caad_utf8_sanitize(text, true));
 }
 
+static int method_get_trials(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct daemon *d = userdata;
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	f = open_memstream(&text, &len);
+	if (!f)
+		return -ENOMEM;
+	r = closed_loop_format(d, f);
+	if (fclose(f) != 0 && r >= 0)
+		r = -ENOMEM;
+	if (r < 0)
+		return sd_bus_error_set_errnof(error, r, "Failed to describe the trials: %m");
+	return sd_bus_reply_method_return(m, "s", caad_utf8_sanitize(text, true));
+}
+
 static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	struct daemon *d = userdata;
 	_cleanup_free_ char *text = NULL;
 	_cleanup_(fclosep) FILE *f = NULL;
+	struct caad_busargs_explain args;
 	const struct caad_flow *fl;
 	const struct caad_decision *dec;
-	const char *id;
 	char ifname[IF_NAMESIZE], src[80], dst[80], comm[CAAD_COMM_LEN], reason[CAAD_REASON_MAX];
 	size_t len = 0;
 	int r;
 
-	r = sd_bus_message_read(m, "s", &id);
+	r = caad_busargs_read_explain(m, &args, error);
 	if (r < 0)
 		return r;
-	fl = find_flow(d, id);
+	fl = find_flow(d, args.flow_id);
 	if (!fl)
-		return sd_bus_error_setf(error, ERROR_NO_SUCH_FLOW,
-		                         "No flow with id '%s' in the last scan (ListFlows lists them)",
-		                         clean(reason, 64, id));
+		return caad_busargs_no_such_flow(&args, error);
 	dec = caad_plan_find(d->plan, fl->id);
 
 	f = open_memstream(&text, &len);
@@ -439,25 +450,37 @@ static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error)
 static int method_set_mode(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	struct daemon *d = userdata;
-	const char *s;
-	char buf[64];
-	int r, mode;
+	struct caad_busargs_set_mode args;
+	int r;
 
-	r = sd_bus_message_read(m, "s", &s);
-	if (r < 0)
-		return r;
+	/* the caller's rights first: an unprivileged caller learns nothing of its arguments */
 	r = check_root(m, "SetMode", error);
 	if (r < 0)
 		return r;
-	mode = caad_mode_from_string(s);
-	if (mode < 0)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-		                         "Unknown mode '%s': expected enforce, dry-run or observe",
-		                         clean(buf, sizeof(buf), s));
-	r = daemon_set_mode(d, (enum caad_mode)mode);
+	r = caad_busargs_read_set_mode(m, &args, error);
+	if (r < 0)
+		return r;
+	r = daemon_set_mode(d, args.mode);
 	if (r < 0)
 		return sd_bus_error_set_errnof(error, r, "Mode %s set, but restoring the changed values failed: %m",
-		                               s);
+		                               caad_mode_to_string(args.mode));
+	return sd_bus_reply_method_return(m, NULL);
+}
+
+static int method_set_placement(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	struct caad_busargs_set_placement args;
+	int r;
+
+	/* as SetMode: the caller's rights before its arguments */
+	r = check_root(m, "SetPlacement", error);
+	if (r < 0)
+		return r;
+	r = caad_busargs_read_set_placement(m, &args, error);
+	if (r < 0)
+		return r;
+	/* until the next reload or restart, which apply Placement= again */
+	daemon_set_placement(userdata, args.placement);
 	return sd_bus_reply_method_return(m, NULL);
 }
 
@@ -522,6 +545,8 @@ static const sd_bus_vtable manager_vtable[] = {
 	                        method_list_queues, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("GetTopology", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", json), method_get_topology,
 	                        SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("GetTrials", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", json), method_get_trials,
+	                        SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("Explain", SD_BUS_ARGS("s", flow_id), SD_BUS_RESULT("s", text), method_explain,
 	                        SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", prometheus_text),
@@ -530,6 +555,8 @@ static const sd_bus_vtable manager_vtable[] = {
 	                        SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("SetMode", SD_BUS_ARGS("s", mode), SD_BUS_NO_RESULT, method_set_mode,
 	                        SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("SetPlacement", SD_BUS_ARGS("s", placement), SD_BUS_NO_RESULT, method_set_placement,
+	                        SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("RestoreAll", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_restore_all,
@@ -537,6 +564,7 @@ static const sd_bus_vtable manager_vtable[] = {
 
 	SD_BUS_SIGNAL_WITH_ARGS("FlowSteered", SD_BUS_ARGS("s", flow_id, "i", steer_cpu, "s", relation), 0),
 	SD_BUS_SIGNAL_WITH_ARGS("PlanApplied", SD_BUS_ARGS("u", changed, "t", plan_usec), 0),
+	SD_BUS_SIGNAL_WITH_ARGS("TrialFinished", SD_BUS_ARGS("u", trial, "s", verdict), 0),
 	SD_BUS_VTABLE_END,
 };
 
@@ -637,6 +665,7 @@ int caad_bus_open(struct daemon *d, struct caad_bus **ret)
 		return -ENOMEM;
 	b->d = d;
 	b->mode = d->config.mode;
+	b->placement = d->config.placement;
 	b->paused = d->paused;
 	r = sd_event_add_time(d->event, &b->retry, CLOCK_MONOTONIC, UINT64_MAX, 0, on_retry, b);
 	if (r < 0) {
@@ -685,11 +714,18 @@ void caad_bus_plan_applied(struct caad_bus *b, unsigned changed, uint64_t plan_u
 	(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "PlanApplied", "ut", changed, plan_usec);
 }
 
+void caad_bus_trial_finished(struct caad_bus *b, unsigned trial, const char *verdict)
+{
+	if (!b || !b->serving)
+		return;
+	(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "TrialFinished", "us", trial, verdict);
+}
+
 void caad_bus_sync_properties(struct caad_bus *b)
 {
 	_cleanup_free_ char *ifaces = NULL;
 	const struct daemon *d;
-	char *changed[4] = {};
+	char *changed[5] = {};
 	size_t n = 0, len = 0;
 	FILE *f;
 
@@ -706,11 +742,14 @@ void caad_bus_sync_properties(struct caad_bus *b)
 
 	if (b->mode != d->config.mode)
 		changed[n++] = (char *)"Mode";
+	if (b->placement != d->config.placement)
+		changed[n++] = (char *)"Placement";
 	if (b->paused != d->paused)
 		changed[n++] = (char *)"Paused";
 	if (!b->interfaces || !streq(b->interfaces, ifaces))
 		changed[n++] = (char *)"Interfaces";
 	b->mode = d->config.mode;
+	b->placement = d->config.placement;
 	b->paused = d->paused;
 	free(b->interfaces);
 	b->interfaces = TAKE_PTR(ifaces);

@@ -25,6 +25,9 @@ void caad_bus_free(struct caad_bus *b);
  * (steer_cpu -1: left alone). PlanApplied: values written by a scan. */
 void caad_bus_flow_steered(struct caad_bus *b, uint64_t flow_id, int steer_cpu, enum caad_relation relation);
 void caad_bus_plan_applied(struct caad_bus *b, unsigned changed, uint64_t plan_usec);
+/* TrialFinished: a closed-loop trial ended with a verdict (a relation) or
+ * "aborted". */
+void caad_bus_trial_finished(struct caad_bus *b, unsigned trial, const char *verdict);
 /* Send PropertiesChanged for the emits-change properties (Mode, Placement,
  * Paused, Interfaces) whose value differs from the last one announced. */
 void caad_bus_sync_properties(struct caad_bus *b);

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ static void help(void)
 	       "     --sysroot=DIR          Read and write DIR/proc and DIR/sys instead of /proc, /sys\n"
 	       "     --topology=FILE.xml    Plan for this hwloc XML topology instead of the host's\n"
 	       "     --runtime-dir=DIR      Journal and state here (default: %s)\n"
+	       "     --state-dir=DIR        Verdicts of closed-loop trials here (default: %s)\n"
 	       "     --log-level=LEVEL      emerg..debug (overrides LogLevel=)\n"
 	       "     --restore              Restore what an earlier run's journal records, then exit\n"
 	       "     --print-topology       Print the machine and the interfaces' queues as caad sees\n"
@@ -48,12 +50,12 @@ static void help(void)
 	       "     --simulate=SCENARIO.json\n"
 	       "                            Print the plan for the interfaces and flows of a scenario\n"
 	       "                            as JSON (honours --topology, --config), then exit\n",
-	       CAAD_VENDORDIR, CAAD_SYSCONFDIR, CAAD_SYSCONFDIR, CAAD_RUNTIME_DIR);
+	       CAAD_VENDORDIR, CAAD_SYSCONFDIR, CAAD_SYSCONFDIR, CAAD_RUNTIME_DIR, CAAD_STATE_DIR);
 }
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	enum { ARG_VERSION = 0x100, ARG_INTERVAL, ARG_SYSROOT, ARG_TOPOLOGY, ARG_RUNTIME_DIR, ARG_LOG_LEVEL,
+	enum { ARG_VERSION = 0x100, ARG_INTERVAL, ARG_SYSROOT, ARG_TOPOLOGY, ARG_RUNTIME_DIR, ARG_STATE_DIR, ARG_LOG_LEVEL,
 	       ARG_RESTORE, ARG_PRINT_TOPOLOGY, ARG_JSON, ARG_SIMULATE };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -66,6 +68,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "sysroot", required_argument, NULL, ARG_SYSROOT },
 		{ "topology", required_argument, NULL, ARG_TOPOLOGY },
 		{ "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
+		{ "state-dir", required_argument, NULL, ARG_STATE_DIR },
 		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
 		{ "restore", no_argument, NULL, ARG_RESTORE },
 		{ "print-topology", no_argument, NULL, ARG_PRINT_TOPOLOGY },
@@ -119,6 +122,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case ARG_TOPOLOGY:
 			a->topology_path = optarg;
+			break;
+		case ARG_STATE_DIR:
+			a->state_dir = optarg;
 			break;
 		case ARG_RUNTIME_DIR:
 			a->runtime_dir = optarg;
@@ -194,7 +200,7 @@ static int simulate(const struct args *a, const struct caad_config *c)
 
 int main(int argc, char **argv)
 {
-	struct args args = { .runtime_dir = CAAD_RUNTIME_DIR, .log_level = -1 };
+	struct args args = { .runtime_dir = CAAD_RUNTIME_DIR, .state_dir = CAAD_STATE_DIR, .log_level = -1 };
 	struct daemon d = { .args = &args };
 	int r;
 
@@ -227,6 +233,12 @@ int main(int argc, char **argv)
 		free(args.interfaces);
 		return r;
 	}
+
+	/* The flow snapshots are big arrays made and freed every scan: keep
+	 * them out of the heap (an mmap each, given back when freed) so that
+	 * the daemon's RSS follows the flows it has now, not the most it ever
+	 * had; a fixed threshold also stops glibc from raising it. */
+	(void)mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 
 	if (args.print_topology) {
 		r = daemon_print_topology(&args, &d.config);

@@ -62,7 +62,7 @@ void daemon_fill_counters(const struct daemon *d, struct caad_metrics *m)
 	*m = (struct caad_metrics){
 		.version = CAAD_VERSION,
 		.mode = caad_mode_to_string(d->config.mode),
-		.placement = DAEMON_PLACEMENT,
+		.placement = caad_placement_to_string(d->config.placement),
 		.paused = d->paused,
 		.flows_seen = d->n_flows,
 		.flows_heavy = d->plan ? d->plan->n_decisions : 0,
@@ -77,6 +77,10 @@ void daemon_fill_counters(const struct daemon *d, struct caad_metrics *m)
 		.reload_failures = d->reload_failures,
 		.bpf_events_lost = d->observer ? caad_observer_counter(d->observer, CAAD_COUNTER_EVENTS_LOST) : 0,
 		.bpf_map_full = d->observer ? caad_observer_counter(d->observer, CAAD_COUNTER_MAP_FULL) : 0,
+		.trials = d->loop.trials,
+		.verdicts_kept_prior = d->loop.kept_prior,
+		.verdicts_switched = d->loop.switched,
+		.verdicts_aborted = d->loop.aborted,
 	};
 	for (size_t k = 0; d->plan && k < d->plan->n_decisions; k++)
 		m->flows_steered += d->plan->decisions[k].steer_cpu >= 0;
@@ -126,7 +130,6 @@ int daemon_metrics_text(const struct daemon *d, char **ret)
 	classes[_CAAD_ERROR_CLASS_COUNT] = (struct caad_metrics_count){ "plan", d->errors };
 	m.error_classes = classes;
 	m.n_error_classes = ARRAY_SIZE(classes);
-	/* Placement=prior runs no trials: trials and verdicts stay 0 */
 
 	return caad_metrics_format_string(&m, ret);
 }

@@ -19,7 +19,8 @@ static void help(void)
 	printf("Usage: caadctl [OPTIONS] OBJECT [VERB] [ARGS]\n"
 	       "\n"
 	       "Query and control caad, the cache-aware affinitization daemon, over the system\n"
-	       "D-Bus. Objects, verbs and modes may be abbreviated to a unique prefix.\n"
+	       "D-Bus. Objects, verbs, modes and placements may be abbreviated to a unique\n"
+	       "prefix.\n"
 	       "\n"
 	       "Objects:\n"
 	       "  status                    Mode, interfaces and counters of the running caad\n"
@@ -31,6 +32,7 @@ static void help(void)
 	       "  trials [list]             Closed-loop trials and their verdicts\n"
 	       "  metrics                   Counters in the Prometheus text format\n"
 	       "  mode [MODE]               Show the mode, or set it: enforce, dry-run, observe\n"
+	       "  placement [PLACEMENT]     Show the placement, or set it: prior, measure\n"
 	       "  pause                     Stop applying plans (changed values stay)\n"
 	       "  resume                    Apply plans again\n"
 	       "  restore                   Put every changed value back, and pause\n"
@@ -112,7 +114,8 @@ int main(int argc, char **argv)
 	static int (*const run[_CTL_OBJECT_COUNT])(struct ctl *, const struct ctl_command *) = {
 		[CTL_STATUS] = ctl_status,   [CTL_FLOWS] = ctl_flows,     [CTL_QUEUES] = ctl_queues,
 		[CTL_TOPOLOGY] = ctl_topology, [CTL_EXPLAIN] = ctl_explain, [CTL_TRIALS] = ctl_trials,
-		[CTL_RELOAD] = ctl_control,  [CTL_MODE] = ctl_control,    [CTL_PAUSE] = ctl_control,
+		[CTL_RELOAD] = ctl_control,  [CTL_MODE] = ctl_control,    [CTL_PLACEMENT] = ctl_control,
+		[CTL_PAUSE] = ctl_control,
 		[CTL_RESUME] = ctl_control,  [CTL_RESTORE] = ctl_control, [CTL_METRICS] = ctl_metrics,
 		[CTL_PLAN] = ctl_plan,
 	};

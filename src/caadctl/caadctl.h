@@ -31,6 +31,7 @@ enum ctl_object {
 	CTL_TRIALS,
 	CTL_RELOAD,
 	CTL_MODE,
+	CTL_PLACEMENT,
 	CTL_PAUSE,
 	CTL_RESUME,
 	CTL_RESTORE,
@@ -49,7 +50,7 @@ enum ctl_verb {
 struct ctl_command {
 	enum ctl_object object;
 	enum ctl_verb verb;
-	const char *arg; /* the one argument, NULL if none; a mode is canonical ("dry-run") */
+	const char *arg; /* the one argument, NULL if none; a mode or placement is canonical ("dry-run") */
 };
 
 /*
@@ -63,6 +64,7 @@ void ctl_candidates(const char *word, const char *const *names, size_t n, char *
 
 extern const char *const ctl_object_names[_CTL_OBJECT_COUNT];
 extern const char *const ctl_mode_names[3];
+extern const char *const ctl_placement_names[2];
 
 /*
  * Parse "OBJECT [VERB] [ARGS]" (what is left after the options). On a usage
@@ -231,6 +233,6 @@ int ctl_flows(struct ctl *c, const struct ctl_command *cmd);
 int ctl_explain(struct ctl *c, const struct ctl_command *cmd);
 int ctl_queues(struct ctl *c, const struct ctl_command *cmd);
 int ctl_topology(struct ctl *c, const struct ctl_command *cmd);
-int ctl_control(struct ctl *c, const struct ctl_command *cmd); /* reload, mode, pause, resume, restore */
+int ctl_control(struct ctl *c, const struct ctl_command *cmd); /* reload, mode, placement, pause, resume, restore */
 int ctl_metrics(struct ctl *c, const struct ctl_command *cmd);
 int ctl_plan(struct ctl *c, const struct ctl_command *cmd);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The grammar, bpftool-style: OBJECT [VERB] [ARGS], where every object,
- * verb and mode may be abbreviated to a unique prefix ("caadctl fl s ID").
+ * verb, mode and placement may be abbreviated to a unique prefix
+ * ("caadctl fl s ID").
  * Pure: no I/O, so that tests/unit/test-caadctl-cli.c can drive it.
  */
 #include <errno.h>
@@ -13,12 +14,14 @@
 const char *const ctl_object_names[_CTL_OBJECT_COUNT] = {
 	[CTL_STATUS] = "status",   [CTL_FLOWS] = "flows",     [CTL_QUEUES] = "queues",
 	[CTL_TOPOLOGY] = "topology", [CTL_EXPLAIN] = "explain", [CTL_TRIALS] = "trials",
-	[CTL_RELOAD] = "reload",   [CTL_MODE] = "mode",       [CTL_PAUSE] = "pause",
+	[CTL_RELOAD] = "reload",   [CTL_MODE] = "mode",       [CTL_PLACEMENT] = "placement",
+	[CTL_PAUSE] = "pause",
 	[CTL_RESUME] = "resume",   [CTL_RESTORE] = "restore", [CTL_METRICS] = "metrics",
 	[CTL_PLAN] = "plan",
 };
 
 const char *const ctl_mode_names[3] = { "enforce", "dry-run", "observe" };
+const char *const ctl_placement_names[2] = { "prior", "measure" };
 
 static const char *const verb_names[_CTL_VERB_COUNT] = {
 	[CTL_VERB_NONE] = "",
@@ -37,6 +40,7 @@ static const struct {
 	[CTL_TRIALS] = { { CTL_VERB_LIST } },
 	[CTL_EXPLAIN] = { .arg = "FLOW" },
 	[CTL_MODE] = { .arg = "enforce|dry-run|observe", .arg_optional = true },
+	[CTL_PLACEMENT] = { .arg = "prior|measure", .arg_optional = true },
 	[CTL_PLAN] = { .arg = "SCENARIO" },
 };
 
@@ -175,6 +179,13 @@ int ctl_parse_command(int argc, char *const *argv, struct ctl_command *ret, char
 		if (i < 0)
 			return i;
 		cmd.arg = ctl_mode_names[i];
+	}
+	if (cmd.object == CTL_PLACEMENT && cmd.arg) {
+		i = match_or_explain(cmd.arg, ctl_placement_names, ARRAY_SIZE(ctl_placement_names), "placement",
+		                     "prior or measure", err, err_size);
+		if (i < 0)
+			return i;
+		cmd.arg = ctl_placement_names[i];
 	}
 
 	if (k < argc) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * caadctl reload | mode [MODE] | pause | resume | restore: the methods that
- * change what caad does (root only: the bus policy and caad both check),
- * and "mode" without an argument, which only reads.
+ * caadctl reload | mode [MODE] | placement [PLACEMENT] | pause | resume |
+ * restore: the methods that change what caad does (root only: the bus
+ * policy and caad both check), and "mode" and "placement" without an
+ * argument, which only read.
  */
 #include <stdio.h>
 
@@ -42,6 +43,27 @@ int ctl_control(struct ctl *c, const struct ctl_command *cmd)
 				r = ctl_json_print(c, o);
 			} else {
 				printf("%s%s\n", s.mode, s.paused ? " (paused)" : "");
+				r = fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+			}
+			ctl_status_done(&s);
+			return r;
+		}
+	case CTL_PLACEMENT:
+		if (cmd->arg)
+			return ctl_call(c, "SetPlacement", NULL, "s", cmd->arg);
+		{
+			struct ctl_status s;
+			int r = ctl_get_status(c, &s);
+
+			if (r)
+				return r;
+			if (c->json) {
+				struct json_object *o = json_object_new_object();
+
+				json_object_object_add(o, "placement", json_object_new_string(s.placement));
+				r = ctl_json_print(c, o);
+			} else {
+				printf("%s\n", s.placement);
 				r = fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 			}
 			ctl_status_done(&s);

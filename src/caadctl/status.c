@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* caadctl status, caadctl trials: the Manager's properties. */
+/* caadctl status: the Manager's properties. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,35 +84,4 @@ int ctl_status(struct ctl *c, const struct ctl_command *cmd)
 	       s.flows_seen, s.flows_heavy, s.flows_steered, s.moves, s.errors, s.scans, scan, plan);
 	ctl_status_done(&s);
 	return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
-}
-
-/*
- * Trials are the closed loop's (Placement=measure): it tries candidate
- * placements of a heavy flow and keeps what wins. This caad has none to
- * show yet, so say what decides instead; nothing is made up.
- */
-int ctl_trials(struct ctl *c, const struct ctl_command *cmd)
-{
-	struct ctl_status s;
-	int r;
-
-	r = ctl_get_status(c, &s);
-	if (r)
-		return r;
-	if (c->json) {
-		struct json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "placement", json_object_new_string(s.placement));
-		json_object_object_add(o, "trials", json_object_new_array());
-		r = ctl_json_print(c, o);
-	} else {
-		if (streq(s.placement, "prior"))
-			printf("No trials: Placement=prior, so each heavy flow gets the measured prior (a peer core\n"
-			       "in its consumer's LLC) and no other placement is tried.\n");
-		else
-			printf("No trials: caad %s (Placement=%s) reports none.\n", s.version, s.placement);
-		r = fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
-	}
-	ctl_status_done(&s);
-	return r;
 }

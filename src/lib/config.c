@@ -48,6 +48,10 @@
 #define AGE_MS_MAX 3600000u     /* MinAgeMSec=, DwellMSec=: an hour */
 #define MAX_MOVES_MAX 1048576u
 #define BACKOFF_SEC_MAX 86400u  /* BackOffSec=: a day */
+#define TRIAL_MS_MAX 600000u    /* TurnMSec=, SettleMSec=: ten minutes */
+#define TRIAL_STEADY_MS_DEFAULT 5000u
+#define VERDICT_MAX_AGE_DEFAULT 604800u /* a week */
+#define VERDICT_MAX_AGE_MAX 31536000u   /* a year */
 
 #define log_oom() log_error_errno(ENOMEM, "Out of memory")
 
@@ -62,6 +66,26 @@ const char *caad_mode_to_string(enum caad_mode m)
 	if ((unsigned)m >= _CAAD_MODE_COUNT)
 		return NULL;
 	return mode_names[m];
+}
+
+static const char *const placement_names[_CAAD_PLACEMENT_COUNT] = {
+	[CAAD_PLACEMENT_PRIOR] = "prior",
+	[CAAD_PLACEMENT_MEASURE] = "measure",
+};
+
+const char *caad_placement_to_string(enum caad_placement p)
+{
+	if ((unsigned)p >= _CAAD_PLACEMENT_COUNT)
+		return NULL;
+	return placement_names[p];
+}
+
+int caad_placement_from_string(const char *s)
+{
+	for (size_t i = 0; s && i < ARRAY_SIZE(placement_names); i++)
+		if (streq(s, placement_names[i]))
+			return (int)i;
+	return -EINVAL;
 }
 
 int caad_mode_from_string(const char *s)
@@ -123,6 +147,9 @@ void caad_config_init(struct caad_config *c)
 		.max_flows = MAX_FLOWS_DEFAULT,
 		.log_level = LOG_INFO,
 		.irqbalance = CAAD_IRQBALANCE_BAN,
+		.placement = CAAD_PLACEMENT_PRIOR,
+		.trial_steady_ms = TRIAL_STEADY_MS_DEFAULT,
+		.verdict_max_age_sec = VERDICT_MAX_AGE_DEFAULT,
 		.policy = {
 			.rate_threshold_bps = RATE_THRESHOLD_DEFAULT,
 			.min_age_ms = CAAD_MIN_AGE_MS_DEFAULT,
@@ -130,9 +157,11 @@ void caad_config_init(struct caad_config *c)
 			.max_moves = CAAD_MAX_MOVES_DEFAULT,
 			.allow_smt_sibling = false,
 			.allow_other_package = false,
+			.disabled_mechanisms = CAAD_MECHANISMS_DEFAULT_OFF,
 		},
 	};
 	caad_cpumask_zero(&c->policy.banned);
+	caad_trial_params_init(&c->trial);
 }
 
 void caad_config_done(struct caad_config *c)
@@ -368,6 +397,19 @@ static int parse_mode(const struct config_key *k, struct caad_config *c, const c
 	return 0;
 }
 
+static int parse_placement(const struct config_key *k, struct caad_config *c, const char *value, char *why,
+                           size_t why_size)
+{
+	int p = caad_placement_from_string(value);
+
+	if (p < 0) {
+		snprintf(why, why_size, "expected prior or measure");
+		return p;
+	}
+	*FIELD(c, k, enum caad_placement) = (enum caad_placement)p;
+	return 0;
+}
+
 static int parse_irqbalance(const struct config_key *k, struct caad_config *c, const char *value, char *why,
                             size_t why_size)
 {
@@ -381,14 +423,18 @@ static int parse_irqbalance(const struct config_key *k, struct caad_config *c, c
 	return 0;
 }
 
-/* "irq rps kthread": the mechanisms caad may use; the others are disabled. */
+/* "irq rps kthread rfs ntuple": the mechanisms caad may use; the others are
+ * disabled. rfs stands for both of its settings (the queue's table and the
+ * global one). */
 static int parse_mechanisms(const struct config_key *k, struct caad_config *c, const char *value, char *why,
                             size_t why_size)
 {
-	static const struct { const char *name; enum caad_setting_kind kind; } names[] = {
-		{ "irq", CAAD_SETTING_IRQ_AFFINITY },
-		{ "rps", CAAD_SETTING_RPS_CPUS },
-		{ "kthread", CAAD_SETTING_KTHREAD_AFFINITY },
+	static const struct { const char *name; unsigned kinds; } names[] = {
+		{ "irq", 1u << CAAD_SETTING_IRQ_AFFINITY },
+		{ "rps", 1u << CAAD_SETTING_RPS_CPUS },
+		{ "kthread", 1u << CAAD_SETTING_KTHREAD_AFFINITY },
+		{ "rfs", (1u << CAAD_SETTING_RFS_FLOW_CNT) | (1u << CAAD_SETTING_RFS_TABLE) },
+		{ "ntuple", 1u << CAAD_SETTING_NTUPLE_RULE },
 	};
 	_cleanup_free_ char *copy = strdup(value);
 	unsigned allowed = 0;
@@ -403,10 +449,10 @@ static int parse_mechanisms(const struct config_key *k, struct caad_config *c, c
 			if (streq(w, names[i].name))
 				break;
 		if (i == ARRAY_SIZE(names)) {
-			snprintf(why, why_size, "unknown mechanism '%s': expected irq, rps and/or kthread", w);
+			snprintf(why, why_size, "unknown mechanism '%s': expected kthread, irq, rps, rfs and/or ntuple", w);
 			return -EINVAL;
 		}
-		allowed |= 1u << names[i].kind;
+		allowed |= names[i].kinds;
 	}
 	*FIELD(c, k, unsigned) = ((1u << _CAAD_SETTING_KIND_COUNT) - 1) & ~allowed;
 	return 0;
@@ -531,6 +577,7 @@ static const struct config_key config_keys[] = {
 	KEY("Daemon", "IrqBalance", parse_irqbalance, irqbalance),
 	KEY("Daemon", "MetricsFile", parse_path, metrics_file),
 	KEY("Daemon", "BackOffSec", parse_unsigned, backoff_sec, 0, BACKOFF_SEC_MAX),
+	KEY("Daemon", "Placement", parse_placement, placement),
 	KEY("Placement", "RateThreshold", parse_rate, policy.rate_threshold_bps),
 	KEY("Placement", "BannedCPUs", parse_cpus, policy.banned),
 	KEY("Placement", "AllowSMTSibling", parse_bool, policy.allow_smt_sibling),
@@ -539,6 +586,13 @@ static const struct config_key config_keys[] = {
 	KEY("Placement", "MinAgeMSec", parse_unsigned, policy.min_age_ms, 0, AGE_MS_MAX),
 	KEY("Placement", "DwellMSec", parse_unsigned, policy.dwell_ms, 0, AGE_MS_MAX),
 	KEY("Placement", "MaxMovesPerCycle", parse_unsigned, policy.max_moves, 1, MAX_MOVES_MAX),
+	KEY("Trials", "Rounds", parse_unsigned, trial.rounds, 2, 100),
+	KEY("Trials", "TurnMSec", parse_unsigned, trial.turn_ms, 100, TRIAL_MS_MAX),
+	KEY("Trials", "SettleMSec", parse_unsigned, trial.settle_ms, 0, TRIAL_MS_MAX),
+	KEY("Trials", "MarginPercent", parse_unsigned, trial.margin_pct, 0, 100),
+	KEY("Trials", "WinPercent", parse_unsigned, trial.win_pct, 50, 100),
+	KEY("Trials", "SteadyMSec", parse_unsigned, trial_steady_ms, 0, AGE_MS_MAX),
+	KEY("Trials", "VerdictMaxAgeSec", parse_unsigned, verdict_max_age_sec, 0, VERDICT_MAX_AGE_MAX),
 };
 
 static bool section_known(const char *s)

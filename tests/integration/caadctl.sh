@@ -125,7 +125,9 @@ info "no bus, no caad: exit 1 with a clear message (JSON under -j)"
 # --- 2. Usage errors: exit 2, before any bus is needed ----------------------
 run 2 "$CTL"
 run 2 "$CTL" p
-grep -q "ambiguous object 'p': it could be pause, plan" <<<"$ERR" || fail "ambiguity: $ERR"
+grep -q "ambiguous object 'p': it could be placement, pause, plan" <<<"$ERR" || fail "ambiguity: $ERR"
+run 2 "$CTL" pla
+grep -q "ambiguous object 'pla': it could be placement, plan" <<<"$ERR" || fail "ambiguity: $ERR"
 run 2 "$CTL" -j re
 [ "$(jq -r .error <<<"$OUT")" = "ambiguous object 're': it could be reload, resume, restore" ] ||
 	fail "ambiguity, -j: $OUT"
@@ -136,6 +138,8 @@ grep -q "flows show: missing FLOW" <<<"$ERR" || fail "missing FLOW: $ERR"
 run 2 "$CTL" flows sideways
 run 2 "$CTL" mode fast
 grep -q "unknown mode 'fast'" <<<"$ERR" || fail "bad mode: $ERR"
+run 2 "$CTL" placement fast
+grep -q "unknown placement 'fast': expected prior or measure" <<<"$ERR" || fail "bad placement: $ERR"
 run 2 "$CTL" status now
 run 2 "$CTL" --frobnicate status
 run 2 "$CTL" explain
@@ -158,7 +162,8 @@ Interfaces=vb
 IntervalMSec=100
 MetricsFile=$METRICS
 EOF
-ip netns exec "$TB_B" "$CAAD" --foreground --config "$TMP/caad.conf" --runtime-dir "$RT" >"$TMP/caad.log" 2>&1 &
+ip netns exec "$TB_B" "$CAAD" --foreground --config "$TMP/caad.conf" --runtime-dir "$RT" --state-dir "$TMP/state" \
+	>"$TMP/caad.log" 2>&1 &
 CAAD_PID=$!
 wait_for 15 bus_has_caad || { cat "$TMP/caad.log"; fail "caad did not take org.caad1"; }
 in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
@@ -261,7 +266,13 @@ info "topology: PU 1 'F1 consumer', PU 0 'F1 processing, target', vb rx-0 RPS on
 run 0 "$CTL" trials
 grep -q "^No trials: Placement=prior" <<<"$OUT" || fail "trials: $OUT"
 run 0 "$CTL" -j tr
-[ "$(jq -c . <<<"$OUT")" = '{"placement":"prior","trials":[]}' ] || fail "trials -j: $OUT"
+[ "$(jq -c . <<<"$OUT")" = '{"placement":"prior","trials":[],"store":null}' ] || fail "trials -j: $OUT"
+run 0 as_nobody "$CTL" trials
+run 0 "$CTL" placement
+[ "$OUT" = prior ] || fail "placement: $OUT"
+run 0 "$CTL" -j plac
+[ "$(jq -c . <<<"$OUT")" = '{"placement":"prior"}' ] || fail "placement -j: $OUT"
+info "trials: none under Placement=prior"
 
 # --- 9. metrics: strict format, the values, the file ----------------------
 "$CTL" metrics >"$TMP/metrics.txt" || fail "caadctl metrics failed"
@@ -307,7 +318,7 @@ o1=$(others); sleep 0.5; o2=$(others)
 info "metrics: strict format; MetricsFile= rewritten by rename every scan (caad_scans_total $s1 -> $(scans)), 50 reads never torn"
 
 # --- 10. mutating verbs: refused to nobody, then each one as root ---------
-for v in pause resume restore reload "mode observe"; do
+for v in pause resume restore reload "mode observe" "placement measure"; do
 	# shellcheck disable=SC2086
 	run 1 as_nobody "$CTL" $v
 	grep -q "permission denied: only root may change what caad does" <<<"$ERR" || fail "nobody's $v: $ERR"
@@ -315,9 +326,9 @@ done
 # shellcheck disable=SC2086
 run 1 as_nobody "$CTL" -j pause
 jq -e '.error | contains("permission denied")' <<<"$OUT" >/dev/null || fail "nobody's pause -j: $OUT"
-rps_is 0 1 && [ "$("$CTL" -j mode | jq -c .)" = '{"mode":"enforce","paused":false}' ] ||
-	fail "a refused call changed something"
-info "nobody: pause, resume, restore, reload, mode refused (exit 1, permission denied)"
+rps_is 0 1 && [ "$("$CTL" -j mode | jq -c .)" = '{"mode":"enforce","paused":false}' ] &&
+	[ "$("$CTL" placement)" = prior ] || fail "a refused call changed something"
+info "nobody: pause, resume, restore, reload, mode, placement refused (exit 1, permission denied)"
 
 run 0 "$CTL" pau
 [ -z "$OUT" ] || fail "pause printed: $OUT"
@@ -339,15 +350,45 @@ rps_is 0 "$orig0" && rps_is 1 "$orig1" || fail "restore left rx-0 $(rps_b 0), rx
 [ "$("$CTL" -j status | jq .paused)" = true ] || fail "not paused after restore"
 run 0 "$CTL" resume
 wait_for 2 rps_is 0 1 || fail "not steered after restore + resume"
+# placement measure: a trial of the flow, shown by trials; prior ends it
+run 0 "$CTL" plac m
+[ -z "$OUT" ] || fail "placement measure printed: $OUT"
+[ "$("$CTL" placement)" = measure ] || fail "placement not measure"
+trial_running() {
+	"$CTL" -j trials >"$TMP/trials.json" && jq -e 'any(.trials[]; .state == "running")' "$TMP/trials.json" >/dev/null
+}
+wait_for 8 trial_running || { cat "$TMP/trials.json"; fail "no trial started under placement measure"; }
+jq -e --arg dst "$TB_DST:5201" '.placement == "measure" and .store.version == 1 and .store.verdicts == [] and
+	(.trials[-1] | .state == "running" and .comm == "iperf3" and .iface == "vb" and .consumer_cpu == 1 and
+	 (.flow | startswith($dst + " <- ")) and .candidates[0].prior and .candidates[0].cpu == 0 and
+	 .candidates[0].relation == "peer-core-same-llc" and .candidates[1].cpu == 1 and
+	 .candidates[1].relation == "same-core")' "$TMP/trials.json" >/dev/null || fail "trials -j under measure: $(cat "$TMP/trials.json")"
+TRIAL=$(jq '.trials[-1].id' "$TMP/trials.json")
+run 0 "$CTL" trials
+head -1 <<<"$OUT" | grep -Eq "^ *ID +STATE +COMM +FLOW +CPU +RELATION +GOODPUT +BYTES/CPU-S +RATIO +WINS +EFF-RATIO +EFF-WINS +OOO +RETRANS +STEAL +VERDICT +REASON$" ||
+	fail "trials header: $OUT"
+grep -Eq "^ *$TRIAL +running +iperf3 +$TB_DST:5201 <- 10\.81\.0\.1:[0-9]+ +0 +peer-core-same-llc .* prior +- +prior +- +[0-9]+ +[0-9]+ +[0-9.]+% +- +running$" <<<"$OUT" &&
+	grep -Eq "^ *$TRIAL +running +iperf3 +$TB_DST:5201 <- 10\.81\.0\.1:[0-9]+ +1 +same-core .* - +running$" <<<"$OUT" ||
+	fail "trials: rows of trial $TRIAL: $OUT"
+run 0 as_nobody "$CTL" trials
+run 0 "$CTL" placement prior
+[ "$("$CTL" placement)" = prior ] || fail "placement not prior"
+run 0 "$CTL" -j trials
+jq -e --argjson id "$TRIAL" '.placement == "prior" and .store == null and
+	(.trials[] | select(.id == $id) | .state == "aborted" and .verdict == null and .reason == "Placement= changed")' \
+	<<<"$OUT" >/dev/null || fail "trials -j after placement prior: $OUT"
+wait_for 3 rps_is 0 1 || fail "not steered by the rules after placement prior: $(rps_b 0)"
 printf '[Daemon]\nInterfaces=vb\nIntervalMSec=nope\n' >"$TMP/caad.conf.broken"
 cp "$TMP/caad.conf" "$TMP/caad.conf.good"
 cp "$TMP/caad.conf.broken" "$TMP/caad.conf"
 run 1 "$CTL" rel
 grep -q "^caadctl: Reload: $TMP/caad.conf:3: Invalid IntervalMSec= value 'nope'" <<<"$ERR" || fail "broken reload: $ERR"
 cp "$TMP/caad.conf.good" "$TMP/caad.conf"
+run 0 "$CTL" placement measure # until the next reload
 run 0 "$CTL" reload
 rps_is 0 1 || fail "reload dropped steering"
-info "pause, resume, mode dry-run/enforce, restore, reload (a broken one refused with FILE:LINE)"
+[ "$("$CTL" placement)" = prior ] || fail "the reload did not put Placement=prior back"
+info "pause, resume, mode dry-run/enforce, restore, placement measure (trial $TRIAL) and prior, reload (a broken one refused with FILE:LINE)"
 
 # --- 11. tables for people in a real terminal ------------------------------
 tmux_capture queues 100 "$CTL" queues
@@ -361,11 +402,14 @@ tmux_capture topology 100 "$CTL" topology
 [ "$(LC_ALL=C.UTF-8 wc -L <"$TMP/tty-topology")" -le 100 ] || { cat "$TMP/tty-topology"; fail "topology wider than 100"; }
 grep -q "└─" "$TMP/tty-topology" && grep -Eq "PU 1 +1 +F1 consumer" "$TMP/tty-topology" ||
 	{ cat "$TMP/tty-topology"; fail "topology in a terminal: no tree or no marks"; }
+tmux_capture trials 100 "$CTL" trials
+check_table "$TMP/tty-trials" 100
+grep -Eq "^ *$TRIAL +aborted +iperf3 " "$TMP/tty-trials" || { cat "$TMP/tty-trials"; fail "trials in a terminal: no row of trial $TRIAL"; }
 tmux_capture status 100 "$CTL" status
 [ "$(LC_ALL=C.UTF-8 wc -L <"$TMP/tty-status")" -le 100 ] && grep -q "^caad $want_version: enforce" "$TMP/tty-status" ||
 	{ cat "$TMP/tty-status"; fail "status in a terminal"; }
-sed 's/^/# | /' "$TMP/tty-flows80" "$TMP/tty-topology"
-info "tmux: queues, flows (100 and 80 columns), topology, status aligned and within the width"
+sed 's/^/# | /' "$TMP/tty-flows80" "$TMP/tty-topology" "$TMP/tty-trials"
+info "tmux: queues, flows (100 and 80 columns), topology, trials, status aligned and within the width"
 
 # --- 12. bash completion of a live flow id --------------------------------
 complete_words() { # WORDS...: COMPREPLY for the last word, one per line
@@ -381,7 +425,7 @@ info "completion offers $ID for explain and 'fl s'"
 XML=$CAAD_TOPOLOGIES/24em64t-2n6c2t-pci.xml
 SCEN=$SRC/docs/examples/dtn-two-packages.json
 export CAAD_CONF_ROOT=$TMP/no-conf # the defaults, for caadctl and caad alike
-DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/no-such-socket run 0 "$CTL" -j --topology "$XML" pl "$SCEN"
+DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/no-such-socket run 0 "$CTL" -j --topology "$XML" plan "$SCEN"
 "$CAAD" --simulate "$SCEN" --topology "$XML" >"$TMP/simulate.json" || fail "caad --simulate failed"
 [ "$(jq -S . <<<"$OUT")" = "$(jq -S . "$TMP/simulate.json")" ] || fail "plan -j differs from caad --simulate: $OUT"
 jq -e '.flows[] | select(.id == "gridftp-1") | .steer_cpu == 4 and .relation == "peer-core-same-llc"' <<<"$OUT" \

@@ -38,7 +38,7 @@ in_b "$CHURN" server 5555 &
 sleep 0.2
 
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$CAAD_PID/status"; }
-nflows() { jq '.flows | length' "$RT/state.json" 2>/dev/null || echo 0; }
+nflows() { jq '.n_flows' "$RT/state.json" 2>/dev/null || echo 0; }
 MAXSEEN=0 SAMPLES=()
 in_a "$CHURN" client "$TB_DST" 5555 "$N" >"$TMP/churn.out" &
 CLIENT=$!

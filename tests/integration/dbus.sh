@@ -76,7 +76,7 @@ caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$SRC/systemd/caad.service" | tr ' 
 
 # 1. caad starts before any bus: it runs on, says so once, connects later.
 ip netns exec "$TB_B" setpriv --bounding-set="-all,$caps" env NOTIFY_SOCKET="$TMP/notify" WATCHDOG_USEC=2000000 \
-	"$CAAD" --runtime-dir "$RT" >"$TMP/caad.log" 2>&1 &
+	"$CAAD" --runtime-dir "$RT" --state-dir "$TMP/state" >"$TMP/caad.log" 2>&1 &
 CAAD_PID=$!
 wait_for 10 test -s "$RT/state.json" || { cat "$TMP/caad.log"; fail "caad did not start with the unit's capabilities ($caps)"; }
 # after start-up only CAP_NET_ADMIN (12) and CAP_SYS_NICE (23) are left
@@ -190,6 +190,10 @@ for bad in 0xdead nonsense ""; do
 	send_as root Explain string:"$bad" | grep -q "^Error org.caad1.Error.NoSuchFlow: " ||
 		fail "Explain('$bad') is not NoSuchFlow"
 done
+# the argument checks of src/lib/busargs.c say why an id is no flow id
+send_as root Explain string:nonsense |
+	grep -q "^Error org.caad1.Error.NoSuchFlow: No flow with id 'nonsense': flow ids are hex numbers" ||
+	fail "Explain('nonsense') does not say that ids are hex"
 
 call GetMetrics | jq -r '.data[0]' >"$TMP/metrics.txt"
 grep -qx 'caad_info{version="'"$want_version"'",mode="enforce",placement="prior"} 1' "$TMP/metrics.txt" &&
@@ -197,7 +201,12 @@ grep -qx 'caad_info{version="'"$want_version"'",mode="enforce",placement="prior"
 	grep -qx 'caad_flows_steered [1-9][0-9]*' "$TMP/metrics.txt" &&
 	grep -qx 'caad_errors_total 0' "$TMP/metrics.txt" &&
 	grep -qx '# TYPE caad_scans_total counter' "$TMP/metrics.txt" || { cat "$TMP/metrics.txt"; fail "GetMetrics wrong"; }
-info "ListFlows, ListQueues, GetTopology, Explain, GetMetrics answer"
+# the closed loop, by nobody too: none under Placement=prior
+gettrials() { as_nobody busctl --address="$ADDR" -j call org.caad1 /org/caad1 org.caad1.Manager GetTrials | jq -r '.data[0]'; }
+gettrials >"$TMP/trials.json" || fail "nobody cannot call GetTrials"
+[ "$(jq -c . "$TMP/trials.json")" = '{"placement":"prior","trials":[],"store":null}' ] ||
+	{ cat "$TMP/trials.json"; fail "GetTrials under Placement=prior"; }
+info "ListFlows, ListQueues, GetTopology, GetTrials, Explain, GetMetrics answer"
 
 # A second caad finds the name taken: it says so and runs on without the API.
 ip netns exec "$TB_B" "$CAAD" --foreground --dry-run --runtime-dir "$TMP/rt2" >"$TMP/caad2.log" 2>&1 &
@@ -211,7 +220,7 @@ info "a second caad: name taken, reported, runs on"
 
 # 6. Authorization: nobody is refused every mutating method, first by the
 #    shipped bus policy, then (policy opened) by caad itself.
-MUTATING=("Reload" "SetMode string:observe" "Pause" "Resume" "RestoreAll")
+MUTATING=("Reload" "SetMode string:observe" "SetPlacement string:measure" "Pause" "Resume" "RestoreAll")
 refused_all() { # WHO-REFUSES PATTERN
 	for m in "${MUTATING[@]}"; do
 		# shellcheck disable=SC2086
@@ -231,9 +240,9 @@ EOF
 dbus-send --bus="$ADDR" --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig >/dev/null
 refused_all "caad" "only root may call it, the caller is uid $(id -u nobody)"
 grep -q "SetMode() refused to uid $(id -u nobody)" "$TMP/caad.log" || fail "caad did not log the refusal"
-[ "$(prop Mode)" = '"enforce"' ] && [ "$(prop Paused)" = false ] && rps_is 0 1 ||
-	fail "a refused call changed something"
-info "nobody refused all 5 mutating methods by the policy and by caad (AccessDenied)"
+[ "$(prop Mode)" = '"enforce"' ] && [ "$(prop Placement)" = '"prior"' ] && [ "$(prop Paused)" = false ] &&
+	rps_is 0 1 || fail "a refused call changed something"
+info "nobody refused all 6 mutating methods by the policy and by caad (AccessDenied)"
 
 # 7. Pause keeps the values and stops applying; Resume applies again.
 call Pause >/dev/null
@@ -268,6 +277,39 @@ send_as root SetMode string:fast | grep -q "^Error org.freedesktop.DBus.Error.In
 [ "$(prop Mode)" = '"enforce"' ] || fail "a bad SetMode changed the mode"
 info "SetMode dry-run restored rx-0, enforce steered it again, 'fast' refused"
 
+# 8b. SetPlacement: measure starts the closed loop (a trial on the flow, seen
+#     by GetTrials and the metrics), a bad placement is refused, prior ends
+#     the trial (TrialFinished "aborted") and the rules steer again.
+call SetPlacement s measure >/dev/null
+[ "$(prop Placement)" = '"measure"' ] || fail "Placement not measure after SetPlacement"
+trial_running() {
+	gettrials >"$TMP/trials.json" && jq -e '.store != null and any(.trials[]; .state == "running")' "$TMP/trials.json" >/dev/null
+}
+wait_for 8 trial_running || { cat "$TMP/trials.json"; fail "no trial started under Placement=measure"; }
+jq -e --arg dst "$TB_DST:5201" '.placement == "measure" and .store.version == 1 and .store.verdicts == [] and
+	(.trials[-1] | .state == "running" and .id >= 1 and .iface == "vb" and .comm == "iperf3" and
+	 .consumer_cpu == 1 and (.flow | startswith($dst + " <- ")) and .verdict == null and .kept_prior == null and
+	 .reason == "running" and .rounds == 6 and .turn_ms == 2000 and .settle_ms == 500 and
+	 .candidates[0].cpu == 0 and .candidates[0].relation == "peer-core-same-llc" and .candidates[0].prior and
+	 .candidates[1].cpu == 1 and .candidates[1].relation == "same-core" and (.candidates[1].prior | not))' \
+	"$TMP/trials.json" >/dev/null || { jq . "$TMP/trials.json"; fail "GetTrials under Placement=measure"; }
+TRIAL=$(jq '.trials[-1].id' "$TMP/trials.json")
+call GetMetrics | jq -r '.data[0]' >"$TMP/metrics.txt"
+grep -qx 'caad_info{version="'"$want_version"'",mode="enforce",placement="measure"} 1' "$TMP/metrics.txt" &&
+	grep -qx 'caad_trials_total [1-9][0-9]*' "$TMP/metrics.txt" || { cat "$TMP/metrics.txt"; fail "metrics under measure"; }
+send_as root SetPlacement string:fast |
+	grep -q "^Error org.freedesktop.DBus.Error.InvalidArgs: Unknown placement 'fast': expected prior or measure" ||
+	fail "SetPlacement(fast) not refused with InvalidArgs"
+[ "$(prop Placement)" = '"measure"' ] || fail "a bad SetPlacement changed the placement"
+call SetPlacement s prior >/dev/null
+[ "$(prop Placement)" = '"prior"' ] || fail "Placement not prior after SetPlacement"
+gettrials >"$TMP/trials.json"
+jq -e --argjson id "$TRIAL" '.placement == "prior" and .store == null and all(.trials[]; .state != "running") and
+	(.trials[] | select(.id == $id) | .state == "aborted" and .reason == "Placement= changed")' "$TMP/trials.json" \
+	>/dev/null || { jq . "$TMP/trials.json"; fail "GetTrials after SetPlacement prior"; }
+wait_for 3 rps_is 0 1 || fail "not steered by the rules after SetPlacement prior: $(rps_b 0)"
+info "SetPlacement measure: trial $TRIAL on CPU 0 (prior) vs CPU 1 (same-core); 'fast' refused; prior aborted it"
+
 # 9. RestoreAll: every value back, paused; Resume steers again.
 call RestoreAll >/dev/null
 rps_is 0 "$orig0" && rps_is 1 "$orig1" || fail "RestoreAll left rx-0 $(rps_b 0), rx-1 $(rps_b 1)"
@@ -282,8 +324,11 @@ info "RestoreAll restored and paused; Resume steered again"
 # 10. Reload: SIGHUP and D-Bus Reload with a valid drop-in (takes effect,
 #     steering stays), then a broken one (InvalidConfig with FILE:LINE, the
 #     old configuration stays).
+call SetPlacement s measure >/dev/null # until the next reload
 kill -HUP "$CAAD_PID"
 wait_for 3 grep -q "Configuration reloaded" "$TMP/caad.log" || fail "SIGHUP did not reload"
+placement_prior() { [ "$(prop Placement)" = '"prior"' ]; }
+wait_for 3 placement_prior || fail "the reload did not put Placement=prior back: $(prop Placement)"
 printf '[Daemon]\nInterfaces=vb lo\n' >"$CAAD_CONF_ROOT$CONFD/50-lo.conf"
 before=$(mono_usec)
 call Reload >/dev/null || fail "Reload with a valid drop-in failed"
@@ -315,6 +360,10 @@ grep -A3 "member=FlowSteered" "$TMP/signals.log" | grep -q 'string "peer-core-sa
 grep -A1 "member=PlanApplied" "$TMP/signals.log" | grep -q 'uint32 [1-9]' || fail "no PlanApplied signal"
 grep -A12 "member=PropertiesChanged" "$TMP/signals.log" | grep -q 'string "Paused"' ||
 	fail "no PropertiesChanged for Paused"
+grep -A12 "member=PropertiesChanged" "$TMP/signals.log" | grep -q 'string "Placement"' ||
+	fail "no PropertiesChanged for Placement"
+grep -A2 "member=TrialFinished" "$TMP/signals.log" | grep -A1 "uint32 $TRIAL\$" | grep -q 'string "aborted"' ||
+	{ cat "$TMP/signals.log"; fail "no TrialFinished($TRIAL, aborted) signal"; }
 
 # 13. Stop: STOPPING=1, values restored; then the notify protocol, in order.
 kill -TERM "$CAAD_PID"

@@ -37,7 +37,9 @@ static void test_candidates(void **state)
 	ctl_candidates("re", ctl_object_names, _CTL_OBJECT_COUNT, buf, sizeof(buf));
 	assert_string_equal(buf, "reload, resume, restore");
 	ctl_candidates("p", ctl_object_names, _CTL_OBJECT_COUNT, buf, sizeof(buf));
-	assert_string_equal(buf, "pause, plan");
+	assert_string_equal(buf, "placement, pause, plan");
+	ctl_candidates("pl", ctl_object_names, _CTL_OBJECT_COUNT, buf, sizeof(buf));
+	assert_string_equal(buf, "placement, plan");
 	ctl_candidates("zz", ctl_object_names, _CTL_OBJECT_COUNT, buf, sizeof(buf));
 	assert_string_equal(buf, "");
 	/* a short buffer: whole names only */
@@ -122,9 +124,20 @@ static void test_parse_ok(void **state)
 	assert_int_equal(c.object, CTL_PAUSE);
 	assert_int_equal(PARSE(&c, "me"), 0);
 	assert_int_equal(c.object, CTL_METRICS);
-	assert_int_equal(PARSE(&c, "pl", "x.json"), 0);
+	assert_int_equal(PARSE(&c, "plan", "x.json"), 0);
 	assert_int_equal(c.object, CTL_PLAN);
 	assert_string_equal(c.arg, "x.json");
+
+	assert_int_equal(PARSE(&c, "placement"), 0);
+	assert_int_equal(c.object, CTL_PLACEMENT);
+	assert_null(c.arg);
+	assert_int_equal(PARSE(&c, "plac", "m"), 0);
+	assert_int_equal(c.object, CTL_PLACEMENT);
+	assert_string_equal(c.arg, "measure"); /* canonical */
+	assert_int_equal(PARSE(&c, "placement", "prior"), 0);
+	assert_string_equal(c.arg, "prior");
+	assert_int_equal(PARSE(&c, "placement", "p"), 0);
+	assert_string_equal(c.arg, "prior");
 }
 
 static void test_parse_errors(void **state)
@@ -135,7 +148,9 @@ static void test_parse_errors(void **state)
 	assert_string_equal(last_error, "missing OBJECT (see caadctl --help)");
 
 	assert_int_equal(PARSE(&c, "p"), -EINVAL);
-	assert_string_equal(last_error, "ambiguous object 'p': it could be pause, plan");
+	assert_string_equal(last_error, "ambiguous object 'p': it could be placement, pause, plan");
+	assert_int_equal(PARSE(&c, "pla", "x.json"), -EINVAL);
+	assert_string_equal(last_error, "ambiguous object 'pla': it could be placement, plan");
 	assert_int_equal(PARSE(&c, "re"), -EINVAL);
 	assert_string_equal(last_error, "ambiguous object 're': it could be reload, resume, restore");
 	assert_int_equal(PARSE(&c, "t"), -EINVAL);
@@ -164,6 +179,13 @@ static void test_parse_errors(void **state)
 	assert_int_equal(PARSE(&c, "mode", "fast"), -EINVAL);
 	assert_string_equal(last_error, "unknown mode 'fast': expected enforce, dry-run or observe");
 	assert_int_equal(PARSE(&c, "mode", "enforce", "now"), -EINVAL);
+	assert_int_equal(PARSE(&c, "placement", "fast"), -EINVAL);
+	assert_string_equal(last_error, "unknown placement 'fast': expected prior or measure");
+	assert_int_equal(PARSE(&c, "placement", "enforce"), -EINVAL);
+	assert_int_equal(PARSE(&c, "placement", "prior", "now"), -EINVAL);
+	assert_string_equal(last_error, "placement: unexpected argument 'now'");
+	assert_int_equal(PARSE(&c, "trials", "show"), -EINVAL);
+	assert_string_equal(last_error, "unknown verb of trials 'show': expected list");
 	assert_int_equal(PARSE(&c, "plan"), -EINVAL);
 	assert_string_equal(last_error, "plan: missing SCENARIO");
 	assert_int_equal(PARSE(&c, "pause", "now"), -EINVAL);

@@ -180,6 +180,14 @@ static void assert_defaults(const struct caad_config *c)
 	assert_int_equal(c->policy.dwell_ms, 2000);
 	assert_int_equal(c->policy.max_moves, 16);
 	assert_null(c->metrics_file);
+	assert_int_equal(c->placement, CAAD_PLACEMENT_PRIOR);
+	assert_int_equal(c->trial.rounds, 6);
+	assert_int_equal(c->trial.turn_ms, 2000);
+	assert_int_equal(c->trial.settle_ms, 500);
+	assert_int_equal(c->trial.margin_pct, 3);
+	assert_int_equal(c->trial.win_pct, 80);
+	assert_int_equal(c->trial_steady_ms, 5000);
+	assert_int_equal(c->verdict_max_age_sec, 604800);
 }
 
 /* ---- tests ------------------------------------------------------------ */
@@ -644,24 +652,32 @@ static void test_metrics_file(void **state)
 
 static void test_mechanisms(void **state)
 {
+	const unsigned all = (1u << _CAAD_SETTING_KIND_COUNT) - 1;
+	const unsigned rfs = (1u << CAAD_SETTING_RFS_FLOW_CNT) | (1u << CAAD_SETTING_RFS_TABLE);
+	const unsigned ntuple = 1u << CAAD_SETTING_NTUPLE_RULE;
 	struct caad_config c;
 	_cleanup_free_ char *path = NULL, *log = NULL;
 
 	caad_config_init(&c);
-	assert_int_equal(c.policy.disabled_mechanisms, 0);
+	/* by default everything but ntuple rules (a NIC-wide, small resource) */
+	assert_int_equal(c.policy.disabled_mechanisms, ntuple);
 	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=rps  irq\n", &path, &log), 0);
-	assert_int_equal(c.policy.disabled_mechanisms, 1u << CAAD_SETTING_KTHREAD_AFFINITY);
+	assert_int_equal(c.policy.disabled_mechanisms, (1u << CAAD_SETTING_KTHREAD_AFFINITY) | rfs | ntuple);
 	free(path), free(log);
-	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=kthread irq rps\n", &path, &log), 0);
+	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=kthread irq rps rfs\n", &path, &log), 0);
+	assert_int_equal(c.policy.disabled_mechanisms, ntuple);
+	free(path), free(log);
+	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=ntuple kthread irq rps rfs\n", &path, &log), 0);
 	assert_int_equal(c.policy.disabled_mechanisms, 0);
 	free(path), free(log);
 	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=\n", &path, &log), 0);
-	assert_int_equal(c.policy.disabled_mechanisms, 7);
+	assert_int_equal(c.policy.disabled_mechanisms, all);
 	free(path), free(log);
-	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=rps\nMechanisms=irq ntuple\n", &path, &log), -EINVAL);
+	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=rps\nMechanisms=irq flowdirector\n", &path, &log),
+	                 -EINVAL);
 	assert_non_null(strstr(log, ":3: "));
-	assert_non_null(strstr(log, "unknown mechanism 'ntuple'"));
-	assert_int_equal(c.policy.disabled_mechanisms, 5); /* rps only, as before the bad line */
+	assert_non_null(strstr(log, "unknown mechanism 'flowdirector'"));
+	assert_int_equal(c.policy.disabled_mechanisms, all & ~(1u << CAAD_SETTING_RPS_CPUS)); /* rps only, as before */
 	caad_config_done(&c);
 }
 
@@ -830,6 +846,8 @@ static void test_shipped_config(void **state)
 		"Mode", "Interfaces", "IntervalMSec", "MaxFlows", "LogLevel",
 		"RateThreshold", "BannedCPUs", "AllowSMTSibling", "AllowOtherPackage",
 		"MinAgeMSec", "DwellMSec", "MaxMovesPerCycle", "IrqBalance", "MetricsFile", "BackOffSec", "Mechanisms",
+		"Placement", "Rounds", "TurnMSec", "SettleMSec", "MarginPercent", "WinPercent", "SteadyMSec",
+		"VerdictMaxAgeSec",
 	};
 	struct caad_config c;
 	unsigned n_keys = 0;

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * The closed loop (Placement=measure): a bounded trial that alternates a
+ * heavy flow's processing between candidate placements in interleaved
+ * rounds, and the rule that decides whether an alternative beats the
+ * planner's prior. Pure: the daemon feeds cumulative counters and the
+ * time; the trial says where the flow goes now and, at the end, what won.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "caad/topology.h"
+
+#define CAAD_TRIAL_MAX_CANDS 4
+
+struct caad_trial_params {
+	unsigned rounds;       /* paired rounds: every candidate has one turn per round (>= 2) */
+	unsigned turn_ms;      /* length of a turn */
+	unsigned settle_ms;    /* start of a turn not measured: the move settles (< turn_ms) */
+	unsigned margin_pct;   /* an alternative must beat the prior's median by this much ... */
+	unsigned win_pct;      /* ... and be ahead in at least this share of the paired rounds */
+	uint64_t collapse_bps; /* a measured turn slower than this aborts: the flow's rate collapsed */
+};
+
+void caad_trial_params_init(struct caad_trial_params *p);
+
+/* Cumulative counters, read at the start and end of each measured part. */
+struct caad_trial_counters {
+	uint64_t bytes;   /* read by the flow's consumer */
+	uint64_t cpu_ns;  /* consumer thread on-CPU + NET_RX softirq (+ NAPI kthread) */
+	uint64_t ooo;     /* packets received out of order */
+	uint64_t retrans; /* TCP segments retransmitted in caad's network namespace */
+	uint64_t steal_ns; /* the host's steal time, all CPUs */
+	uint64_t total_ns; /* all CPU time, all CPUs (for the steal share) */
+};
+
+/* One measured turn. */
+struct caad_trial_sample {
+	unsigned round, cand;
+	uint64_t ns;       /* how long it was measured */
+	struct caad_trial_counters d; /* counter deltas over it */
+};
+
+static inline double caad_trial_sample_goodput_bps(const struct caad_trial_sample *s)
+{
+	return s->ns ? (double)s->d.bytes * 8e9 / (double)s->ns : 0;
+}
+
+/* Bytes per CPU-second; 0 when no CPU time was seen. */
+static inline double caad_trial_sample_efficiency(const struct caad_trial_sample *s)
+{
+	return s->d.cpu_ns ? (double)s->d.bytes * 1e9 / (double)s->d.cpu_ns : 0;
+}
+
+struct caad_trial_cand {
+	int cpu;
+	enum caad_relation relation; /* to the consumer's CPU */
+};
+
+/* Per candidate: the figures of the decision. The prior (0) has ratios 1. */
+struct caad_trial_score {
+	double goodput_bps;    /* median over its turns */
+	double efficiency;     /* median bytes per CPU-second, 0 unknown */
+	double goodput_ratio;  /* median over rounds of this / prior in the same round */
+	double efficiency_ratio; /* the same for efficiency, 0 unknown */
+	unsigned pairs;        /* rounds where both were measured */
+	unsigned goodput_wins, efficiency_wins; /* ... where this one was ahead */
+	uint64_t ooo, retrans; /* summed over its turns */
+	double steal_pct;      /* steal share of all CPU time over its turns */
+};
+
+struct caad_trial_result {
+	unsigned winner;       /* index of the candidate that stands (0: the prior) */
+	struct caad_trial_score scores[CAAD_TRIAL_MAX_CANDS];
+	char reason[256];
+};
+
+/*
+ * The rule: an alternative replaces the prior only when, over the paired
+ * rounds (at least 2), (a) its median goodput ratio to the prior is at
+ * least 1 + margin, it is ahead in at least win_pct of the rounds, and its
+ * median efficiency ratio is not below 1 - margin; or (b) the same holds
+ * for efficiency with its median goodput ratio at least 1. Of several,
+ * the one with the higher goodput ratio. Anything else keeps the prior.
+ */
+int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
+                      unsigned n_cands, struct caad_trial_result *ret);
+
+enum caad_trial_state {
+	CAAD_TRIAL_RUNNING,
+	CAAD_TRIAL_DONE,
+	CAAD_TRIAL_ABORTED,
+};
+
+const char *caad_trial_state_to_string(enum caad_trial_state s);
+
+struct caad_trial {
+	unsigned id;
+	uint64_t flow_id;
+	struct caad_trial_params params;
+	struct caad_trial_cand cands[CAAD_TRIAL_MAX_CANDS];
+	unsigned n_cands;
+	enum caad_trial_state state;
+	uint64_t start_ns, end_ns;
+
+	unsigned turn;              /* current turn, 0 .. rounds * n_cands */
+	uint64_t turn_start_ns;
+	bool measuring;             /* the settle time of this turn is over */
+	uint64_t measure_start_ns;
+	struct caad_trial_counters at_start;
+
+	struct caad_trial_sample *samples;
+	size_t n_samples;
+	struct caad_trial_result result; /* when DONE */
+	char abort_reason[128];          /* when ABORTED */
+};
+
+/*
+ * Start a trial of cands (cands[0] is the prior) at now_ns. Returns 0,
+ * -EINVAL for fewer than 2 candidates or bad parameters, -ENOMEM.
+ */
+int caad_trial_start(struct caad_trial *t, unsigned id, uint64_t flow_id, const struct caad_trial_params *p,
+                     const struct caad_trial_cand *cands, unsigned n_cands, uint64_t now_ns);
+void caad_trial_done(struct caad_trial *t);
+
+/* Which candidate has turn number turn: rounds rotate the order, so that
+ * each candidate goes first, second, ... equally often. */
+unsigned caad_trial_turn_cand(const struct caad_trial *t, unsigned turn);
+
+/*
+ * Advance with the counters read now. Returns the candidate whose CPU the
+ * flow is to be processed on until the next step while RUNNING; when the
+ * trial ends (DONE with t->result, or ABORTED when a measured turn fell
+ * below collapse_bps), t->state says so.
+ */
+unsigned caad_trial_step(struct caad_trial *t, uint64_t now_ns, const struct caad_trial_counters *now);
+
+/* End a running trial from outside (the flow ended, its consumer moved, ...). */
+void caad_trial_abort(struct caad_trial *t, uint64_t now_ns, const char *why);

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Verdicts of closed-loop trials, remembered per interface and application
+ * (comm): which topology relation of processing to consumer won there. A
+ * later flow of the same application on the same interface reuses it
+ * without a trial. Kept in STATE_DIR/verdicts.json; all of them expire
+ * when the kernel or the topology changes, one when its interface's driver
+ * changes or when it is older than the configured age.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "caad/observer-abi.h"
+#include "caad/topology.h"
+
+#define CAAD_VERDICT_NAME_MAX 64
+
+struct caad_verdict {
+	char iface[CAAD_VERDICT_NAME_MAX];
+	char driver[CAAD_VERDICT_NAME_MAX]; /* of iface when decided ("" none, a virtual device) */
+	char comm[CAAD_COMM_LEN];
+	enum caad_relation relation;        /* what won: the processing CPU's relation to the consumer's */
+	uint64_t decided_sec;               /* CLOCK_REALTIME */
+	unsigned trial;                     /* the trial's id in the run that decided it */
+	double goodput_ratio, efficiency_ratio; /* of the winner to the prior; when the prior stood, of the
+	                                         * alternative that came closest */
+	unsigned pairs, wins;
+};
+
+struct caad_verdicts {
+	char kernel[128];                   /* uname -r when they were decided */
+	char topology[128];                 /* caad_topology_fingerprint() */
+	struct caad_verdict *v;
+	size_t n;
+};
+
+/* A short text that changes when the CPUs, cores, caches or packages do. */
+void caad_topology_fingerprint(const struct caad_topology *t, char *buf, size_t size);
+
+/*
+ * Load path into ret for this kernel and topology. A missing file is an
+ * empty set. Verdicts of another kernel or topology, or older than
+ * max_age_sec (0: no limit) at now_sec, are dropped: ret_dropped counts
+ * them and ret_why (may be NULL) says why. A file that cannot be parsed is
+ * an error naming it (-EBADMSG); ret is then empty and usable.
+ */
+int caad_verdicts_load(const char *path, const char *kernel, const char *topology, uint64_t now_sec,
+                       uint64_t max_age_sec, struct caad_verdicts *ret, size_t *ret_dropped, char **ret_why);
+int caad_verdicts_save(const struct caad_verdicts *vs, const char *path);
+int caad_verdicts_format(const struct caad_verdicts *vs, FILE *f);
+void caad_verdicts_done(struct caad_verdicts *vs);
+
+/* The verdict for iface and comm, or NULL. One decided under another
+ * driver (or another interface behind the name) is dropped first. */
+const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const char *iface, const char *driver,
+                                              const char *comm, uint64_t now_sec, uint64_t max_age_sec);
+/* Add v, replacing the verdict of the same interface and comm. */
+int caad_verdicts_put(struct caad_verdicts *vs, const struct caad_verdict *v);

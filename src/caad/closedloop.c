@@ -1,0 +1,684 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The closed loop (Placement=measure). Each scan, before planning: the
+ * running trial is fed the flow's counters (bytes, CPU time, out-of-order
+ * packets, retransmits, steal) and says where the flow goes for its current
+ * turn; a finished trial leaves a verdict; flows of an application with a
+ * verdict get its placement; and, when no trial runs, the heaviest steady
+ * flow without a verdict starts one. The decisions themselves are pure
+ * (src/lib/trial.c); this file reads /proc and keeps the books.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "caad/inventory.h"
+#include "caad/json.h"
+#include "caad/log.h"
+#include "caad/observe.h"
+#include "caad/sysfs.h"
+#include "closedloop.h"
+#include "daemon.h"
+#include "dbus.h"
+
+#define NSEC_PER_MSEC UINT64_C(1000000)
+#define NSEC_PER_SEC UINT64_C(1000000000)
+#define COOLDOWN_NS (60 * NSEC_PER_SEC)
+
+int closed_loop_init(struct closed_loop *cl, const char *state_dir)
+{
+	struct utsname u;
+
+	*cl = (struct closed_loop){};
+	if (asprintf(&cl->verdicts_path, "%s/verdicts.json", state_dir) < 0) {
+		cl->verdicts_path = NULL;
+		return -ENOMEM;
+	}
+	if (uname(&u) == 0)
+		snprintf(cl->kernel, sizeof(cl->kernel), "%s", u.release);
+	return 0;
+}
+
+static void record_free(struct trial_record *r)
+{
+	caad_trial_done(&r->trial);
+}
+
+void closed_loop_done(struct closed_loop *cl)
+{
+	if (cl->current) {
+		record_free(cl->current);
+		free(cl->current);
+	}
+	for (size_t i = 0; i < cl->n_history; i++)
+		record_free(&cl->history[i]);
+	caad_verdicts_done(&cl->verdicts);
+	free(cl->verdicts_path);
+	free(cl->overrides);
+	free(cl->whys);
+}
+
+/* Verdicts are read when the topology is known, and again when it changes. */
+static void load_verdicts(struct daemon *d)
+{
+	struct closed_loop *cl = &d->loop;
+	_cleanup_free_ char *why = NULL;
+	size_t dropped = 0;
+	int r;
+
+	caad_verdicts_done(&cl->verdicts);
+	caad_topology_fingerprint(d->topo, cl->topology, sizeof(cl->topology));
+	r = caad_verdicts_load(cl->verdicts_path, cl->kernel, cl->topology, (uint64_t)time(NULL),
+	                       d->config.verdict_max_age_sec, &cl->verdicts, &dropped, &why);
+	cl->verdicts_loaded = true;
+	if (r == -EBADMSG)
+		log_warning("Ignoring the verdicts in %s, it cannot be used: %s", cl->verdicts_path, why ?: "bad");
+	else if (r < 0)
+		log_warning_errno(r, "Cannot read %s, starting without verdicts: %m", cl->verdicts_path);
+	else if (dropped)
+		log_info("%zu verdict%s in %s expired: %s", dropped, dropped == 1 ? "" : "s", cl->verdicts_path,
+		         why ?: "");
+	else if (cl->verdicts.n)
+		log_info("%zu verdict%s of earlier trials loaded from %s", cl->verdicts.n,
+		         cl->verdicts.n == 1 ? "" : "s", cl->verdicts_path);
+}
+
+static void save_verdicts(struct daemon *d)
+{
+	struct closed_loop *cl = &d->loop;
+	_cleanup_free_ char *dir = strdup(cl->verdicts_path);
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+	int r;
+
+	if (slash && slash != dir) {
+		*slash = '\0';
+		(void)caad_mkdir_p(dir, 0755);
+	}
+	r = caad_verdicts_save(&cl->verdicts, cl->verdicts_path);
+	if (r < 0)
+		log_warning_errno(r, "Cannot write %s, the verdict lasts until caad stops: %m", cl->verdicts_path);
+}
+
+/* ---- reading the counters ---------------------------------------------- */
+
+/* First field of /proc/PID/task/TID/schedstat: time on CPU, ns (for
+ * kernel threads). */
+static uint64_t thread_cpu_ns(const char *sysroot, uint32_t pid, uint32_t tid)
+{
+	_cleanup_free_ char *path = NULL;
+	char line[128];
+	unsigned long long ns;
+
+	if (!pid || !tid || caad_path(&path, sysroot, "/proc/%" PRIu32 "/task/%" PRIu32 "/schedstat", pid, tid) < 0 ||
+	    caad_read_line(path, line, sizeof(line)) < 0 || sscanf(line, "%llu", &ns) != 1)
+		return 0;
+	return ns;
+}
+
+/* TCP RetransSegs of /proc/net/snmp (caad's network namespace). */
+static uint64_t tcp_retrans(const char *sysroot)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	char *hdr, *val, *save1 = NULL, *save2 = NULL;
+
+	if (caad_path(&path, sysroot, "/proc/net/snmp") < 0 || caad_read_file(path, &text) < 0)
+		return 0;
+	hdr = strstr(text, "\nTcp: ");
+	if (!hdr)
+		return 0;
+	hdr++;
+	val = strstr(hdr + 1, "\nTcp: ");
+	if (!val)
+		return 0;
+	*val++ = '\0';
+	*strchrnul(val, '\n') = '\0';
+	for (char *h = strtok_r(hdr, " \n", &save1), *v = strtok_r(val, " ", &save2); h && v;
+	     h = strtok_r(NULL, " \n", &save1), v = strtok_r(NULL, " ", &save2)) {
+		if (streq(h, "RetransSegs"))
+			return strtoull(v, NULL, 10);
+	}
+	return 0;
+}
+
+/* Steal and all CPU time from the "cpu" line of /proc/stat, ns. */
+static void cpu_times(const char *sysroot, uint64_t *steal_ns, uint64_t *total_ns)
+{
+	_cleanup_free_ char *path = NULL;
+	unsigned long long v[8] = {};
+	char line[512];
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t total = 0;
+
+	*steal_ns = *total_ns = 0;
+	if (hz <= 0 || caad_path(&path, sysroot, "/proc/stat") < 0 || caad_read_line(path, line, sizeof(line)) < 0 ||
+	    sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+	           &v[6], &v[7]) != 8)
+		return;
+	for (size_t i = 0; i < 8; i++)
+		total += v[i];
+	*steal_ns = v[7] * (NSEC_PER_SEC / (uint64_t)hz);
+	*total_ns = total * (NSEC_PER_SEC / (uint64_t)hz);
+}
+
+static void read_counters(struct daemon *d, const struct caad_flow *f, struct caad_trial_counters *c)
+{
+	const char *root = d->args->sysroot;
+
+	*c = (struct caad_trial_counters){
+		.bytes = f->bytes,
+		.ooo = f->ooo_packets,
+		.retrans = tcp_retrans(root),
+	};
+	/* the consumer's time from BPF (ProtectProc=invisible hides its /proc);
+	 * a NAPI kthread is root's and visible */
+	c->cpu_ns = caad_observer_thread_ns(d->observer) + caad_observer_counter(d->observer, CAAD_COUNTER_NET_RX_NS);
+	if (f->proc_kthread)
+		c->cpu_ns += thread_cpu_ns(root, f->proc_kthread, f->proc_kthread);
+	cpu_times(root, &c->steal_ns, &c->total_ns);
+}
+
+/* ---- what a flow is ---------------------------------------------------- */
+
+static const struct caad_flow *find_flow(const struct caad_flow *flows, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (flows[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && flows[lo].id == id ? &flows[lo] : NULL;
+}
+
+/* The driver behind an interface: SYSROOT/sys/class/net/IF/device/driver's
+ * name, "" for a virtual device. */
+static void iface_driver(const char *sysroot, const char *iface, char *buf, size_t size)
+{
+	_cleanup_free_ char *path = NULL;
+	char target[PATH_MAX];
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (caad_path(&path, sysroot, "/sys/class/net/%s/device/driver", iface) < 0)
+		return;
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return;
+	target[n] = '\0';
+	const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+	size_t len = strnlen(base, size - 1);
+	memcpy(buf, base, len);
+	buf[len] = '\0';
+}
+
+static const struct caad_iface *flow_iface(const struct daemon *d, const struct caad_flow *f)
+{
+	return d->inv ? caad_inventory_find_ifindex(d->inv, f->ifindex) : NULL;
+}
+
+/* The CPU that has relation rel to the consumer's CPU c, for a verdict: -1
+ * when the relation is the prior's (the planner's rules give it) or there is none. */
+static int cpu_for_relation(const struct daemon *d, int c, enum caad_relation rel)
+{
+	const struct caad_topology *t = d->topo;
+
+	if (rel == CAAD_RELATION_SAME_CORE)
+		return c;
+	if (rel != CAAD_RELATION_SMT_SIBLING)
+		return -1;
+	CAAD_CPUMASK_FOREACH(cpu, &t->cores[t->cpus[c].core].cpus)
+		if (cpu != c && caad_cpumask_test(&t->usable, (unsigned)cpu) &&
+		    !caad_cpumask_test(&d->config.policy.banned, (unsigned)cpu))
+			return cpu;
+	return -1;
+}
+
+static bool in_cooldown(struct closed_loop *cl, const char *iface, const char *comm, uint64_t now_ns)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cl->cooldown); i++)
+		if (cl->cooldown[i].until_ns > now_ns && streq(cl->cooldown[i].iface, iface) &&
+		    streq(cl->cooldown[i].comm, comm))
+			return true;
+	return false;
+}
+
+static void add_cooldown(struct closed_loop *cl, const char *iface, const char *comm, uint64_t until_ns)
+{
+	size_t oldest = 0;
+
+	for (size_t i = 1; i < ARRAY_SIZE(cl->cooldown); i++)
+		if (cl->cooldown[i].until_ns < cl->cooldown[oldest].until_ns)
+			oldest = i;
+	snprintf(cl->cooldown[oldest].iface, sizeof(cl->cooldown[oldest].iface), "%s", iface);
+	snprintf(cl->cooldown[oldest].comm, sizeof(cl->cooldown[oldest].comm), "%s", comm);
+	cl->cooldown[oldest].until_ns = until_ns;
+}
+
+/* ---- overrides --------------------------------------------------------- */
+
+static int add_override(struct closed_loop *cl, uint64_t flow_id, int cpu, const char *fmt, ...) _printf_(4, 5);
+static int add_override(struct closed_loop *cl, uint64_t flow_id, int cpu, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cl->n_overrides == cl->cap) {
+		size_t cap = cl->cap ? cl->cap * 2 : 8;
+		struct caad_override *o = realloc(cl->overrides, cap * sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		cl->overrides = o;
+		char(*w)[160] = realloc(cl->whys, cap * sizeof(*w));
+		if (!w)
+			return -ENOMEM;
+		cl->whys = w;
+		cl->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(cl->whys[cl->n_overrides], sizeof(cl->whys[0]), fmt, ap);
+	va_end(ap);
+	cl->overrides[cl->n_overrides] = (struct caad_override){ .flow_id = flow_id, .cpu = cpu };
+	cl->n_overrides++;
+	return 0;
+}
+
+static int cmp_override(const void *a, const void *b)
+{
+	const struct caad_override *x = a, *y = b;
+
+	return x->flow_id < y->flow_id ? -1 : x->flow_id > y->flow_id;
+}
+
+/* ---- trials ------------------------------------------------------------ */
+
+static void finish(struct daemon *d, uint64_t now_ns)
+{
+	struct closed_loop *cl = &d->loop;
+	struct trial_record *rec = cl->current;
+	struct caad_trial *t = &rec->trial;
+
+	if (t->state == CAAD_TRIAL_DONE) {
+		const struct caad_trial_cand *w = &t->cands[t->result.winner];
+		unsigned shown = t->result.winner;
+		/* the prior stood: show how close the best alternative came */
+		for (unsigned c = 1; !t->result.winner && c < t->n_cands; c++)
+			if (!shown || t->result.scores[c].goodput_ratio > t->result.scores[shown].goodput_ratio)
+				shown = c;
+		const struct caad_trial_score *s = &t->result.scores[shown];
+		struct caad_verdict v = {
+			.relation = w->relation,
+			.decided_sec = (uint64_t)time(NULL),
+			.trial = t->id,
+			.goodput_ratio = s->goodput_ratio,
+			.efficiency_ratio = s->efficiency_ratio,
+			.pairs = s->pairs,
+			.wins = s->goodput_wins,
+		};
+		snprintf(v.iface, sizeof(v.iface), "%s", rec->iface);
+		snprintf(v.driver, sizeof(v.driver), "%s", rec->driver);
+		snprintf(v.comm, sizeof(v.comm), "%s", rec->comm);
+		if (t->result.winner)
+			cl->switched++;
+		else
+			cl->kept_prior++;
+		log_info("Trial %u (%s, %s on %s) done: %s -> %s", t->id, rec->tuple, rec->comm, rec->iface,
+		         t->result.reason, caad_relation_to_string(w->relation));
+		for (unsigned c = 0; c < t->n_cands; c++) {
+			const struct caad_trial_score *sc = &t->result.scores[c];
+			log_info("Trial %u candidate %u, CPU %d (%s): median %.2f Gbit/s, %.2f GB per CPU-second, "
+			         "%" PRIu64 " out-of-order packets, %" PRIu64 " retransmits, steal %.1f%%",
+			         t->id, c, t->cands[c].cpu, caad_relation_to_string(t->cands[c].relation),
+			         sc->goodput_bps / 1e9, sc->efficiency / 1e9, sc->ooo, sc->retrans, sc->steal_pct);
+		}
+		if (caad_verdicts_put(&cl->verdicts, &v) >= 0)
+			save_verdicts(d);
+		caad_bus_trial_finished(d->bus, t->id, caad_relation_to_string(w->relation));
+	} else {
+		cl->aborted++;
+		add_cooldown(cl, rec->iface, rec->comm, now_ns + COOLDOWN_NS);
+		log_info("Trial %u (%s, %s on %s) aborted: %s; the prior stands", t->id, rec->tuple, rec->comm,
+		         rec->iface, t->abort_reason);
+		caad_bus_trial_finished(d->bus, t->id, "aborted");
+	}
+
+	/* keep it for the API: the oldest goes */
+	if (cl->n_history == CLOSED_LOOP_HISTORY) {
+		record_free(&cl->history[0]);
+		memmove(&cl->history[0], &cl->history[1], (CLOSED_LOOP_HISTORY - 1) * sizeof(cl->history[0]));
+		cl->n_history--;
+	}
+	cl->history[cl->n_history++] = *rec;
+	free(rec);
+	cl->current = NULL;
+	caad_observer_watch_thread(d->observer, 0);
+}
+
+/* The candidates for a flow whose prior target is prior_cpu. */
+static unsigned candidates(const struct daemon *d, int c, int prior_cpu, struct caad_trial_cand *cands)
+{
+	const struct caad_topology *t = d->topo;
+	unsigned n = 0;
+	int sib;
+
+	cands[n++] = (struct caad_trial_cand){ prior_cpu, caad_topology_relation(t, (unsigned)c, (unsigned)prior_cpu) };
+	if (!caad_cpumask_test(&d->config.policy.banned, (unsigned)c) && c != prior_cpu)
+		cands[n++] = (struct caad_trial_cand){ c, CAAD_RELATION_SAME_CORE };
+	sib = cpu_for_relation(d, c, CAAD_RELATION_SMT_SIBLING);
+	if (sib >= 0 && sib != prior_cpu)
+		cands[n++] = (struct caad_trial_cand){ sib, CAAD_RELATION_SMT_SIBLING };
+	return n;
+}
+
+static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n, uint64_t now_ns)
+{
+	struct closed_loop *cl = &d->loop;
+	const struct caad_flow *best = NULL;
+	const struct caad_decision *best_dec = NULL;
+	const struct caad_iface *best_ifc = NULL;
+	char best_driver[CAAD_VERDICT_NAME_MAX] = "";
+	struct caad_trial_cand cands[CAAD_TRIAL_MAX_CANDS];
+	struct caad_trial_params p = d->config.trial;
+	struct trial_record *rec;
+	unsigned n_cands;
+	int r;
+
+	if (!d->plan || d->paused || d->config.mode != CAAD_MODE_ENFORCE)
+		return 0; /* trials need a plan in force */
+
+	for (size_t i = 0; i < n; i++) {
+		const struct caad_flow *f = &flows[i];
+		const struct caad_decision *dec;
+		const struct caad_iface *ifc;
+		char driver[CAAD_VERDICT_NAME_MAX];
+
+		if (f->rate_bps < d->config.policy.rate_threshold_bps || f->consumer_cpu < 0 ||
+		    now_ns < f->first_ns + (uint64_t)d->config.trial_steady_ms * NSEC_PER_MSEC ||
+		    (best && f->rate_bps <= best->rate_bps))
+			continue;
+		dec = caad_plan_find(d->plan, f->id);
+		/* steady: steered by the rules, and held there (not just moved) */
+		if (!dec || dec->steer_cpu < 0 || dec->shares_queue || dec->consumer_cpu != f->consumer_cpu ||
+		    now_ns < dec->since_ns + (uint64_t)d->config.policy.dwell_ms * NSEC_PER_MSEC)
+			continue;
+		ifc = flow_iface(d, f);
+		if (!ifc || in_cooldown(cl, ifc->name, f->comm, now_ns))
+			continue;
+		iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver));
+		if (caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, (uint64_t)time(NULL),
+		                       d->config.verdict_max_age_sec))
+			continue;
+		best = f;
+		best_dec = dec;
+		best_ifc = ifc;
+		snprintf(best_driver, sizeof(best_driver), "%s", driver);
+	}
+	if (!best)
+		return 0;
+
+	n_cands = candidates(d, best->consumer_cpu, best_dec->steer_cpu, cands);
+	if (n_cands < 2)
+		return 0;
+	/* a turn is never shorter than the dwell time; half of it may settle */
+	p.turn_ms = MAX(p.turn_ms, d->config.policy.dwell_ms);
+	p.settle_ms = MIN(p.settle_ms, p.turn_ms / 2);
+	p.collapse_bps = d->config.policy.rate_threshold_bps / 2;
+
+	rec = calloc(1, sizeof(*rec));
+	if (!rec)
+		return -ENOMEM;
+	r = caad_trial_start(&rec->trial, ++cl->next_id, best->id, &p, cands, n_cands, now_ns);
+	if (r < 0) {
+		free(rec);
+		return r;
+	}
+	snprintf(rec->iface, sizeof(rec->iface), "%s", best_ifc->name);
+	snprintf(rec->driver, sizeof(rec->driver), "%s", best_driver);
+	snprintf(rec->comm, sizeof(rec->comm), "%s", best->comm);
+	caad_flow_format_tuple(best, rec->tuple, sizeof(rec->tuple));
+	rec->consumer_cpu = best->consumer_cpu;
+	rec->started_sec = (uint64_t)time(NULL);
+	rec->rate_bps = best->rate_bps;
+	cl->current = rec;
+	cl->trials++;
+	caad_observer_watch_thread(d->observer, best->tid);
+	log_info("Trial %u: %s (%s on %s, %.1f Gbit/s, consumer on CPU %d): %u rounds of %u turns of %u ms, "
+	         "candidates: prior CPU %d (%s), CPU %d (%s)%s%s", rec->trial.id, rec->tuple, rec->comm, rec->iface,
+	         best->rate_bps / 1e9, best->consumer_cpu, p.rounds, n_cands, p.turn_ms, cands[0].cpu,
+	         caad_relation_to_string(cands[0].relation), cands[1].cpu, caad_relation_to_string(cands[1].relation),
+	         n_cands > 2 ? ", and the SMT sibling " : "",
+	         n_cands > 2 ? caad_relation_to_string(cands[2].relation) : "");
+	return 1;
+}
+
+/* Advance the running trial; its turn's placement becomes an override. */
+static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, uint64_t now_ns)
+{
+	struct closed_loop *cl = &d->loop;
+	struct caad_trial *t = &cl->current->trial;
+	const struct caad_flow *f = find_flow(flows, n, t->flow_id);
+	struct caad_trial_counters c;
+	char why[96];
+	unsigned cand;
+
+	if (!f)
+		caad_trial_abort(t, now_ns, "the flow ended");
+	else if (f->consumer_cpu != cl->current->consumer_cpu) {
+		snprintf(why, sizeof(why), "the consumer moved from CPU %d to CPU %d", cl->current->consumer_cpu,
+		         f->consumer_cpu);
+		caad_trial_abort(t, now_ns, why);
+	} else if (d->paused || d->config.mode != CAAD_MODE_ENFORCE)
+		caad_trial_abort(t, now_ns, d->paused ? "caad was paused" : "caad left enforce mode");
+	if (t->state != CAAD_TRIAL_RUNNING) {
+		finish(d, now_ns);
+		return 0;
+	}
+	read_counters(d, f, &c);
+	cand = caad_trial_step(t, now_ns, &c);
+	if (t->state != CAAD_TRIAL_RUNNING) {
+		finish(d, now_ns);
+		return 0;
+	}
+	return add_override(cl, t->flow_id, t->cands[cand].cpu, "trial %u, round %u of %u: %s", t->id,
+	                    t->turn / t->n_cands + 1, t->params.rounds, caad_relation_to_string(t->cands[cand].relation));
+}
+
+/* Whether flow id was told about its verdict already; if not, it is now. */
+static bool announced(struct closed_loop *cl, uint64_t id)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cl->announced); i++)
+		if (cl->announced[i] == id)
+			return true;
+	cl->announced[cl->n_announced++ % ARRAY_SIZE(cl->announced)] = id;
+	return false;
+}
+
+/* Flows of applications with a verdict other than the prior get its placement. */
+static int reuse_verdicts(struct daemon *d, const struct caad_flow *flows, size_t n)
+{
+	struct closed_loop *cl = &d->loop;
+	uint64_t now_sec = (uint64_t)time(NULL);
+
+	if (cl->verdicts.n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct caad_flow *f = &flows[i];
+		const struct caad_iface *ifc;
+		const struct caad_verdict *v;
+		char driver[CAAD_VERDICT_NAME_MAX];
+		int cpu, r;
+
+		if (f->rate_bps < d->config.policy.rate_threshold_bps / 2 || f->consumer_cpu < 0 ||
+		    (cl->current && cl->current->trial.flow_id == f->id))
+			continue;
+		ifc = flow_iface(d, f);
+		if (!ifc)
+			continue;
+		iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver));
+		v = caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, now_sec, d->config.verdict_max_age_sec);
+		if (!v)
+			continue;
+		cpu = cpu_for_relation(d, f->consumer_cpu, v->relation);
+		if (!announced(cl, f->id)) {
+			char tuple[128];
+			caad_flow_format_tuple(f, tuple, sizeof(tuple));
+			log_info("Flow %s (%s on %s) takes the verdict of trial %u without a trial of its own: %s%s", tuple,
+			         f->comm, ifc->name, v->trial, caad_relation_to_string(v->relation),
+			         cpu < 0 ? " (the rules' placement)" : "");
+			cl->reused++;
+		}
+		if (cpu < 0)
+			continue; /* the rules' placement won: nothing to change */
+		r = add_override(cl, f->id, cpu, "verdict of trial %u for %s on %s: %s (goodput %.3fx the prior's)",
+		                 v->trial, f->comm, ifc->name, caad_relation_to_string(v->relation), v->goodput_ratio);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int closed_loop_prepare(struct daemon *d, const struct caad_flow *flows, size_t n, uint64_t now_ns)
+{
+	struct closed_loop *cl = &d->loop;
+	int r;
+
+	cl->n_overrides = 0;
+	d->config.policy.overrides = NULL;
+	d->config.policy.n_overrides = 0;
+	if (d->config.placement != CAAD_PLACEMENT_MEASURE || !d->topo)
+		return 0;
+	if (!cl->verdicts_loaded)
+		load_verdicts(d);
+
+	if (cl->current) {
+		r = run_trial(d, flows, n, now_ns);
+		if (r < 0)
+			return r;
+	}
+	r = reuse_verdicts(d, flows, n);
+	if (r < 0)
+		return r;
+	if (!cl->current) {
+		r = start_trial(d, flows, n, now_ns);
+		if (r > 0)
+			r = run_trial(d, flows, n, now_ns);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < cl->n_overrides; i++)
+		cl->overrides[i].why = cl->whys[i];
+	qsort(cl->overrides, cl->n_overrides, sizeof(*cl->overrides), cmp_override);
+	d->config.policy.overrides = cl->overrides;
+	d->config.policy.n_overrides = cl->n_overrides;
+	return 0;
+}
+
+void closed_loop_reset(struct daemon *d, const char *why)
+{
+	struct closed_loop *cl = &d->loop;
+
+	if (cl->current) {
+		caad_trial_abort(&cl->current->trial, 0, why);
+		finish(d, 0);
+	}
+	cl->verdicts_loaded = false; /* read again, against the topology now */
+	cl->n_overrides = 0;
+	d->config.policy.overrides = NULL;
+	d->config.policy.n_overrides = 0;
+}
+
+/* ---- the API ----------------------------------------------------------- */
+
+static void format_trial(FILE *f, const struct trial_record *rec)
+{
+	const struct caad_trial *t = &rec->trial;
+	struct caad_trial_result res = {};
+	bool have = t->state == CAAD_TRIAL_DONE;
+
+	if (!have)
+		have = caad_trial_decide(&t->params, t->samples, t->n_samples, t->n_cands, &res) >= 0;
+	else
+		res = t->result;
+	fprintf(f, "{\"id\": %u, \"state\": \"%s\", \"flow\": ", t->id, caad_trial_state_to_string(t->state));
+	caad_json_string(f, rec->tuple);
+	fputs(", \"iface\": ", f);
+	caad_json_string(f, rec->iface);
+	fputs(", \"comm\": ", f);
+	caad_json_string(f, rec->comm);
+	fprintf(f, ", \"consumer_cpu\": %d, \"started\": %" PRIu64 ", \"rate_bps\": %" PRIu64
+	           ", \"rounds\": %u, \"turn_ms\": %u, \"settle_ms\": %u, \"turns_done\": %zu, \"candidates\": [",
+	        rec->consumer_cpu, rec->started_sec, rec->rate_bps, t->params.rounds, t->params.turn_ms,
+	        t->params.settle_ms, t->n_samples);
+	for (unsigned c = 0; c < t->n_cands; c++) {
+		const struct caad_trial_score *s = &res.scores[c];
+		fprintf(f,
+		        "%s{\"cpu\": %d, \"relation\": \"%s\", \"prior\": %s, \"goodput_bps\": %.0f, "
+		        "\"bytes_per_cpu_second\": %.0f, \"goodput_ratio\": %.4f, \"efficiency_ratio\": %.4f, "
+		        "\"pairs\": %u, \"goodput_wins\": %u, \"efficiency_wins\": %u, \"ooo_packets\": %" PRIu64
+		        ", \"retransmits\": %" PRIu64 ", \"steal_pct\": %.2f}",
+		        c ? ", " : "", t->cands[c].cpu, caad_relation_to_string(t->cands[c].relation), c ? "false" : "true",
+		        have ? s->goodput_bps : 0, have ? s->efficiency : 0, have ? s->goodput_ratio : 0,
+		        have ? s->efficiency_ratio : 0, s->pairs, s->goodput_wins, s->efficiency_wins, s->ooo, s->retrans,
+		        s->steal_pct);
+	}
+	fputs("], \"samples\": [", f);
+	for (size_t i = 0; i < t->n_samples; i++) {
+		const struct caad_trial_sample *s = &t->samples[i];
+		fprintf(f,
+		        "%s{\"round\": %u, \"candidate\": %u, \"ns\": %" PRIu64 ", \"bytes\": %" PRIu64
+		        ", \"cpu_ns\": %" PRIu64 ", \"ooo_packets\": %" PRIu64 ", \"retransmits\": %" PRIu64
+		        ", \"steal_ns\": %" PRIu64 "}",
+		        i ? ", " : "", s->round, s->cand, s->ns, s->d.bytes, s->d.cpu_ns, s->d.ooo, s->d.retrans,
+		        s->d.steal_ns);
+	}
+	fputs("], \"verdict\": ", f);
+	if (t->state == CAAD_TRIAL_DONE)
+		fprintf(f, "\"%s\", \"kept_prior\": %s, \"reason\": ",
+		        caad_relation_to_string(t->cands[t->result.winner].relation), t->result.winner ? "false" : "true");
+	else
+		fputs("null, \"kept_prior\": null, \"reason\": ", f);
+	caad_json_string(f, t->state == CAAD_TRIAL_DONE ? t->result.reason
+	                    : t->state == CAAD_TRIAL_ABORTED ? t->abort_reason
+	                                                      : "running");
+	fputc('}', f);
+}
+
+int closed_loop_format(const struct daemon *d, FILE *f)
+{
+	const struct closed_loop *cl = &d->loop;
+	bool first = true;
+
+	fprintf(f, "{\"placement\": \"%s\", \"trials\": [", caad_placement_to_string(d->config.placement));
+	for (size_t i = 0; i < cl->n_history; i++, first = false) {
+		fputs(first ? "" : ", ", f);
+		format_trial(f, &cl->history[i]);
+	}
+	if (cl->current) {
+		fputs(first ? "" : ", ", f);
+		format_trial(f, cl->current);
+	}
+	fputs("], \"store\": ", f);
+	if (cl->verdicts_loaded) {
+		/* the stored form, inside the answer */
+		_cleanup_free_ char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		if (!m)
+			return -ENOMEM;
+		(void)caad_verdicts_format(&cl->verdicts, m);
+		if (fclose(m) != 0)
+			return -ENOMEM;
+		while (len > 0 && buf[len - 1] == '\n')
+			buf[--len] = '\0';
+		fputs(buf, f);
+	} else
+		fputs("null", f);
+	fputs("}\n", f);
+	return ferror(f) ? -EIO : 0;
+}

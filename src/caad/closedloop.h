@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * Placement=measure: one trial at a time on the heaviest steady flow
+ * without a verdict, verdicts remembered in STATE_DIR/verdicts.json and
+ * reused for later flows of the same application on the same interface.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "caad/flow.h"
+#include "caad/plan.h"
+#include "caad/trial.h"
+#include "caad/verdict.h"
+
+struct daemon;
+
+#define CLOSED_LOOP_HISTORY 16
+
+/* A trial as shown by the API: the trial and what it was about. */
+struct trial_record {
+	struct caad_trial trial;  /* samples kept while running and after */
+	char iface[CAAD_VERDICT_NAME_MAX];
+	char driver[CAAD_VERDICT_NAME_MAX];
+	char comm[CAAD_COMM_LEN];
+	char tuple[128];
+	int consumer_cpu;
+	uint64_t started_sec;     /* CLOCK_REALTIME */
+	uint64_t rate_bps;        /* when it started */
+};
+
+struct closed_loop {
+	char *verdicts_path;      /* STATE_DIR/verdicts.json */
+	char kernel[128], topology[128];
+	struct caad_verdicts verdicts;
+	bool verdicts_loaded;
+
+	struct trial_record *current; /* NULL: no trial running */
+	struct trial_record history[CLOSED_LOOP_HISTORY]; /* finished, oldest first */
+	size_t n_history;
+	unsigned next_id;
+
+	struct cooldown {
+		char iface[CAAD_VERDICT_NAME_MAX];
+		char comm[CAAD_COMM_LEN];
+		uint64_t until_ns;
+	} cooldown[8];            /* after an aborted trial, no new one for the same app for a while */
+
+	uint64_t announced[32];   /* flows last told they have a verdict (a ring) */
+	unsigned n_announced;
+
+	struct caad_override *overrides; /* for this scan's plan, sorted by flow id */
+	char (*whys)[160];
+	size_t n_overrides, cap;
+
+	uint64_t trials, kept_prior, switched, aborted, reused;
+};
+
+int closed_loop_init(struct closed_loop *cl, const char *state_dir);
+void closed_loop_done(struct closed_loop *cl);
+
+/* Before planning: advance the trial, start one, and set the overrides in
+ * d->config.policy for flows[0..n) (sorted by id). */
+int closed_loop_prepare(struct daemon *d, const struct caad_flow *flows, size_t n, uint64_t now_ns);
+/* Placement= changed, or the topology did: forget (and for a topology,
+ * re-check) the verdicts; a running trial ends. */
+void closed_loop_reset(struct daemon *d, const char *why);
+
+/* {"placement": ..., "trials": [...], "store": {... "verdicts": [...]}} for
+ * GetTrials: the last trials (the running one last) and the verdicts. */
+int closed_loop_format(const struct daemon *d, FILE *f);

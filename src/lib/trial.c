@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Closed-loop trials: the schedule of turns, their measurement, and the
+ * decision rule. No I/O, no clock: everything comes in as arguments.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "caad/macro.h"
+#include "caad/trial.h"
+
+#define NSEC_PER_MSEC UINT64_C(1000000)
+
+void caad_trial_params_init(struct caad_trial_params *p)
+{
+	*p = (struct caad_trial_params){
+		.rounds = 6,
+		.turn_ms = 2000,
+		.settle_ms = 500,
+		.margin_pct = 3,
+		.win_pct = 80,
+		.collapse_bps = 0,
+	};
+}
+
+const char *caad_trial_state_to_string(enum caad_trial_state s)
+{
+	static const char *const names[] = {
+		[CAAD_TRIAL_RUNNING] = "running",
+		[CAAD_TRIAL_DONE] = "done",
+		[CAAD_TRIAL_ABORTED] = "aborted",
+	};
+	return (unsigned)s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of v[0..n), reordering v; 0 for none. */
+static double median(double *v, size_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static const struct caad_trial_sample *find_sample(const struct caad_trial_sample *s, size_t n, unsigned round,
+                                                   unsigned cand)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i].round == round && s[i].cand == cand)
+			return &s[i];
+	return NULL;
+}
+
+static void score(const struct caad_trial_sample *samples, size_t n, unsigned cand, unsigned max_round,
+                  struct caad_trial_score *sc, double *buf_a, double *buf_b)
+{
+	size_t na = 0, nb = 0, ng = 0, ne = 0;
+	uint64_t steal = 0, total = 0;
+
+	/* its own medians */
+	for (size_t i = 0; i < n; i++) {
+		const struct caad_trial_sample *s = &samples[i];
+		if (s->cand != cand)
+			continue;
+		buf_a[na++] = caad_trial_sample_goodput_bps(s);
+		if (caad_trial_sample_efficiency(s) > 0)
+			buf_b[nb++] = caad_trial_sample_efficiency(s);
+		sc->ooo += s->d.ooo;
+		sc->retrans += s->d.retrans;
+		steal += s->d.steal_ns;
+		total += s->d.total_ns;
+	}
+	sc->goodput_bps = median(buf_a, na);
+	sc->efficiency = median(buf_b, nb);
+	sc->steal_pct = total ? 100.0 * (double)steal / (double)total : 0;
+
+	/* paired with the prior, round by round */
+	for (unsigned r = 0; r <= max_round; r++) {
+		const struct caad_trial_sample *a = find_sample(samples, n, r, cand), *p = find_sample(samples, n, r, 0);
+		double pg, pe, ag, ae;
+
+		if (!a || !p)
+			continue;
+		pg = caad_trial_sample_goodput_bps(p);
+		ag = caad_trial_sample_goodput_bps(a);
+		if (pg <= 0)
+			continue;
+		sc->pairs++;
+		buf_a[ng++] = ag / pg;
+		sc->goodput_wins += ag > pg;
+		pe = caad_trial_sample_efficiency(p);
+		ae = caad_trial_sample_efficiency(a);
+		if (pe > 0 && ae > 0) {
+			buf_b[ne++] = ae / pe;
+			sc->efficiency_wins += ae > pe;
+		}
+	}
+	sc->goodput_ratio = median(buf_a, ng);
+	sc->efficiency_ratio = ne == sc->pairs ? median(buf_b, ne) : 0; /* only when every pair has it */
+}
+
+int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
+                      unsigned n_cands, struct caad_trial_result *ret)
+{
+	_cleanup_free_ double *a = NULL, *b = NULL;
+	double margin = p->margin_pct / 100.0, best_ratio = 0;
+	unsigned max_round = 0;
+
+	if (n_cands < 1 || n_cands > CAAD_TRIAL_MAX_CANDS)
+		return -EINVAL;
+	*ret = (struct caad_trial_result){ .winner = 0 };
+	a = malloc((n ? n : 1) * sizeof(double));
+	b = malloc((n ? n : 1) * sizeof(double));
+	if (!a || !b)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		max_round = MAX(max_round, samples[i].round);
+
+	for (unsigned c = 0; c < n_cands; c++)
+		score(samples, n, c, max_round, &ret->scores[c], a, b);
+	ret->scores[0].goodput_ratio = ret->scores[0].pairs ? 1 : 0;
+	ret->scores[0].efficiency_ratio = ret->scores[0].efficiency > 0 ? 1 : 0;
+	ret->scores[0].goodput_wins = ret->scores[0].efficiency_wins = 0;
+
+	for (unsigned c = 1; c < n_cands; c++) {
+		const struct caad_trial_score *s = &ret->scores[c];
+		unsigned need;
+		bool eff_known = s->efficiency_ratio > 0, by_goodput, by_efficiency;
+
+		if (s->pairs < 2)
+			continue;
+		need = (s->pairs * p->win_pct + 99) / 100; /* rounds it must be ahead in */
+		by_goodput = s->goodput_ratio >= 1 + margin && s->goodput_wins >= need &&
+		             (!eff_known || s->efficiency_ratio >= 1 - margin);
+		by_efficiency = eff_known && s->efficiency_ratio >= 1 + margin && s->efficiency_wins >= need &&
+		                s->goodput_ratio >= 1;
+		if ((by_goodput || by_efficiency) && s->goodput_ratio > best_ratio) {
+			ret->winner = c;
+			best_ratio = s->goodput_ratio;
+		}
+	}
+
+	if (ret->winner) {
+		const struct caad_trial_score *s = &ret->scores[ret->winner];
+		snprintf(ret->reason, sizeof(ret->reason),
+		         "candidate %u won: median goodput %.3fx the prior's (ahead in %u of %u rounds), "
+		         "bytes per CPU-second %.3fx (ahead in %u)",
+		         ret->winner, s->goodput_ratio, s->goodput_wins, s->pairs, s->efficiency_ratio,
+		         s->efficiency_wins);
+	} else {
+		/* say how close the best alternative came */
+		unsigned best = 0;
+		for (unsigned c = 1; c < n_cands; c++)
+			if (!best || ret->scores[c].goodput_ratio > ret->scores[best].goodput_ratio)
+				best = c;
+		if (!best || ret->scores[best].pairs < 2)
+			snprintf(ret->reason, sizeof(ret->reason), "the prior stands: too few paired rounds to compare");
+		else
+			snprintf(ret->reason, sizeof(ret->reason),
+			         "the prior stands: no alternative won by %u%% in %u%% of the rounds (best: candidate %u, "
+			         "median goodput %.3fx, ahead in %u of %u; bytes per CPU-second %.3fx, ahead in %u)",
+			         p->margin_pct, p->win_pct, best, ret->scores[best].goodput_ratio,
+			         ret->scores[best].goodput_wins, ret->scores[best].pairs,
+			         ret->scores[best].efficiency_ratio, ret->scores[best].efficiency_wins);
+	}
+	return 0;
+}
+
+int caad_trial_start(struct caad_trial *t, unsigned id, uint64_t flow_id, const struct caad_trial_params *p,
+                     const struct caad_trial_cand *cands, unsigned n_cands, uint64_t now_ns)
+{
+	if (n_cands < 2 || n_cands > CAAD_TRIAL_MAX_CANDS || p->rounds < 2 || p->turn_ms == 0 ||
+	    p->settle_ms >= p->turn_ms || p->win_pct > 100)
+		return -EINVAL;
+	*t = (struct caad_trial){
+		.id = id,
+		.flow_id = flow_id,
+		.params = *p,
+		.n_cands = n_cands,
+		.state = CAAD_TRIAL_RUNNING,
+		.start_ns = now_ns,
+		.turn_start_ns = now_ns,
+	};
+	memcpy(t->cands, cands, n_cands * sizeof(*cands));
+	t->samples = calloc((size_t)p->rounds * n_cands, sizeof(*t->samples));
+	return t->samples ? 0 : -ENOMEM;
+}
+
+void caad_trial_done(struct caad_trial *t)
+{
+	free(t->samples);
+	t->samples = NULL;
+	t->n_samples = 0;
+}
+
+unsigned caad_trial_turn_cand(const struct caad_trial *t, unsigned turn)
+{
+	unsigned round = turn / t->n_cands, pos = turn % t->n_cands;
+
+	return (pos + round) % t->n_cands;
+}
+
+void caad_trial_abort(struct caad_trial *t, uint64_t now_ns, const char *why)
+{
+	if (t->state != CAAD_TRIAL_RUNNING)
+		return;
+	t->state = CAAD_TRIAL_ABORTED;
+	t->end_ns = now_ns;
+	snprintf(t->abort_reason, sizeof(t->abort_reason), "%s", why);
+}
+
+static void counters_sub(struct caad_trial_counters *d, const struct caad_trial_counters *a,
+                         const struct caad_trial_counters *b)
+{
+	/* counters only grow; a reset (a re-created socket, say) counts as 0 */
+#define SUB(x) d->x = a->x >= b->x ? a->x - b->x : 0
+	SUB(bytes);
+	SUB(cpu_ns);
+	SUB(ooo);
+	SUB(retrans);
+	SUB(steal_ns);
+	SUB(total_ns);
+#undef SUB
+}
+
+unsigned caad_trial_step(struct caad_trial *t, uint64_t now_ns, const struct caad_trial_counters *now)
+{
+	unsigned total = t->params.rounds * t->n_cands;
+	uint64_t turn_ns = (uint64_t)t->params.turn_ms * NSEC_PER_MSEC;
+	uint64_t settle_ns = (uint64_t)t->params.settle_ms * NSEC_PER_MSEC;
+
+	if (t->state != CAAD_TRIAL_RUNNING)
+		return 0;
+
+	if (!t->measuring && now_ns - t->turn_start_ns >= settle_ns) {
+		t->measuring = true;
+		t->measure_start_ns = now_ns;
+		t->at_start = *now;
+	}
+	if (t->measuring && now_ns - t->turn_start_ns >= turn_ns && now_ns > t->measure_start_ns) {
+		struct caad_trial_sample *s = &t->samples[t->n_samples++];
+
+		*s = (struct caad_trial_sample){
+			.round = t->turn / t->n_cands,
+			.cand = caad_trial_turn_cand(t, t->turn),
+			.ns = now_ns - t->measure_start_ns,
+		};
+		counters_sub(&s->d, now, &t->at_start);
+		if (t->params.collapse_bps && caad_trial_sample_goodput_bps(s) < (double)t->params.collapse_bps) {
+			char why[128];
+			snprintf(why, sizeof(why), "the flow's rate collapsed to %.2f Gbit/s on CPU %d",
+			         caad_trial_sample_goodput_bps(s) / 1e9, t->cands[s->cand].cpu);
+			caad_trial_abort(t, now_ns, why);
+			return 0;
+		}
+		t->turn++;
+		t->turn_start_ns = now_ns;
+		t->measuring = settle_ns == 0;
+		t->measure_start_ns = now_ns;
+		t->at_start = *now;
+		if (t->turn >= total) {
+			t->end_ns = now_ns;
+			if (caad_trial_decide(&t->params, t->samples, t->n_samples, t->n_cands, &t->result) < 0) {
+				caad_trial_abort(t, now_ns, "out of memory deciding");
+				return 0;
+			}
+			t->state = CAAD_TRIAL_DONE;
+			return t->result.winner;
+		}
+	}
+	return caad_trial_turn_cand(t, t->turn);
+}

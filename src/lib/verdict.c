@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Remembered verdicts of closed-loop trials (STATE_DIR/verdicts.json). */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "caad/json.h"
+#include "caad/macro.h"
+#include "caad/sysfs.h"
+#include "caad/verdict.h"
+
+#define VERDICTS_VERSION 1
+
+void caad_topology_fingerprint(const struct caad_topology *t, char *buf, size_t size)
+{
+	char usable[64];
+
+	if (caad_cpumask_format_list(&t->usable, usable, sizeof(usable)) < 0)
+		snprintf(usable, sizeof(usable), "%u", caad_cpumask_count(&t->usable));
+	snprintf(buf, size, "cpus=%u cores=%u llcs=%u packages=%u numa=%u usable=%s", t->n_cpus, t->n_cores,
+	         t->n_llcs, t->n_packages, t->n_numas, usable);
+}
+
+void caad_verdicts_done(struct caad_verdicts *vs)
+{
+	free(vs->v);
+	vs->v = NULL;
+	vs->n = 0;
+}
+
+static int relation_from_string(const char *s, enum caad_relation *ret)
+{
+	for (enum caad_relation r = 0; r < _CAAD_RELATION_COUNT; r++)
+		if (streq(caad_relation_to_string(r), s)) {
+			*ret = r;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static void copy_name(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
+/* One entry of "verdicts"; -EBADMSG with *why set when it is malformed. */
+static int parse_one(json_object *o, struct caad_verdict *v, const char **why)
+{
+	json_object *x;
+
+	*v = (struct caad_verdict){};
+	if (!json_object_is_type(o, json_type_object))
+		return (*why = "an entry is not an object"), -EBADMSG;
+	if (!json_object_object_get_ex(o, "iface", &x) || !json_object_is_type(x, json_type_string) ||
+	    json_object_get_string_len(x) == 0 || json_object_get_string_len(x) >= (int)sizeof(v->iface))
+		return (*why = "\"iface\" missing or not a short string"), -EBADMSG;
+	copy_name(v->iface, sizeof(v->iface), json_object_get_string(x));
+	if (!json_object_object_get_ex(o, "comm", &x) || !json_object_is_type(x, json_type_string) ||
+	    json_object_get_string_len(x) >= (int)sizeof(v->comm))
+		return (*why = "\"comm\" missing or longer than 15 bytes"), -EBADMSG;
+	copy_name(v->comm, sizeof(v->comm), json_object_get_string(x));
+	if (json_object_object_get_ex(o, "driver", &x)) {
+		if (!json_object_is_type(x, json_type_string) || json_object_get_string_len(x) >= (int)sizeof(v->driver))
+			return (*why = "\"driver\" is not a short string"), -EBADMSG;
+		copy_name(v->driver, sizeof(v->driver), json_object_get_string(x));
+	}
+	if (!json_object_object_get_ex(o, "relation", &x) || !json_object_is_type(x, json_type_string) ||
+	    relation_from_string(json_object_get_string(x), &v->relation) < 0 ||
+	    v->relation == CAAD_RELATION_UNSTEERED)
+		return (*why = "\"relation\" missing or not a relation caad places on"), -EBADMSG;
+	if (!json_object_object_get_ex(o, "decided", &x) || !json_object_is_type(x, json_type_int) ||
+	    json_object_get_int64(x) < 0)
+		return (*why = "\"decided\" missing or not a time in seconds"), -EBADMSG;
+	v->decided_sec = (uint64_t)json_object_get_int64(x);
+	/* the figures are for people: kept when they are numbers */
+	if (json_object_object_get_ex(o, "goodput_ratio", &x) && json_object_is_type(x, json_type_double))
+		v->goodput_ratio = json_object_get_double(x);
+	if (json_object_object_get_ex(o, "efficiency_ratio", &x) && json_object_is_type(x, json_type_double))
+		v->efficiency_ratio = json_object_get_double(x);
+	if (json_object_object_get_ex(o, "pairs", &x) && json_object_is_type(x, json_type_int))
+		v->pairs = (unsigned)MIN(MAX(json_object_get_int64(x), 0), 1000000);
+	if (json_object_object_get_ex(o, "wins", &x) && json_object_is_type(x, json_type_int))
+		v->wins = (unsigned)MIN(MAX(json_object_get_int64(x), 0), 1000000);
+	if (json_object_object_get_ex(o, "trial", &x) && json_object_is_type(x, json_type_int))
+		v->trial = (unsigned)MIN(MAX(json_object_get_int64(x), 0), 1000000000);
+	return 0;
+}
+
+static bool expired(const struct caad_verdict *v, uint64_t now_sec, uint64_t max_age_sec)
+{
+	return max_age_sec && (v->decided_sec > now_sec + 60 || now_sec - MIN(now_sec, v->decided_sec) > max_age_sec);
+}
+
+int caad_verdicts_load(const char *path, const char *kernel, const char *topology, uint64_t now_sec,
+                       uint64_t max_age_sec, struct caad_verdicts *ret, size_t *ret_dropped, char **ret_why)
+{
+	_cleanup_free_ char *text = NULL;
+	json_object *root = NULL, *x, *list;
+	const char *why = NULL;
+	size_t n, dropped = 0;
+	int r;
+
+	*ret = (struct caad_verdicts){};
+	copy_name(ret->kernel, sizeof(ret->kernel), kernel);
+	copy_name(ret->topology, sizeof(ret->topology), topology);
+	if (ret_dropped)
+		*ret_dropped = 0;
+	if (ret_why)
+		*ret_why = NULL;
+
+	r = caad_read_file(path, &text);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	root = json_tokener_parse(text);
+	if (!root || !json_object_is_type(root, json_type_object)) {
+		why = "not a JSON object";
+		goto bad;
+	}
+	if (!json_object_object_get_ex(root, "version", &x) || json_object_get_int(x) != VERDICTS_VERSION) {
+		why = "\"version\" is not 1";
+		goto bad;
+	}
+	if (!json_object_object_get_ex(root, "verdicts", &list) || !json_object_is_type(list, json_type_array)) {
+		why = "\"verdicts\" is not an array";
+		goto bad;
+	}
+	n = json_object_array_length(list);
+	/* a different kernel or machine: nothing said about it holds */
+	if (!json_object_object_get_ex(root, "kernel", &x) || !streq(json_object_get_string(x) ?: "", kernel)) {
+		if (ret_why && asprintf(ret_why, "decided under kernel %s, running %s",
+		                        x ? json_object_get_string(x) : "(unknown)", kernel) < 0)
+			*ret_why = NULL;
+		dropped = n;
+		goto done;
+	}
+	if (!json_object_object_get_ex(root, "topology", &x) || !streq(json_object_get_string(x) ?: "", topology)) {
+		if (ret_why && asprintf(ret_why, "decided on topology \"%s\", now \"%s\"",
+		                        x ? json_object_get_string(x) : "(unknown)", topology) < 0)
+			*ret_why = NULL;
+		dropped = n;
+		goto done;
+	}
+	ret->v = calloc(n ? n : 1, sizeof(*ret->v));
+	if (!ret->v) {
+		json_object_put(root);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct caad_verdict *v = &ret->v[ret->n];
+
+		r = parse_one(json_object_array_get_idx(list, i), v, &why);
+		if (r < 0) {
+			caad_verdicts_done(ret);
+			goto bad;
+		}
+		if (expired(v, now_sec, max_age_sec))
+			dropped++;
+		else
+			ret->n++;
+	}
+	if (dropped && ret_why && asprintf(ret_why, "older than %" PRIu64 " s", max_age_sec) < 0)
+		*ret_why = NULL;
+done:
+	json_object_put(root);
+	if (ret_dropped)
+		*ret_dropped = dropped;
+	return 0;
+bad:
+	json_object_put(root);
+	if (ret_why && asprintf(ret_why, "%s: %s", path, why) < 0)
+		*ret_why = NULL;
+	return -EBADMSG;
+}
+
+int caad_verdicts_format(const struct caad_verdicts *vs, FILE *f)
+{
+	fprintf(f, "{\"version\": %d, \"kernel\": ", VERDICTS_VERSION);
+	caad_json_string(f, vs->kernel);
+	fputs(", \"topology\": ", f);
+	caad_json_string(f, vs->topology);
+	fputs(", \"verdicts\": [", f);
+	for (size_t i = 0; i < vs->n; i++) {
+		const struct caad_verdict *v = &vs->v[i];
+
+		fputs(i ? ",\n  {\"iface\": " : "\n  {\"iface\": ", f);
+		caad_json_string(f, v->iface);
+		fputs(", \"driver\": ", f);
+		caad_json_string(f, v->driver);
+		fputs(", \"comm\": ", f);
+		caad_json_string(f, v->comm);
+		fprintf(f,
+		        ", \"relation\": \"%s\", \"decided\": %" PRIu64 ", \"trial\": %u, \"goodput_ratio\": %.4f, "
+		        "\"efficiency_ratio\": %.4f, \"pairs\": %u, \"wins\": %u}",
+		        caad_relation_to_string(v->relation), v->decided_sec, v->trial, v->goodput_ratio,
+		        v->efficiency_ratio, v->pairs, v->wins);
+	}
+	fputs(vs->n ? "\n]}\n" : "]}\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+int caad_verdicts_save(const struct caad_verdicts *vs, const char *path)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	r = caad_verdicts_format(vs, f);
+	if (fclose(f) != 0 && r >= 0)
+		r = -ENOMEM;
+	if (r < 0)
+		return r;
+	return caad_write_file_atomic(path, buf, len, 0644);
+}
+
+static void drop(struct caad_verdicts *vs, size_t i)
+{
+	memmove(&vs->v[i], &vs->v[i + 1], (vs->n - i - 1) * sizeof(*vs->v));
+	vs->n--;
+}
+
+const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const char *iface, const char *driver,
+                                              const char *comm, uint64_t now_sec, uint64_t max_age_sec)
+{
+	for (size_t i = 0; i < vs->n; i++) {
+		struct caad_verdict *v = &vs->v[i];
+
+		if (!streq(v->iface, iface) || !streq(v->comm, comm))
+			continue;
+		if (!streq(v->driver, driver ?: "") || expired(v, now_sec, max_age_sec)) {
+			drop(vs, i);
+			return NULL;
+		}
+		return v;
+	}
+	return NULL;
+}
+
+int caad_verdicts_put(struct caad_verdicts *vs, const struct caad_verdict *v)
+{
+	struct caad_verdict *nv;
+
+	for (size_t i = 0; i < vs->n; i++)
+		if (streq(vs->v[i].iface, v->iface) && streq(vs->v[i].comm, v->comm)) {
+			vs->v[i] = *v;
+			return 0;
+		}
+	nv = realloc(vs->v, (vs->n + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	vs->v = nv;
+	vs->v[vs->n++] = *v;
+	return 0;
+}

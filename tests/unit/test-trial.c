@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The closed loop's decision statistics on recorded samples (clear win,
+ * tie, noisy overlap, efficiency), its schedule, and how a trial ends
+ * (done, flow gone, rate collapse); the verdict store.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "caad/macro.h"
+#include "caad/sysfs.h"
+#include "caad/trial.h"
+#include "caad/verdict.h"
+
+#define NSEC_PER_MSEC UINT64_C(1000000)
+#define GBIT (1e9 / 8) /* bytes per second at 1 Gbit/s */
+
+/* A sample of goodput gbps (Gbit/s) over 1 s, at cpu_s CPU-seconds. */
+static struct caad_trial_sample sample(unsigned round, unsigned cand, double gbps, double cpu_s)
+{
+	return (struct caad_trial_sample){
+		.round = round,
+		.cand = cand,
+		.ns = 1000000000,
+		.d = { .bytes = (uint64_t)(gbps * GBIT), .cpu_ns = (uint64_t)(cpu_s * 1e9) },
+	};
+}
+
+static struct caad_trial_params params(void)
+{
+	struct caad_trial_params p;
+
+	caad_trial_params_init(&p);
+	p.margin_pct = 3;
+	p.win_pct = 80;
+	return p;
+}
+
+/* Rounds of (prior, alternative) goodputs at equal CPU time. */
+static int decide_pairs(const double (*g)[2], unsigned n, struct caad_trial_result *res)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_sample s[32];
+
+	assert_true(n * 2 <= ARRAY_SIZE(s));
+	for (unsigned r = 0; r < n; r++) {
+		s[2 * r] = sample(r, 0, g[r][0], 1.0);
+		s[2 * r + 1] = sample(r, 1, g[r][1], 1.0);
+	}
+	return caad_trial_decide(&p, s, n * 2, 2, res);
+}
+
+static void test_clear_win(void **state)
+{
+	static const double g[][2] = { { 10, 11 }, { 10.2, 11 }, { 9.8, 10.9 }, { 10, 10.8 }, { 10.1, 11.2 }, { 10, 11 } };
+	struct caad_trial_result res;
+
+	assert_int_equal(decide_pairs(g, ARRAY_SIZE(g), &res), 0);
+	assert_int_equal(res.winner, 1);
+	assert_int_equal(res.scores[1].pairs, 6);
+	assert_int_equal(res.scores[1].goodput_wins, 6);
+	assert_true(res.scores[1].goodput_ratio > 1.07 && res.scores[1].goodput_ratio < 1.12);
+	assert_float_equal(res.scores[0].goodput_ratio, 1.0, 1e-9);
+	assert_non_null(strstr(res.reason, "candidate 1 won"));
+}
+
+static void test_clear_loss_keeps_prior(void **state)
+{
+	static const double g[][2] = { { 11, 10 }, { 11, 10 }, { 11, 10 }, { 11, 10 } };
+	struct caad_trial_result res;
+
+	assert_int_equal(decide_pairs(g, ARRAY_SIZE(g), &res), 0);
+	assert_int_equal(res.winner, 0);
+	assert_int_equal(res.scores[1].goodput_wins, 0);
+}
+
+/* Equal within a percent: the prior stands. */
+static void test_tie_keeps_prior(void **state)
+{
+	static const double g[][2] = { { 10, 10.05 }, { 10, 9.98 }, { 10, 10.1 }, { 10, 10.0 }, { 10, 10.08 }, { 10, 9.95 } };
+	struct caad_trial_result res;
+
+	assert_int_equal(decide_pairs(g, ARRAY_SIZE(g), &res), 0);
+	assert_int_equal(res.winner, 0);
+	assert_non_null(strstr(res.reason, "the prior stands"));
+}
+
+/* The median is 5% up, but only 4 of 6 rounds agree (67% < 80%): noisy,
+ * the prior stands. */
+static void test_noisy_overlap_keeps_prior(void **state)
+{
+	static const double g[][2] = { { 10, 10.6 }, { 10, 9.0 }, { 10, 10.5 }, { 10, 10.7 }, { 10, 8.5 }, { 10, 10.5 } };
+	struct caad_trial_result res;
+
+	assert_int_equal(decide_pairs(g, ARRAY_SIZE(g), &res), 0);
+	assert_true(res.scores[1].goodput_ratio >= 1.03);
+	assert_int_equal(res.scores[1].goodput_wins, 4);
+	assert_int_equal(res.winner, 0);
+}
+
+/* The same rounds with 5 of 6 ahead (83%): it wins. */
+static void test_consistent_enough_wins(void **state)
+{
+	static const double g[][2] = { { 10, 10.6 }, { 10, 10.4 }, { 10, 10.5 }, { 10, 10.7 }, { 10, 8.5 }, { 10, 10.5 } };
+	struct caad_trial_result res;
+
+	assert_int_equal(decide_pairs(g, ARRAY_SIZE(g), &res), 0);
+	assert_int_equal(res.winner, 1);
+}
+
+/* A goodput win that costs much more CPU per byte is no win. */
+static void test_goodput_win_at_efficiency_loss(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_sample s[8];
+	struct caad_trial_result res;
+
+	for (unsigned r = 0; r < 4; r++) {
+		s[2 * r] = sample(r, 0, 10, 1.0);
+		s[2 * r + 1] = sample(r, 1, 10.6, 1.3); /* 6% faster, 18% less efficient */
+	}
+	assert_int_equal(caad_trial_decide(&p, s, 8, 2, &res), 0);
+	assert_int_equal(res.winner, 0);
+	assert_true(res.scores[1].efficiency_ratio < 0.9);
+}
+
+/* Same goodput, clearly cheaper: an efficiency win. */
+static void test_efficiency_win(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_sample s[8];
+	struct caad_trial_result res;
+
+	for (unsigned r = 0; r < 4; r++) {
+		s[2 * r] = sample(r, 0, 10, 1.2);
+		s[2 * r + 1] = sample(r, 1, 10.01, 1.0);
+	}
+	assert_int_equal(caad_trial_decide(&p, s, 8, 2, &res), 0);
+	assert_int_equal(res.winner, 1);
+	assert_true(res.scores[1].efficiency_ratio > 1.15);
+}
+
+/* Of two winners, the faster one; one round only: no verdict against the prior. */
+static void test_three_candidates_and_too_few_rounds(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_sample s[12];
+	struct caad_trial_result res;
+
+	for (unsigned r = 0; r < 4; r++) {
+		s[3 * r] = sample(r, 0, 10, 1);
+		s[3 * r + 1] = sample(r, 1, 10.5, 1);
+		s[3 * r + 2] = sample(r, 2, 11, 1);
+	}
+	assert_int_equal(caad_trial_decide(&p, s, 12, 3, &res), 0);
+	assert_int_equal(res.winner, 2);
+
+	assert_int_equal(caad_trial_decide(&p, s, 3, 3, &res), 0);
+	assert_int_equal(res.winner, 0);
+	assert_non_null(strstr(res.reason, "too few"));
+	assert_int_equal(caad_trial_decide(&p, s, 3, 5, &res), -EINVAL);
+}
+
+/* ---- the schedule and the end of a trial -------------------------------- */
+
+static const struct caad_trial_cand cands2[] = { { 0, CAAD_RELATION_PEER_CORE_SAME_LLC },
+	                                          { 1, CAAD_RELATION_SAME_CORE } };
+
+/* Feed a trial scans every 250 ms where candidate c reaches rate[c] Gbit/s. */
+static unsigned run(struct caad_trial *t, uint64_t *now, struct caad_trial_counters *c, const double *gbps,
+                    unsigned max_steps)
+{
+	unsigned steps = 0, cand = caad_trial_turn_cand(t, 0);
+
+	while (t->state == CAAD_TRIAL_RUNNING && steps < max_steps) {
+		*now += 250 * NSEC_PER_MSEC;
+		c->bytes += (uint64_t)(gbps[cand] * GBIT / 4);
+		c->cpu_ns += 250 * NSEC_PER_MSEC;
+		cand = caad_trial_step(t, *now, c);
+		steps++;
+	}
+	return steps;
+}
+
+static void test_schedule_interleaves(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial t;
+
+	p.rounds = 4;
+	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 2, 0), 0);
+	/* each round has each candidate once, and the first one alternates */
+	unsigned first[4];
+	for (unsigned r = 0; r < 4; r++) {
+		unsigned a = caad_trial_turn_cand(&t, 2 * r), b = caad_trial_turn_cand(&t, 2 * r + 1);
+		assert_int_not_equal(a, b);
+		first[r] = a;
+	}
+	assert_int_equal(first[0], 0);
+	assert_int_equal(first[1], 1);
+	assert_int_equal(first[2], 0);
+	assert_int_equal(first[3], 1);
+	caad_trial_done(&t);
+
+	/* bad parameters */
+	p.settle_ms = p.turn_ms;
+	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 2, 0), -EINVAL);
+	p = params();
+	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 1, 0), -EINVAL);
+}
+
+static void test_trial_runs_to_verdict(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_counters c = {};
+	static const double gbps[] = { 10, 12 };
+	struct caad_trial t;
+	uint64_t now = 1000 * NSEC_PER_MSEC;
+	unsigned steps;
+
+	p.rounds = 3;
+	p.turn_ms = 1000;
+	p.settle_ms = 250;
+	assert_int_equal(caad_trial_start(&t, 7, 42, &p, cands2, 2, now), 0);
+	steps = run(&t, &now, &c, gbps, 1000);
+	assert_int_equal(t.state, CAAD_TRIAL_DONE);
+	assert_int_equal(t.n_samples, 6);
+	/* six turns of four scans */
+	assert_int_equal(steps, 24);
+	assert_int_equal(t.result.winner, 1);
+	/* each measured part is the turn less its settle time */
+	for (size_t i = 0; i < t.n_samples; i++) {
+		assert_int_equal(t.samples[i].ns, 750 * NSEC_PER_MSEC);
+		assert_float_equal(caad_trial_sample_goodput_bps(&t.samples[i]) / 1e9, gbps[t.samples[i].cand], 0.01);
+	}
+	/* ended: steps change nothing */
+	assert_int_equal(caad_trial_step(&t, now + NSEC_PER_MSEC, &c), 0);
+	assert_int_equal(t.n_samples, 6);
+	caad_trial_done(&t);
+}
+
+static void test_flow_ends_mid_trial(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_counters c = {};
+	static const double gbps[] = { 10, 12 };
+	struct caad_trial t;
+	uint64_t now = 0;
+
+	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 2, now), 0);
+	run(&t, &now, &c, gbps, 10);
+	assert_int_equal(t.state, CAAD_TRIAL_RUNNING);
+	caad_trial_abort(&t, now, "the flow ended");
+	assert_int_equal(t.state, CAAD_TRIAL_ABORTED);
+	assert_string_equal(t.abort_reason, "the flow ended");
+	assert_int_equal(t.end_ns, now);
+	/* a second abort keeps the first reason */
+	caad_trial_abort(&t, now + 1, "other");
+	assert_string_equal(t.abort_reason, "the flow ended");
+	caad_trial_done(&t);
+}
+
+static void test_rate_collapse_aborts(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_counters c = {};
+	static const double gbps[] = { 10, 0.2 }; /* on the alternative the flow nearly stops */
+	struct caad_trial t;
+	uint64_t now = 0;
+
+	p.collapse_bps = 500000000; /* 0.5 Gbit/s */
+	p.turn_ms = 1000;
+	p.settle_ms = 0;
+	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 2, now), 0);
+	run(&t, &now, &c, gbps, 1000);
+	assert_int_equal(t.state, CAAD_TRIAL_ABORTED);
+	assert_non_null(strstr(t.abort_reason, "collapsed"));
+	assert_non_null(strstr(t.abort_reason, "CPU 1"));
+	/* it ended in the alternative's first turn, after one full turn of the prior */
+	assert_int_equal(t.n_samples, 2);
+	caad_trial_done(&t);
+}
+
+/* ---- verdicts ----------------------------------------------------------- */
+
+static char *tmpfile_path(void)
+{
+	char *p = strdup("/tmp/caad-test-verdicts.XXXXXX");
+	int fd;
+
+	assert_non_null(p);
+	fd = mkstemp(p);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(p);
+	return p;
+}
+
+static struct caad_verdict verdict(const char *iface, const char *comm, enum caad_relation rel, uint64_t when)
+{
+	struct caad_verdict v = { .relation = rel, .decided_sec = when, .trial = 3, .goodput_ratio = 1.04,
+		                  .pairs = 6, .wins = 6 };
+
+	snprintf(v.iface, sizeof(v.iface), "%s", iface);
+	snprintf(v.driver, sizeof(v.driver), "mlx5_core");
+	snprintf(v.comm, sizeof(v.comm), "%s", comm);
+	return v;
+}
+
+static void test_verdicts_roundtrip_and_expiry(void **state)
+{
+	_cleanup_free_ char *path = tmpfile_path();
+	struct caad_verdicts vs = {}, back;
+	struct caad_verdict v1 = verdict("eth0", "iperf3", CAAD_RELATION_SAME_CORE, 1000);
+	struct caad_verdict v2 = verdict("eth0", "gridftp", CAAD_RELATION_PEER_CORE_SAME_LLC, 5000);
+	size_t dropped;
+	char *why = NULL;
+
+	/* no file: none */
+	assert_int_equal(caad_verdicts_load(path, "6.1", "topo", 6000, 0, &back, &dropped, &why), 0);
+	assert_int_equal(back.n, 0);
+
+	snprintf(vs.kernel, sizeof(vs.kernel), "6.1");
+	snprintf(vs.topology, sizeof(vs.topology), "topo");
+	assert_int_equal(caad_verdicts_put(&vs, &v1), 0);
+	assert_int_equal(caad_verdicts_put(&vs, &v2), 0);
+	v1.wins = 5; /* the same key replaces */
+	assert_int_equal(caad_verdicts_put(&vs, &v1), 0);
+	assert_int_equal(vs.n, 2);
+	assert_int_equal(caad_verdicts_save(&vs, path), 0);
+
+	assert_int_equal(caad_verdicts_load(path, "6.1", "topo", 6000, 0, &back, &dropped, &why), 0);
+	assert_int_equal(back.n, 2);
+	assert_int_equal(dropped, 0);
+	const struct caad_verdict *f = caad_verdicts_find(&back, "eth0", "mlx5_core", "iperf3", 6000, 0);
+	assert_non_null(f);
+	assert_int_equal(f->relation, CAAD_RELATION_SAME_CORE);
+	assert_int_equal(f->wins, 5);
+	assert_int_equal(f->decided_sec, 1000);
+	assert_null(caad_verdicts_find(&back, "eth1", "mlx5_core", "iperf3", 6000, 0));
+	/* another driver behind the name: dropped */
+	assert_null(caad_verdicts_find(&back, "eth0", "ice", "iperf3", 6000, 0));
+	assert_int_equal(back.n, 1);
+	caad_verdicts_done(&back);
+
+	/* older than the limit */
+	assert_int_equal(caad_verdicts_load(path, "6.1", "topo", 6000, 4000, &back, &dropped, &why), 0);
+	assert_int_equal(back.n, 1);
+	assert_int_equal(dropped, 1);
+	assert_string_equal(back.v[0].comm, "gridftp");
+	free(why);
+	why = NULL;
+	caad_verdicts_done(&back);
+
+	/* another kernel, another topology: all gone, and said why */
+	assert_int_equal(caad_verdicts_load(path, "6.2", "topo", 6000, 0, &back, &dropped, &why), 0);
+	assert_int_equal(back.n, 0);
+	assert_int_equal(dropped, 2);
+	assert_non_null(strstr(why, "6.2"));
+	free(why);
+	why = NULL;
+	assert_int_equal(caad_verdicts_load(path, "6.1", "other", 6000, 0, &back, &dropped, &why), 0);
+	assert_int_equal(back.n, 0);
+	assert_int_equal(dropped, 2);
+	free(why);
+	caad_verdicts_done(&vs);
+	unlink(path);
+}
+
+static void test_verdicts_bad_file(void **state)
+{
+	static const char *const bad[] = {
+		"not json",
+		"[]",
+		"{\"version\": 2, \"verdicts\": []}",
+		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": {}}",
+		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": [{\"iface\": \"eth0\"}]}",
+		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": [{\"iface\": \"eth0\", "
+		"\"comm\": \"x\", \"relation\": \"sideways\", \"decided\": 1}]}",
+		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": [{\"iface\": \"eth0\", "
+		"\"comm\": \"x\", \"relation\": \"unsteered\", \"decided\": 1}]}",
+		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": [{\"iface\": \"eth0\", "
+		"\"comm\": \"0123456789abcdefg\", \"relation\": \"same-core\", \"decided\": 1}]}",
+		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": [{\"iface\": \"eth0\", "
+		"\"comm\": \"x\", \"relation\": \"same-core\", \"decided\": -5}]}",
+	};
+	_cleanup_free_ char *path = tmpfile_path();
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct caad_verdicts vs;
+		char *why = NULL;
+
+		assert_int_equal(caad_write_file_atomic(path, bad[i], strlen(bad[i]), 0600), 0);
+		assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 0, &vs, NULL, &why), -EBADMSG);
+		assert_int_equal(vs.n, 0);
+		assert_non_null(why);
+		assert_non_null(strstr(why, path)); /* the message names the file */
+		free(why);
+	}
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_clear_win),
+		cmocka_unit_test(test_clear_loss_keeps_prior),
+		cmocka_unit_test(test_tie_keeps_prior),
+		cmocka_unit_test(test_noisy_overlap_keeps_prior),
+		cmocka_unit_test(test_consistent_enough_wins),
+		cmocka_unit_test(test_goodput_win_at_efficiency_loss),
+		cmocka_unit_test(test_efficiency_win),
+		cmocka_unit_test(test_three_candidates_and_too_few_rounds),
+		cmocka_unit_test(test_schedule_interleaves),
+		cmocka_unit_test(test_trial_runs_to_verdict),
+		cmocka_unit_test(test_flow_ends_mid_trial),
+		cmocka_unit_test(test_rate_collapse_aborts),
+		cmocka_unit_test(test_verdicts_roundtrip_and_expiry),
+		cmocka_unit_test(test_verdicts_bad_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
