@@ -306,9 +306,10 @@ static int method_list_queues(sd_bus_message *m, void *userdata, sd_bus_error *e
 	return sd_bus_send(NULL, reply, NULL);
 }
 
-static int method_get_topology(sd_bus_message *m, void *userdata, sd_bus_error *error)
+/* Reply with the text format(d, f) writes (JSON), or what failed. */
+static int reply_formatted(sd_bus_message *m, const struct daemon *d, int (*format)(const struct daemon *, FILE *),
+                           const char *what, sd_bus_error *error)
 {
-	struct daemon *d = userdata;
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -317,31 +318,27 @@ static int method_get_topology(sd_bus_message *m, void *userdata, sd_bus_error *
 	f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;
-	r = caad_topology_to_json(d->topo, d->inv, f);
+	r = format(d, f);
 	if (fclose(f) != 0 && r >= 0)
 		r = -ENOMEM;
 	if (r < 0)
-		return sd_bus_error_set_errnof(error, r, "Failed to describe the topology: %m");
+		return sd_bus_error_set_errnof(error, r, "Failed to describe the %s: %m", what);
 	return sd_bus_reply_method_return(m, "s", caad_utf8_sanitize(text, true));
+}
+
+static int format_topology(const struct daemon *d, FILE *f)
+{
+	return caad_topology_to_json(d->topo, d->inv, f);
+}
+
+static int method_get_topology(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	return reply_formatted(m, userdata, format_topology, "topology", error);
 }
 
 static int method_get_trials(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
-	struct daemon *d = userdata;
-	_cleanup_free_ char *text = NULL;
-	size_t len = 0;
-	FILE *f;
-	int r;
-
-	f = open_memstream(&text, &len);
-	if (!f)
-		return -ENOMEM;
-	r = closed_loop_format(d, f);
-	if (fclose(f) != 0 && r >= 0)
-		r = -ENOMEM;
-	if (r < 0)
-		return sd_bus_error_set_errnof(error, r, "Failed to describe the trials: %m");
-	return sd_bus_reply_method_return(m, "s", caad_utf8_sanitize(text, true));
+	return reply_formatted(m, userdata, closed_loop_format, "trials", error);
 }
 
 static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error)
