@@ -158,15 +158,19 @@ s1=$(prop Scans); sleep 0.3; s2=$(prop Scans)
 info "13 properties read (also by nobody): $(jq -c '.data[0] | with_entries(.value = .value.data)' "$TMP/all.json")"
 
 # 5. The read methods, by nobody too
-as_nobody busctl --address="$ADDR" -j call org.caad1 /org/caad1 org.caad1.Manager ListFlows >"$TMP/flows.json" ||
-	fail "nobody cannot call ListFlows"
-# the data connection (the control connection is light: not steered)
-jq -e --arg dst "$TB_DST:5201" --arg src "10.79.0.1:" '[.data[0][] | select(.[4] == $dst and .[11] >= 0)] |
-	length >= 1 and all(
-	  (.[0] | test("^0x[0-9a-f]+$")) and .[1] == "vb" and (.[3] | startswith($src)) and .[5] == "iperf3" and
-	  .[7] == 1 and .[9] >= 1000000000 and .[10] > 0 and .[11] == 0 and .[12] == "peer-core-same-llc" and
-	  (.[13] | length) > 0)' \
-	"$TMP/flows.json" >/dev/null || { jq -c '.data[0][]' "$TMP/flows.json"; fail "ListFlows: no steered iperf3 flow"; }
+# the data connection (the control connection is light: not steered); a
+# scan in a throughput dip (steal on this VM) may show it below the
+# threshold for a moment: asked again for up to 3 s
+steered_listed() {
+	as_nobody busctl --address="$ADDR" -j call org.caad1 /org/caad1 org.caad1.Manager ListFlows \
+		>"$TMP/flows.json" || fail "nobody cannot call ListFlows"
+	jq -e --arg dst "$TB_DST:5201" --arg src "10.79.0.1:" '[.data[0][] | select(.[4] == $dst and .[11] >= 0)] |
+		length >= 1 and all(
+		  (.[0] | test("^0x[0-9a-f]+$")) and .[1] == "vb" and (.[3] | startswith($src)) and .[5] == "iperf3" and
+		  .[7] == 1 and .[9] >= 1000000000 and .[10] > 0 and .[11] == 0 and .[12] == "peer-core-same-llc" and
+		  (.[13] | length) > 0)' "$TMP/flows.json" >/dev/null
+}
+wait_for 3 steered_listed || { jq -c '.data[0][]' "$TMP/flows.json"; fail "ListFlows: no steered iperf3 flow"; }
 jq -e '.type == "a(ssisssuiittiss)"' "$TMP/flows.json" >/dev/null || fail "ListFlows signature"
 ID=$(jq -r --arg dst "$TB_DST:5201" '[.data[0][] | select(.[4] == $dst and .[11] == 0)][0][0]' "$TMP/flows.json")
 info "ListFlows: flow $ID steered to CPU 0"
