@@ -573,7 +573,8 @@ int closed_loop_prepare(struct daemon *d, const struct caad_flow *flows, size_t 
 	}
 	for (size_t i = 0; i < cl->n_overrides; i++)
 		cl->overrides[i].why = cl->whys[i];
-	qsort(cl->overrides, cl->n_overrides, sizeof(*cl->overrides), cmp_override);
+	if (cl->n_overrides > 1)
+		qsort(cl->overrides, cl->n_overrides, sizeof(*cl->overrides), cmp_override);
 	d->config.policy.overrides = cl->overrides;
 	d->config.policy.n_overrides = cl->n_overrides;
 	return 0;

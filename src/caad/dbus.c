@@ -481,23 +481,15 @@ static int method_set_placement(sd_bus_message *m, void *userdata, sd_bus_error 
 	return sd_bus_reply_method_return(m, NULL);
 }
 
-static int method_pause(sd_bus_message *m, void *userdata, sd_bus_error *error)
+/* Pause and Resume: the method's name says which. */
+static int method_pause_resume(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
-	int r = check_root(m, "Pause", error);
+	bool pause = streq(sd_bus_message_get_member(m), "Pause");
+	int r = check_root(m, pause ? "Pause" : "Resume", error);
 
 	if (r < 0)
 		return r;
-	daemon_set_paused(userdata, true);
-	return sd_bus_reply_method_return(m, NULL);
-}
-
-static int method_resume(sd_bus_message *m, void *userdata, sd_bus_error *error)
-{
-	int r = check_root(m, "Resume", error);
-
-	if (r < 0)
-		return r;
-	daemon_set_paused(userdata, false);
+	daemon_set_paused(userdata, pause);
 	return sd_bus_reply_method_return(m, NULL);
 }
 
@@ -554,8 +546,8 @@ static const sd_bus_vtable manager_vtable[] = {
 	                        SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("SetPlacement", SD_BUS_ARGS("s", placement), SD_BUS_NO_RESULT, method_set_placement,
 	                        SD_BUS_VTABLE_UNPRIVILEGED),
-	SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_pause, SD_BUS_VTABLE_UNPRIVILEGED),
-	SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_resume, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Pause", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_pause_resume, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("Resume", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_pause_resume, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("RestoreAll", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_restore_all,
 	                        SD_BUS_VTABLE_UNPRIVILEGED),
 
