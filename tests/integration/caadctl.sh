@@ -304,7 +304,10 @@ scans() { awk '$1 == "caad_scans_total" { print $2 }' "$METRICS"; }
 s1=$(scans) ino1=$(stat -c %i "$METRICS")
 grows() { [ "$(scans)" -gt "$s1" ]; }
 wait_for 3 grows || fail "metrics file not rewritten: caad_scans_total stays $s1"
-[ "$(stat -c %i "$METRICS")" != "$ino1" ] || fail "metrics file rewritten in place, not renamed over"
+# renamed over: another inode (polled: after two renames the file system
+# may hand the first inode number out again)
+renamed() { [ "$(stat -c %i "$METRICS")" != "$ino1" ]; }
+wait_for 3 renamed || fail "metrics file rewritten in place, not renamed over"
 # A reader never sees a half file: read it while caad rewrites it every 100 ms.
 for _ in $(seq 50); do
 	cp "$METRICS" "$TMP/snapshot.prom"
