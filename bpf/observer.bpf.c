@@ -203,10 +203,16 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
  * On-CPU time of one thread, the consumer of the flow a closed-loop trial
  * measures (user space sets watch_tid; 0: none). From sched_switch rather
  * than /proc/PID/task/TID/schedstat: the service's ProtectProc=invisible
- * hides other users' processes from caad. Idle cost: one compare.
+ * hides other users' processes from caad. Counted from the task's own
+ * se.sum_exec_runtime, which the scheduler brings up to date before it
+ * switches the task out: the same clock as CLOCK_THREAD_CPUTIME_ID, so a
+ * hypervisor's steal is not billed to the placement being measured (a
+ * ktime difference was, and read 50% high on a busy VM). Idle cost: one
+ * compare.
  */
 __u32 watch_tid = 0;
-__u64 watch_in_ns = 0;    /* when it was last switched in, 0: not running */
+__u64 watch_in_ns = 0;    /* ktime when it was last switched in, 0: not running */
+__u64 watch_in_sum = 0;   /* its sum_exec_runtime then */
 __u64 watch_total_ns = 0; /* its on-CPU time since watch_tid was set */
 
 SEC("tp_btf/sched_switch")
@@ -217,11 +223,16 @@ int BPF_PROG(caad_sched_switch, bool preempt, struct task_struct *prev, struct t
 	if (!tid)
 		return 0;
 	if (prev->pid == tid && watch_in_ns) {
-		__sync_fetch_and_add(&watch_total_ns, bpf_ktime_get_ns() - watch_in_ns);
+		__u64 sum = prev->se.sum_exec_runtime;
+
+		if (sum > watch_in_sum)
+			__sync_fetch_and_add(&watch_total_ns, sum - watch_in_sum);
 		watch_in_ns = 0;
 	}
-	if (next->pid == tid)
+	if (next->pid == tid) {
+		watch_in_sum = next->se.sum_exec_runtime;
 		watch_in_ns = bpf_ktime_get_ns();
+	}
 	return 0;
 }
 

@@ -34,8 +34,9 @@ uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c);
 
 /*
  * On-CPU time of one thread (a trial's consumer), from sched_switch: watch
- * tid (0: stop), then read its time since, in ns (the current stretch on
- * CPU included).
+ * tid (0: stop), then read its time since, in ns: its scheduler runtime
+ * (steal excluded) up to its last switch-out, plus the wall time of the
+ * stretch it is on CPU now.
  */
 void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid);
 uint64_t caad_observer_thread_ns(struct caad_observer *o);

@@ -240,6 +240,7 @@ void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid)
 		return;
 	o->skel->bss->watch_tid = 0;
 	o->skel->bss->watch_in_ns = 0;
+	o->skel->bss->watch_in_sum = 0;
 	o->skel->bss->watch_total_ns = 0;
 	o->skel->bss->watch_tid = tid;
 }

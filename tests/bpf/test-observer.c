@@ -813,12 +813,13 @@ static void test_thread_time_and_net_rx(void **state)
 	got = caad_observer_thread_ns(o);
 	print_message("watched thread: %.1f ms on CPU by sched_switch, %.1f ms by its own clock\n", got / 1e6,
 	              s.cpu_ns / 1e6);
-	/* the watch began before the spinning, so it saw about that, and not
-	 * much more than the thread's whole life. On a loaded 2-vCPU VM it
-	 * read up to 10% below the thread's own clock (cause not pinned
-	 * down); trials compare placements measured the same way. */
-	assert_true(got >= s.cpu_ns * 80 / 100);
-	assert_true(got <= s.cpu_ns + 100000000ull);
+	/* the watch began before the spinning, so it saw that, and no more
+	 * than the thread's whole life: the same scheduler clock as the
+	 * thread's own, so steal does not widen the gap. The 20 ms above is
+	 * the usleep polling before the spin; below, a slice it was already
+	 * on CPU for when the watch began is not seen (2 ms with CPU hogs). */
+	assert_true(got >= s.cpu_ns * 95 / 100);
+	assert_true(got <= s.cpu_ns + 20000000ull);
 	/* after it ended, nothing more accrues */
 	usleep(50000);
 	assert_true(caad_observer_thread_ns(o) - got < 1000000ull);
