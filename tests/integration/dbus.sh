@@ -251,6 +251,10 @@ info "nobody refused all 6 mutating methods by the policy and by caad (AccessDen
 # 7. Pause keeps the values and stops applying; Resume applies again.
 call Pause >/dev/null
 [ "$(prop Paused)" = true ] || fail "Paused not true after Pause"
+# the monitor writes what it sees as it sees it: wait for it here, not at
+# the end, where the bus it watched is gone
+paused_signal() { grep -A12 "member=PropertiesChanged" "$TMP/signals.log" | grep -q 'string "Paused"'; }
+wait_for 3 paused_signal || { cat "$TMP/signals.log"; fail "no PropertiesChanged for Paused"; }
 rps_is 0 1 || fail "Pause changed rps_cpus"
 in_b sh -c 'echo 0 >/sys/class/net/vb/queues/rx-0/rps_cpus'
 sleep 1
@@ -362,8 +366,6 @@ info "bus restarted: caad back as org.caad1"
 grep -A3 "member=FlowSteered" "$TMP/signals.log" | grep -q 'string "peer-core-same-llc"' ||
 	{ cat "$TMP/signals.log"; fail "no FlowSteered signal"; }
 grep -A1 "member=PlanApplied" "$TMP/signals.log" | grep -q 'uint32 [1-9]' || fail "no PlanApplied signal"
-grep -A12 "member=PropertiesChanged" "$TMP/signals.log" | grep -q 'string "Paused"' ||
-	fail "no PropertiesChanged for Paused"
 grep -A12 "member=PropertiesChanged" "$TMP/signals.log" | grep -q 'string "Placement"' ||
 	fail "no PropertiesChanged for Placement"
 grep -A2 "member=TrialFinished" "$TMP/signals.log" | grep -A1 "uint32 $TRIAL\$" | grep -q 'string "aborted"' ||
