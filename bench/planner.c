@@ -160,7 +160,8 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 struct result {
-	uint64_t median_ns, min_ns;
+	uint64_t cold_ns;            /* the first plan: a new scratch, every page faulted in */
+	uint64_t median_ns, min_ns;  /* the plans after it, with the daemon's reuse of memory */
 	uint64_t cpu_median_ns;      /* the thread's CPU time: without the time others ran on its CPU */
 	size_t plan_bytes;
 	long rss_growth_kib;
@@ -168,34 +169,46 @@ struct result {
 	unsigned n_moves;
 };
 
+/*
+ * One plan with a new scratch (cold), then runs more as the daemon makes
+ * them scan after scan: the same scratch, each plan recycled when done
+ * with (caad_plan_compute_with(), caad_plan_recycle()).
+ */
 static int run(const struct machine *m, const struct caad_flow *fl, size_t n, const struct caad_plan *prev,
                uint64_t now, unsigned runs, struct result *res)
 {
+	_cleanup_(caad_plan_scratch_freep) struct caad_plan_scratch *scratch = NULL;
 	uint64_t t[64], tc[64];
 	long rss0 = maxrss_kib();
 	struct caad_policy policy;
+	int e;
 
 	caad_policy_init(&policy);
 	*res = (struct result){};
-	for (unsigned r = 0; r < runs; r++) {
+	e = caad_plan_scratch_new(&scratch);
+	if (e < 0)
+		return e;
+	for (unsigned r = 0; r <= runs; r++) {
 		struct caad_plan *p = NULL;
 		size_t before = heap_bytes();
 		uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), t0 = now_ns();
-		int e = caad_plan_compute(m->topo, &m->inv, fl, n, &policy, prev, now, &p);
 
-		t[r] = now_ns() - t0;
-		tc[r] = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		e = caad_plan_compute_with(scratch, m->topo, &m->inv, fl, n, &policy, prev, now, &p);
 		if (e < 0)
 			return e;
 		if (r == 0) {
+			res->cold_ns = now_ns() - t0;
 			res->plan_bytes = heap_bytes() - before;
 			res->n_decisions = p->n_decisions;
 			res->n_settings = p->n_settings;
 			res->n_moves = p->n_moves;
 			for (size_t k = 0; k < p->n_decisions; k++)
 				res->n_steered += p->decisions[k].steer_cpu >= 0;
+		} else {
+			t[r - 1] = now_ns() - t0;
+			tc[r - 1] = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		}
-		caad_plan_free(p);
+		caad_plan_recycle(scratch, p);
 	}
 	qsort(t, runs, sizeof(uint64_t), cmp_u64);
 	qsort(tc, runs, sizeof(uint64_t), cmp_u64);
@@ -206,10 +219,15 @@ static int run(const struct machine *m, const struct caad_flow *fl, size_t n, co
 	return 0;
 }
 
+static bool want(const char *only, const char *mix)
+{
+	return !only || streq(only, mix);
+}
+
 static void print_result(const char *machine, const char *mix, size_t n, const struct result *r)
 {
-	printf("%-22s %-9s %8zu %10.3f %10.3f %8.3f %8.1f %9.1f %10.1f %9zu %8zu %6zu %5u\n", machine, mix, n,
-	       (double)r->median_ns / 1e6, (double)r->min_ns / 1e6, (double)r->cpu_median_ns / 1e6,
+	printf("%-22s %-9s %8zu %8.3f %10.3f %10.3f %8.3f %8.1f %9.1f %10.1f %9zu %8zu %6zu %5u\n", machine, mix,
+	       n, (double)r->cold_ns / 1e6, (double)r->median_ns / 1e6, (double)r->min_ns / 1e6, (double)r->cpu_median_ns / 1e6,
 	       (double)r->median_ns / (double)n,
 	       (double)r->plan_bytes / 1048576.0, (double)r->rss_growth_kib / 1024.0, r->n_decisions, r->n_steered,
 	       r->n_settings, r->n_moves);
@@ -222,6 +240,8 @@ int main(int argc, char **argv)
 		{ "runs", required_argument, NULL, 'r' },
 		{ "fixtures", required_argument, NULL, 'f' },
 		{ "max-flows", required_argument, NULL, 'n' },
+		{ "machine", required_argument, NULL, 'm' },
+		{ "mix", required_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -229,12 +249,13 @@ int main(int argc, char **argv)
 	const char *fixtures = BENCH_TOPOLOGIES;
 	unsigned runs = 9;
 	size_t max_flows = 1000000;
+	const char *only_machine = NULL, *only_mix = NULL;
 	struct machine machines[2] = {};
 	uint64_t cpu0[8], cpu1[8];
 	_cleanup_free_ char *xml = NULL;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "r:f:n:h", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "r:f:n:m:x:h", options, NULL)) >= 0) {
 		switch (c) {
 		case 'r':
 			runs = (unsigned)strtoul(optarg, NULL, 10);
@@ -249,9 +270,19 @@ int main(int argc, char **argv)
 		case 'n':
 			max_flows = strtoul(optarg, NULL, 10);
 			break;
+		case 'm':
+			only_machine = optarg;
+			break;
+		case 'x':
+			only_mix = optarg;
+			break;
 		case 'h':
-			printf("Usage: planner [--runs=N] [--max-flows=N] [--fixtures=DIR]\n"
-			       "Plan time (median and best of N runs, default 9) and memory for 1k, 100k and 1M flows.\n");
+			printf("Usage: planner [--runs=N] [--max-flows=N] [--fixtures=DIR] [--machine=24em64t|1024]\n"
+			       "               [--mix=heavy|replan|few]\n"
+			       "Plan time (the first, then median and best of N more, default 9) and memory for 1k,\n"
+			       "100k and 1M flows;\n"
+			       "--machine and --mix run only the rows whose machine name starts with that word,\n"
+			       "or of that mix (for a profiler).\n");
 			return 0;
 		default:
 			return 2;
@@ -274,11 +305,13 @@ int main(int argc, char **argv)
 	if (!fl)
 		return 1;
 
-	printf("caad planner benchmark: %u runs each; time in ms (median, best; cpu: median of the thread's CPU\n"
-	       "time, which leaves out the time other tasks ran on its CPU), ns per flow (median),\n"
-	       "plan = bytes the plan holds (MiB), rss+ = growth of the peak RSS during the runs (MiB)\n\n",
+	printf("caad planner benchmark: time in ms; cold: the first plan, its memory new; then %u plans as\n"
+	       "the daemon makes them, its memory reused (median, best; cpu: median of the thread's CPU time,\n"
+	       "which leaves out the time other tasks ran on its CPU); ns per flow (median);\n"
+	       "plan = bytes the first plan holds (MiB), rss+ = growth of the peak RSS during the runs (MiB)\n\n",
 	       runs);
-	printf("%-22s %-9s %8s %10s %10s %8s %8s %9s %10s %9s %8s %6s %5s\n", "machine", "mix", "flows", "median", "best",
+	printf("%-22s %-9s %8s %8s %10s %10s %8s %8s %9s %10s %9s %8s %6s %5s\n", "machine", "mix", "flows", "cold",
+	       "median", "best",
 	       "cpu", "ns/flow", "plan MiB", "rss+ MiB", "decisions", "steered", "sets", "moves");
 	if (read_cpu_times(cpu0) < 0)
 		memset(cpu0, 0, sizeof(cpu0));
@@ -286,6 +319,8 @@ int main(int argc, char **argv)
 	for (size_t mi = 0; mi < ARRAY_SIZE(machines); mi++) {
 		const struct machine *m = &machines[mi];
 
+		if (only_machine && strncmp(m->name, only_machine, strlen(only_machine)) != 0)
+			continue;
 		for (size_t si = 0; si < ARRAY_SIZE(sizes) && sizes[si] <= max_flows; si++) {
 			size_t n = sizes[si];
 			unsigned nr = n >= 1000000 ? MIN(runs, 5u) : runs;
@@ -294,28 +329,36 @@ int main(int argc, char **argv)
 			struct result res;
 			uint64_t now = 3600 * NSEC_PER_SEC;
 
-			make_flows(m, fl, n, n);
-			if ((r = run(m, fl, n, NULL, now, nr, &res)) < 0)
-				goto fail;
-			print_result(m->name, "heavy", n, &res);
+			if (want(only_mix, "heavy") || want(only_mix, "replan")) {
+				make_flows(m, fl, n, n);
+				if (want(only_mix, "heavy")) {
+					if ((r = run(m, fl, n, NULL, now, nr, &res)) < 0)
+						goto fail;
+					print_result(m->name, "heavy", n, &res);
+				}
+			}
 
 			/* the hysteresis path: the plan before, 10% of the consumers moved */
-			caad_policy_init(&policy);
-			if ((r = caad_plan_compute(m->topo, &m->inv, fl, n, &policy, NULL, now, &prev)) < 0)
-				goto fail;
-			for (size_t i = 0; i < n; i++)
-				if (rng_next() % 10 == 0)
-					fl[i].consumer_cpu = (int)(rng_next() % m->topo->n_cpus);
-			r = run(m, fl, n, prev, now + 250 * 1000000, nr, &res);
-			caad_plan_free(prev);
-			if (r < 0)
-				goto fail;
-			print_result(m->name, "replan", n, &res);
+			if (want(only_mix, "replan")) {
+				caad_policy_init(&policy);
+				if ((r = caad_plan_compute(m->topo, &m->inv, fl, n, &policy, NULL, now, &prev)) < 0)
+					goto fail;
+				for (size_t i = 0; i < n; i++)
+					if (rng_next() % 10 == 0)
+						fl[i].consumer_cpu = (int)(rng_next() % m->topo->n_cpus);
+				r = run(m, fl, n, prev, now + 250 * 1000000, nr, &res);
+				caad_plan_free(prev);
+				if (r < 0)
+					goto fail;
+				print_result(m->name, "replan", n, &res);
+			}
 
-			make_flows(m, fl, n, m->topo->n_cpus / 8);
-			if ((r = run(m, fl, n, NULL, now, nr, &res)) < 0)
-				goto fail;
-			print_result(m->name, "few", n, &res);
+			if (want(only_mix, "few")) {
+				make_flows(m, fl, n, m->topo->n_cpus / 8);
+				if ((r = run(m, fl, n, NULL, now, nr, &res)) < 0)
+					goto fail;
+				print_result(m->name, "few", n, &res);
+			}
 		}
 	}
 

@@ -127,6 +127,7 @@ struct caad_plan {
 	unsigned n_forced;           /* ... changed because their target became invalid (not bounded) */
 
 	/* private */
+	size_t decisions_cap;        /* room in decisions (caad_plan_recycle() keeps it) */
 	struct caad_plan_arena *arena; /* the decisions' strings */
 	uint32_t *by_id;             /* decisions by flow id; NULL when they are in id order already */
 };
@@ -146,6 +147,32 @@ struct caad_plan {
 int caad_plan_compute(const struct caad_topology *topo, const struct caad_inventory *inv,
                       const struct caad_flow *flows, size_t n_flows, const struct caad_policy *policy,
                       const struct caad_plan *prev, uint64_t now_ns, struct caad_plan **ret);
+
+/*
+ * Memory the planner keeps from one plan to the next, for a caller that
+ * plans again and again (the daemon, every scan). A million heavy flows
+ * write about 100 MB per plan; in freshly mapped memory the kernel's page
+ * faults and zeroing took a third of the planning. With a scratch the
+ * planner's working arrays stay, and the decisions of a plan given back
+ * by caad_plan_recycle() hold the next plan's: after the first plans
+ * nothing is faulted in again. What it holds is as large as the largest
+ * plan so far (pages of it never written are not resident).
+ */
+struct caad_plan_scratch;
+int caad_plan_scratch_new(struct caad_plan_scratch **ret);
+void caad_plan_scratch_free(struct caad_plan_scratch *s);
+static inline void caad_plan_scratch_freep(struct caad_plan_scratch **s)
+{
+	caad_plan_scratch_free(*s);
+}
+/* caad_plan_compute() with the working memory of s (NULL: none kept). */
+int caad_plan_compute_with(struct caad_plan_scratch *s, const struct caad_topology *topo,
+                           const struct caad_inventory *inv, const struct caad_flow *flows, size_t n_flows,
+                           const struct caad_policy *policy, const struct caad_plan *prev, uint64_t now_ns,
+                           struct caad_plan **ret);
+/* Free p, keeping its decisions' memory in s for the next plan (s NULL:
+ * caad_plan_free()). */
+void caad_plan_recycle(struct caad_plan_scratch *s, struct caad_plan *p);
 
 /*
  * Why a flow on a managed interface gets no decision (too slow or too

@@ -240,7 +240,7 @@ static void keep_scan(struct daemon *d, struct caad_flow **flows, size_t n, stru
 	free(d->flows);
 	d->flows = TAKE_PTR(*flows);
 	d->n_flows = n;
-	caad_plan_free(d->plan);
+	caad_plan_recycle(d->plan_scratch, d->plan);
 	d->plan = TAKE_PTR(*plan);
 	caad_bus_sync_properties(d->bus);
 }
@@ -387,7 +387,8 @@ static int scan(struct daemon *d)
 		/* no more IRQs onto CPUs that ran out of vectors (RPS may go there) */
 		caad_actuator_irq_exhausted(d->actuator, &policy.irq_banned);
 		/* the previous plan gives hysteresis; flows' times are CLOCK_MONOTONIC */
-		r = caad_plan_compute(d->topo, d->inv, flows, n, &policy, d->plan, t0 * 1000, &plan);
+		r = caad_plan_compute_with(d->plan_scratch, d->topo, d->inv, flows, n, &policy, d->plan, t0 * 1000,
+		                           &plan);
 		d->last_plan_usec = now_usec(CLOCK_MONOTONIC) - t0;
 		if (r < 0) {
 			d->errors++;
@@ -621,6 +622,9 @@ int daemon_run(struct daemon *d)
 	r = caad_actuator_new(&ao, &d->actuator);
 	if (r < 0)
 		return r;
+	r = caad_plan_scratch_new(&d->plan_scratch);
+	if (r < 0)
+		return log_error_errno(r, "Out of memory: %m");
 	r = caad_irqbalance_sync_new(a->sysroot, &d->irqbalance);
 	if (r < 0)
 		return r;
@@ -679,6 +683,7 @@ void daemon_done(struct daemon *d)
 	caad_bus_free(d->bus);
 	free(d->flows);
 	caad_plan_free(d->plan);
+	caad_plan_scratch_free(d->plan_scratch);
 	caad_link_watch_free(d->links);
 	sd_event_source_unref(d->timer);
 	sd_event_unref(d->event);

@@ -59,6 +59,7 @@ struct daemon {
 	struct caad_flow *flows;
 	size_t n_flows;
 	struct caad_plan *plan;    /* also the previous plan of the next scan (hysteresis, logging) */
+	struct caad_plan_scratch *plan_scratch; /* planning memory kept from scan to scan */
 	uint64_t last_plan_usec;   /* how long planning took */
 	uint64_t last_scan_usec;   /* CLOCK_REALTIME of the last scan, 0 never */
 	uint64_t errors;           /* failed plans (the actuator counts its own) */

@@ -314,6 +314,7 @@ int caad_plan_from_decisions(struct caad_decision *decisions, size_t n, uint64_t
 		return -ENOMEM;
 	p->decisions = decisions;
 	p->n_decisions = n;
+	p->decisions_cap = n;
 	p->now_ns = now_ns;
 	r = plan_index(p, false);
 	if (r < 0) {
@@ -398,6 +399,98 @@ struct cand {
 	const struct caad_decision *pd; /* previous decision */
 };
 
+/*
+ * Room for a decision (or a struct heavy) per flow, from malloc() as usual.
+ * A million heavy flows write 70 MB of decisions once: in 4 KiB pages the
+ * page faults alone took longer than the planning (about 36 ms on the
+ * development VM), in 2 MiB transparent huge pages a fifth of that.
+ * madvise() is a hint: without THP (mode "never") nothing changes.
+ */
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+static void *alloc_large(size_t size)
+{
+	void *p = malloc(size);
+	uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	uintptr_t end = ((uintptr_t)p + size) & ~(HUGE_PAGE - 1);
+
+	/* the huge pages wholly inside: a plan with few heavy flows touches
+	 * only the first small pages, as before */
+	if (p && end > start)
+		(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+	return p;
+}
+
+/* ---- memory kept from plan to plan -------------------------------------- */
+
+struct scratch_buf {
+	void *p;
+	size_t cap; /* elements */
+};
+
+struct caad_plan_scratch {
+	struct scratch_buf hv, tried, members, ntuple_cands;
+	struct scratch_buf spare; /* decisions of a recycled plan */
+};
+
+int caad_plan_scratch_new(struct caad_plan_scratch **ret)
+{
+	*ret = calloc(1, sizeof(**ret));
+	return *ret ? 0 : -ENOMEM;
+}
+
+void caad_plan_scratch_free(struct caad_plan_scratch *s)
+{
+	if (!s)
+		return;
+	free(s->hv.p);
+	free(s->tried.p);
+	free(s->members.p);
+	free(s->ntuple_cands.p);
+	free(s->spare.p);
+	free(s);
+}
+
+void caad_plan_recycle(struct caad_plan_scratch *s, struct caad_plan *p)
+{
+	if (s && p && p->decisions && p->decisions_cap > s->spare.cap) {
+		free(s->spare.p);
+		s->spare = (struct scratch_buf){ .p = TAKE_PTR(p->decisions), .cap = p->decisions_cap };
+	}
+	caad_plan_free(p);
+}
+
+/* Room for n elements of size: b's when it holds that many (its memory
+ * then already faulted in), else new; b NULL: always new, the caller's. */
+static void *room(struct scratch_buf *b, size_t n, size_t size)
+{
+	n = n ? n : 1;
+	if (!b)
+		return alloc_large(n * size);
+	if (b->cap < n) {
+		free(b->p);
+		b->cap = 0;
+		b->p = alloc_large(n * size);
+		if (!b->p)
+			return NULL;
+		b->cap = n;
+	}
+	return b->p;
+}
+
+/* The new plan's decisions: the recycled ones when they are large enough. */
+static struct caad_decision *decisions_room(struct caad_plan_scratch *s, size_t n, size_t *ret_cap)
+{
+	n = n ? n : 1;
+	*ret_cap = n;
+	if (s && s->spare.cap >= n) {
+		*ret_cap = s->spare.cap;
+		s->spare.cap = 0;
+		return TAKE_PTR(s->spare.p);
+	}
+	return alloc_large(n * sizeof(struct caad_decision));
+}
+
 struct planner {
 	const struct caad_topology *topo;
 	const struct caad_inventory *inv;
@@ -406,6 +499,7 @@ struct planner {
 	const struct caad_plan *prev;
 	uint64_t now_ns;
 	struct caad_plan *plan;
+	struct caad_plan_scratch *scratch; /* owns hv, tried, members, ntuple_cands when not NULL */
 
 	/* per core */
 	unsigned *pu_start, *pus;   /* CSR: its usable, unbanned CPUs */
@@ -431,6 +525,7 @@ struct planner {
 	struct heavy {
 		int32_t slot;        /* -1: no slot (decided in pass 1) */
 		int32_t cpu;         /* decisions[k].consumer_cpu, at hand */
+		const struct caad_decision *pd; /* its decision in the previous plan, NULL */
 	} *hv;
 	uint64_t *tried;            /* bit k: placed as a slot's owner, or tried to */
 	struct member {
@@ -447,6 +542,8 @@ struct planner {
 	unsigned ifindex_mask;
 	int last_ifindex, last_iface;
 	bool ids_sorted;            /* the heavy flows came in id order */
+	size_t prev_pos;            /* prev_find()'s cursor: in id order, where the last id was */
+	uint64_t prev_last_id;
 
 	struct cand *round, *next_round;
 	size_t n_round, n_next_round;
@@ -812,9 +909,12 @@ static void planner_done(struct planner *pl)
 	free(pl->fail_reason);
 	free(pl->fail_considered);
 	free(pl->fail_text);
-	free(pl->hv);
-	free(pl->tried);
-	free(pl->members);
+	if (!pl->scratch) {
+		free(pl->hv);
+		free(pl->tried);
+		free(pl->members);
+		free(pl->ntuple_cands);
+	}
 	free(pl->slots);
 	for (size_t i = 0; pl->ifs && i < pl->inv->n_ifaces; i++) {
 		free(pl->ifs[i].qpos);
@@ -824,7 +924,6 @@ static void planner_done(struct planner *pl)
 	free(pl->by_ifindex);
 	free(pl->round);
 	free(pl->next_round);
-	free(pl->ntuple_cands);
 }
 
 /* ---- choosing a CPU ---------------------------------------------------- */
@@ -1050,7 +1149,7 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 	enum caad_relation rel;
 
 	*ret_why = NULL;
-	pd = caad_plan_find(pl->prev, d->flow_id);
+	pd = pl->hv[k].pd;
 	*ret_pd = pd;
 	if (!pd || pd->steer_cpu < 0)
 		return HOLD_NEW;
@@ -1665,9 +1764,8 @@ static int ntuple_moves(struct planner *pl)
 
 /* collect(): a flow that an ntuple rule moved in the previous plan stays on
  * the rule's queue (slot), whatever queue it was seen on. */
-static void ntuple_keep(struct planner *pl, struct caad_decision *d, unsigned *slot)
+static void ntuple_keep(struct planner *pl, struct caad_decision *d, const struct caad_decision *pd, unsigned *slot)
 {
-	const struct caad_decision *pd = caad_plan_find(pl->prev, d->flow_id);
 	const struct iface_state *is = &pl->ifs[d->iface];
 	struct caad_ntuple_flow nf;
 
@@ -2110,7 +2208,7 @@ static size_t emit_settings(struct planner *pl)
  * Returns NULL when heavy, else what it lacks.
  */
 static inline const char *light(const struct caad_flow *f, const struct caad_policy *policy,
-                                const struct caad_plan *prev, uint64_t now_ns)
+                                const struct caad_decision *pd, uint64_t now_ns)
 {
 	uint64_t min_age = (uint64_t)policy->min_age_ms * NSEC_PER_MSEC;
 
@@ -2118,18 +2216,15 @@ static inline const char *light(const struct caad_flow *f, const struct caad_pol
 		return "rate";
 	if (f->first_ns > 0 && (now_ns < f->first_ns || now_ns - f->first_ns < min_age))
 		return "age";
-	if (f->rate_bps < policy->rate_threshold_bps) {
-		const struct caad_decision *pd = caad_plan_find(prev, f->id);
-		if (!pd || pd->steer_cpu < 0 || pd->shares_queue)
-			return "rate";
-	}
+	if (f->rate_bps < policy->rate_threshold_bps && (!pd || pd->steer_cpu < 0 || pd->shares_queue))
+		return "rate";
 	return NULL;
 }
 
 const char *caad_plan_light_reason(const struct caad_flow *f, const struct caad_policy *policy,
                                    const struct caad_plan *prev, uint64_t now_ns, char *buf, size_t size)
 {
-	const char *what = light(f, policy, prev, now_ns);
+	const char *what = light(f, policy, caad_plan_find(prev, f->id), now_ns);
 	char rate[32], thr[32];
 
 	if (!what)
@@ -2155,6 +2250,53 @@ static inline void offer(int32_t *best, struct key *best_key, uint32_t k, uint64
 	}
 }
 
+static inline const struct caad_decision *prev_at(const struct caad_plan *p, size_t i)
+{
+	return &p->decisions[p->by_id ? p->by_id[i] : i];
+}
+
+/*
+ * The previous plan's decision for flow id, or NULL. The daemon's flows
+ * come in id order, as the previous plan's decisions are (by_id otherwise):
+ * a cursor that gallops forward from the last id found costs O(1) a flow
+ * and reads the previous plan in order, where a binary search per flow
+ * (caad_plan_find) took 20 cache misses each at a million flows. An id
+ * below the last one starts over from the beginning.
+ */
+static const struct caad_decision *prev_find(struct planner *pl, uint64_t id)
+{
+	const struct caad_plan *p = pl->prev;
+	size_t lo, hi, step = 1, n;
+
+	if (!p || p->n_decisions == 0)
+		return NULL;
+	n = p->n_decisions;
+	if (id < pl->prev_last_id)
+		pl->prev_pos = 0;
+	pl->prev_last_id = id;
+
+	/* gallop: the first of lo + 1, 2, 4, ... at or past id bounds it */
+	lo = pl->prev_pos;
+	hi = lo;
+	while (hi < n && prev_at(p, hi)->flow_id < id) {
+		lo = hi + 1;
+		hi += step;
+		step *= 2;
+	}
+	if (hi > n)
+		hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (prev_at(p, mid)->flow_id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	pl->prev_pos = lo;
+	return lo < n && prev_at(p, lo)->flow_id == id ? prev_at(p, lo) : NULL;
+}
+
 /* Pass 1: the heavy flows, each in a slot (or decided at once). */
 static int collect(struct planner *pl, size_t n_flows)
 {
@@ -2167,6 +2309,7 @@ static int collect(struct planner *pl, size_t n_flows)
 
 	for (size_t i = 0; i < n_flows; i++) {
 		const struct caad_flow *f = &pl->flows[i];
+		const struct caad_decision *pd;
 		struct caad_decision *d;
 		struct consumer cs;
 		int iface, c;
@@ -2175,7 +2318,10 @@ static int collect(struct planner *pl, size_t n_flows)
 		if (f->rate_bps < half) /* most flows, the cheapest test first */
 			continue;
 		iface = find_iface(pl, f->ifindex);
-		if (iface < 0 || light(f, pl->policy, pl->prev, pl->now_ns))
+		if (iface < 0)
+			continue;
+		pd = prev_find(pl, f->id);
+		if (light(f, pl->policy, pd, pl->now_ns))
 			continue;
 
 		k = (uint32_t)plan->n_decisions++;
@@ -2193,7 +2339,7 @@ static int collect(struct planner *pl, size_t n_flows)
 			.relation = CAAD_RELATION_UNSTEERED,
 			.considered = "",
 		};
-		pl->hv[k] = (struct heavy){ .slot = -1, .cpu = c };
+		pl->hv[k] = (struct heavy){ .slot = -1, .cpu = c, .pd = pd };
 		if (f->id < last_id)
 			pl->ids_sorted = false;
 		last_id = f->id;
@@ -2225,7 +2371,7 @@ static int collect(struct planner *pl, size_t n_flows)
 			d->queue = f->rx_queue;
 		}
 		if (pl->ntuple_on && ifc->ntuple && pl->prev)
-			ntuple_keep(pl, d, &slot);
+			ntuple_keep(pl, d, pl->hv[k].pd, &slot);
 		struct slot *sl = &pl->slots[slot];
 		pl->hv[k].slot = (int32_t)slot;
 		sl->end++; /* counted for group_members() */
@@ -2256,7 +2402,7 @@ static int group_members(struct planner *pl)
 	uint32_t pos = 0;
 
 	/* collect() counted each slot's flows in end: room for all of them */
-	pl->members = malloc((n ? n : 1) * sizeof(*pl->members));
+	pl->members = room(pl->scratch ? &pl->scratch->members : NULL, n, sizeof(*pl->members));
 	if (!pl->members)
 		return -ENOMEM;
 	for (unsigned s = 0; s < pl->n_slots; s++) {
@@ -2275,36 +2421,22 @@ static int group_members(struct planner *pl)
 	return 0;
 }
 
-/*
- * Room for a decision (or a struct heavy) per flow, from malloc() as usual.
- * A million heavy flows write 70 MB of decisions once: in 4 KiB pages the
- * page faults alone took longer than the planning (about 36 ms on the
- * development VM), in 2 MiB transparent huge pages a fifth of that.
- * madvise() is a hint: without THP (mode "never") nothing changes.
- */
-#define HUGE_PAGE ((uintptr_t)2 << 20)
-
-static void *alloc_large(size_t size)
-{
-	void *p = malloc(size);
-	uintptr_t start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-	uintptr_t end = ((uintptr_t)p + size) & ~(HUGE_PAGE - 1);
-
-	/* the huge pages wholly inside: a plan with few heavy flows touches
-	 * only the first small pages, as before */
-	if (p && end > start)
-		(void)madvise((void *)start, end - start, MADV_HUGEPAGE);
-	return p;
-}
-
 int caad_plan_compute(const struct caad_topology *topo, const struct caad_inventory *inv,
                       const struct caad_flow *flows, size_t n_flows, const struct caad_policy *policy,
                       const struct caad_plan *prev, uint64_t now_ns, struct caad_plan **ret)
 {
+	return caad_plan_compute_with(NULL, topo, inv, flows, n_flows, policy, prev, now_ns, ret);
+}
+
+int caad_plan_compute_with(struct caad_plan_scratch *scratch, const struct caad_topology *topo,
+                           const struct caad_inventory *inv, const struct caad_flow *flows, size_t n_flows,
+                           const struct caad_policy *policy, const struct caad_plan *prev, uint64_t now_ns,
+                           struct caad_plan **ret)
+{
 	_cleanup_(caad_plan_freep) struct caad_plan *plan = NULL;
 	struct planner pl = {
 		.topo = topo, .inv = inv, .flows = flows, .policy = policy, .prev = prev, .now_ns = now_ns,
-		.last_ifindex = -1,
+		.last_ifindex = -1, .scratch = scratch,
 	};
 	size_t n_settings;
 	int r;
@@ -2322,13 +2454,14 @@ int caad_plan_compute(const struct caad_topology *topo, const struct caad_invent
 
 	/* Sized for every flow being heavy; only what is used is touched, and
 	 * the rest is given back below. */
-	plan->decisions = alloc_large((n_flows ? n_flows : 1) * sizeof(*plan->decisions));
-	pl.hv = alloc_large((n_flows ? n_flows : 1) * sizeof(*pl.hv));
-	pl.tried = calloc(n_flows / 64 + 1, sizeof(uint64_t));
+	plan->decisions = decisions_room(scratch, n_flows, &plan->decisions_cap);
+	pl.hv = room(scratch ? &scratch->hv : NULL, n_flows, sizeof(*pl.hv));
+	pl.tried = room(scratch ? &scratch->tried : NULL, n_flows / 64 + 1, sizeof(uint64_t));
 	if (!plan->decisions || !pl.hv || !pl.tried) {
 		r = -ENOMEM;
 		goto finish;
 	}
+	memset(pl.tried, 0, (n_flows / 64 + 1) * sizeof(uint64_t));
 
 	r = build_tables(&pl);
 	if (r >= 0)
@@ -2347,7 +2480,7 @@ int caad_plan_compute(const struct caad_topology *topo, const struct caad_invent
 	for (size_t i = 0; i < inv->n_ifaces && !(policy->disabled_mechanisms & (1u << CAAD_SETTING_NTUPLE_RULE)); i++)
 		pl.ntuple_on = pl.ntuple_on || inv->ifaces[i].ntuple;
 	if (pl.ntuple_on) {
-		pl.ntuple_cands = malloc((n_flows ? n_flows : 1) * sizeof(uint32_t));
+		pl.ntuple_cands = room(scratch ? &scratch->ntuple_cands : NULL, n_flows, sizeof(uint32_t));
 		if (!pl.ntuple_cands) {
 			r = -ENOMEM;
 			goto finish;
@@ -2379,11 +2512,14 @@ int caad_plan_compute(const struct caad_topology *topo, const struct caad_invent
 	emit_settings(&pl);
 	assert(plan->n_settings == n_settings);
 
-	if (plan->n_decisions < n_flows) {
+	/* without a scratch to give it back to, the room no decision took */
+	if (!scratch && plan->n_decisions < n_flows) {
 		struct caad_decision *nd = realloc(plan->decisions,
 		                                   (plan->n_decisions ? plan->n_decisions : 1) * sizeof(*nd));
-		if (nd)
+		if (nd) {
 			plan->decisions = nd;
+			plan->decisions_cap = plan->n_decisions ? plan->n_decisions : 1;
+		}
 	}
 	r = plan_index(plan, pl.ids_sorted);
 

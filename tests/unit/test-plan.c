@@ -2458,6 +2458,31 @@ static void property_case(uint64_t *rng, const struct caad_topology *t, const ch
 		check_plan(t, &f.inv, fl, n, &policy, next, p, what);
 		next2 = compute_at(t, &f.inv, fl, n, &policy, p, now);
 		assert_plans_equal(next, next2);
+
+		/* The previous plan is found per flow in any order: flows
+		 * shuffled against a plan in id order, flows in id order
+		 * against a plan of shuffled flows (its by_id index). */
+		for (size_t i = 0; i < n; i++)
+			shuffled[i] = fl[perm[i]];
+		_cleanup_(caad_plan_freep) struct caad_plan *nshuf = compute_at(t, &f.inv, shuffled, n, &policy, p, now);
+		_cleanup_(caad_plan_freep) struct caad_plan *nfrom2 =
+			cycle == 0 ? compute_at(t, &f.inv, fl, n, &policy, p2, now) : NULL;
+		for (size_t i = 0; i < n; i++) {
+			const struct caad_decision *a = decision_of(next, perm[i]), *b = decision_of(nshuf, i);
+			const struct caad_decision *c2 = nfrom2 ? decision_of(nfrom2, perm[i]) : a;
+
+			assert_int_equal(a == NULL, b == NULL);
+			assert_int_equal(a == NULL, c2 == NULL);
+			if (!a)
+				continue;
+			assert_int_equal(a->steer_cpu, b->steer_cpu);
+			assert_int_equal(a->held, b->held);
+			assert_int_equal(a->since_ns, b->since_ns);
+			assert_string_equal(a->reason, b->reason);
+			assert_int_equal(a->steer_cpu, c2->steer_cpu);
+			assert_int_equal(a->held, c2->held);
+			assert_string_equal(a->reason, c2->reason);
+		}
 		for (size_t k = 0; k < next->n_decisions; k++) {
 			st->held += next->decisions[k].held;
 			st->shared += next->decisions[k].shares_queue;
@@ -3044,6 +3069,59 @@ static void test_property_random_topologies(void **state)
 	assert_true(st.held > 20);
 }
 
+/* Plans made with a scratch, each given back when the next is made (the
+ * daemon's way), are the plans made without one; the memory is reused. */
+static void test_scratch(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_scratch_freep) struct caad_plan_scratch *s = NULL;
+	_cleanup_(caad_plan_freep) struct caad_plan *plain = NULL;
+	struct caad_plan *kept = NULL;
+	uint64_t rng = UINT64_C(0x5c7a7c4);
+	unsigned reused = 0;
+	struct fake_inv f;
+
+	(void)state;
+	assert_int_equal(caad_plan_scratch_new(&s), 0);
+	random_inventory(&rng, t, &f);
+	f.ifaces[0].ntuple = true;
+	for (unsigned cycle = 0; cycle < 60; cycle++) {
+		struct caad_flow fl[24];
+		size_t n = rng_below(&rng, ARRAY_SIZE(fl) + 1);
+		uint64_t now = NOW + cycle * 700 * MSEC;
+		const void *spare = NULL;
+		struct caad_policy policy;
+		struct caad_plan *p = NULL, *q;
+
+		caad_policy_init(&policy);
+		policy.disabled_mechanisms = cycle % 2 ? 0 : CAAD_MECHANISMS_DEFAULT_OFF;
+		random_flows(&rng, t, fl, n);
+		/* the scratch holds the decisions of the plan before the one kept */
+		q = compute_at(t, &f.inv, fl, n, &policy, plain, now);
+		assert_int_equal(caad_plan_compute_with(s, t, &f.inv, fl, n, &policy, kept, now, &p), 0);
+		assert_plans_equal(q, p);
+		caad_plan_free(plain);
+		plain = q;
+		if (kept && kept->decisions_cap >= (n ? n : 1))
+			spare = kept->decisions;
+		caad_plan_recycle(s, kept);
+		kept = p;
+		if (spare) {
+			/* the next plan takes the recycled room when it fits */
+			struct caad_plan *probe = NULL;
+
+			assert_int_equal(caad_plan_compute_with(s, t, &f.inv, fl, n, &policy, kept, now, &probe), 0);
+			reused += probe->decisions == spare;
+			assert_ptr_equal(probe->decisions, spare);
+			caad_plan_recycle(s, probe);
+		}
+	}
+	caad_plan_recycle(s, kept);
+	caad_plan_recycle(NULL, NULL);
+	print_message("60 plans made with a scratch, the recycled decisions reused %u times\n", reused);
+	assert_true(reused > 10);
+}
+
 /* A plan made by hand is found by id, sorted or not. */
 static void test_plan_from_decisions(void **state)
 {
@@ -3111,6 +3189,7 @@ int main(void)
 		cmocka_unit_test(test_plan_from_decisions),
 		cmocka_unit_test(test_property_fixtures),
 		cmocka_unit_test(test_property_random_topologies),
+		cmocka_unit_test(test_scratch),
 		cmocka_unit_test(test_rfs_same_core),
 		cmocka_unit_test(test_ntuple_conflict),
 		cmocka_unit_test(test_ntuple_targets),
