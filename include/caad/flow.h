@@ -48,19 +48,38 @@ int caad_flow_format_tuple(const struct caad_flow *f, char *buf, size_t size);
 void caad_flow_from_stats(struct caad_flow *f, const struct caad_flow_stats *s);
 
 /*
- * Rates: given the previous snapshot (sorted by id) and the new one, fill
- * rate_bps of the new flows from the byte deltas over their time delta.
- * Both arrays must be sorted by id (caad_flows_sort).
+ * What the next snapshot needs of a flow in this one: the base of its rate
+ * and of its consumer's window. 32 bytes where a flow takes 144: the
+ * observer keeps these between scans, not a copy of the flows (at 100k
+ * flows 3 MB instead of 14).
+ */
+struct caad_flow_base {
+	uint64_t id;
+	uint64_t bytes;
+	uint32_t tid;
+	int32_t consumer_cpu;
+	uint16_t consumer_history[CAAD_CONSUMER_HISTORY];
+	uint8_t n_consumer_history;
+};
+
+/* base[i] of flows[i], for n flows. */
+void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows, size_t n);
+
+/*
+ * Rates: given the previous snapshot's bases (sorted by id) and the new
+ * snapshot, fill rate_bps of the new flows from the byte deltas over their
+ * time delta. Both must be sorted by id (caad_flows_sort).
  */
 void caad_flows_sort(struct caad_flow *flows, size_t n);
-void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
+void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev, size_t n_prev,
                              uint64_t interval_ns);
 /*
- * The consumer's window: given the previous snapshot and the new one (both
- * sorted by id), fill consumer_history of the new flows with the previous
- * snapshot's consumer_cpu and history, the latest first. A flow that is new,
- * whose socket was reused (bytes went backwards) or that another thread
- * reads now starts with an empty history; so does one whose consumer CPU
- * is unknown.
+ * The consumer's window: given the previous snapshot's bases and the new
+ * snapshot (both sorted by id), fill consumer_history of the new flows with
+ * the previous consumer_cpu and history, the latest first. A flow that is
+ * new, whose socket was reused (bytes went backwards) or that another
+ * thread reads now starts with an empty history; so does one whose
+ * consumer CPU is unknown.
  */
-void caad_flows_update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev);
+void caad_flows_update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev,
+                               size_t n_prev);

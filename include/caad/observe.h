@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "caad/flow.h"
@@ -13,6 +14,9 @@ struct caad_observer_options {
 	uint32_t netns_inode;  /* only sockets in this netns; 0 = all */
 	uint32_t max_flows;    /* size of the flows map (LRU) */
 	uint32_t ringbuf_size; /* bytes, power of two >= page size; 0 = default */
+	uint32_t batch;        /* flows read a system call; 0 = default (1024) */
+	bool walk_keys;        /* read the flow map key by key, not in batches (tests; a kernel
+	                        * without batch lookups, before 5.6, falls back to it by itself) */
 };
 
 int caad_observer_open(const struct caad_observer_options *opts, struct caad_observer **ret);
@@ -30,6 +34,8 @@ int caad_observer_consume(struct caad_observer *o);
  * computed against the previous snapshot. */
 int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n);
 /* Sum of the per-CPU counters (enum caad_counter). */
+/* System calls the last snapshot made to read the flow map. */
+unsigned caad_observer_snapshot_calls(const struct caad_observer *o);
 uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c);
 
 /*

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "caad/macro.h"
@@ -123,7 +124,26 @@ static uint64_t new_flow_rate(const struct caad_flow *f)
 	return rate_bps(f->bytes, f->last_ns - f->first_ns);
 }
 
-void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
+/* flow.h says what a base costs */
+_Static_assert(sizeof(struct caad_flow_base) == 32, "struct caad_flow_base grew");
+
+void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct caad_flow *f = &flows[i];
+
+		base[i] = (struct caad_flow_base){
+			.id = f->id,
+			.bytes = f->bytes,
+			.tid = f->tid,
+			.consumer_cpu = f->consumer_cpu,
+			.n_consumer_history = f->n_consumer_history,
+		};
+		memcpy(base[i].consumer_history, f->consumer_history, sizeof(base[i].consumer_history));
+	}
+}
+
+void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev, size_t n_prev,
                              uint64_t interval_ns)
 {
 	size_t j = 0;
@@ -152,7 +172,8 @@ void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct c
 	}
 }
 
-void caad_flows_update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev)
+void caad_flows_update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev,
+                               size_t n_prev)
 {
 	size_t j = 0;
 
@@ -161,7 +182,7 @@ void caad_flows_update_history(struct caad_flow *cur, size_t n_cur, const struct
 
 	for (size_t i = 0; i < n_cur; i++) {
 		struct caad_flow *f = &cur[i];
-		const struct caad_flow *p;
+		const struct caad_flow_base *p;
 		unsigned n = 0;
 
 		assert(i == 0 || cur[i - 1].id <= f->id);

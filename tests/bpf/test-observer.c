@@ -718,6 +718,55 @@ static void test_bounded_map(void **state)
 	caad_observer_free(o);
 }
 
+/* Read in batches (the default, and 16 a call so that 200 flows take
+ * many) or key by key, a snapshot lists the same flows. */
+static void test_snapshot_batches(void **state)
+{
+	struct caad_observer_options opts[] = {
+		{ .netns_inode = test_netns },
+		{ .netns_inode = test_netns, .batch = 16 },
+		{ .netns_inode = test_netns, .walk_keys = true },
+	};
+	struct caad_observer *o[ARRAY_SIZE(opts)] = {};
+	struct caad_flow *flows[ARRAY_SIZE(opts)] = {};
+	size_t n[ARRAY_SIZE(opts)];
+	unsigned calls[ARRAY_SIZE(opts)];
+	struct many m = { .listener = -1 };
+
+	REQUIRE_ROOT();
+
+	for (size_t k = 0; k < ARRAY_SIZE(opts); k++)
+		assert_int_equal(caad_observer_open(&opts[k], &o[k]), 0);
+	many_open(&m, NULL, NULL);
+	for (size_t k = 0; k < ARRAY_SIZE(opts); k++) {
+		n[k] = snapshot(o[k], &flows[k]);
+		calls[k] = caad_observer_snapshot_calls(o[k]);
+	}
+	print_message("%d live flows: %zu read in batches of 1024 (%u calls), of 16 (%u calls), key by key (%u calls)\n",
+	              MANY, n[0], calls[0], calls[1], calls[2]);
+	/* batches were read, not a silent fallback to the key walk */
+	assert_true(calls[0] <= 2);
+	assert_true(calls[1] >= MANY / 16 && calls[1] <= 2 * MANY / 16 + 2);
+	assert_int_equal(calls[2], 2 * MANY + 1);
+	for (size_t k = 0; k < ARRAY_SIZE(opts); k++) {
+		assert_int_equal(n[k], MANY);
+		assert_ids_unique(flows[k], n[k]);
+		for (size_t i = 0; i < MANY; i++) {
+			/* sorted by id, the same flows with the same counts */
+			assert_int_equal(flows[k][i].id, flows[0][i].id);
+			assert_int_equal(flows[k][i].bytes, flows[0][i].bytes);
+			assert_int_equal(flows[k][i].rport, flows[0][i].rport);
+		}
+		for (size_t i = 0; i < MANY; i++)
+			assert_non_null(find_flow(flows[k], n[k], m.port, m.c[i].cport));
+	}
+	many_close(&m);
+	for (size_t k = 0; k < ARRAY_SIZE(opts); k++) {
+		free(flows[k]);
+		caad_observer_free(o[k]);
+	}
+}
+
 static void test_events_lost(void **state)
 {
 	struct caad_observer *o;
@@ -845,6 +894,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_netns_filter, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_close, setup_observer, teardown_observer),
 		cmocka_unit_test(test_bounded_map),
+		cmocka_unit_test(test_snapshot_batches),
 		cmocka_unit_test(test_events_lost),
 		cmocka_unit_test_setup_teardown(test_thread_time_and_net_rx, setup_observer, teardown_observer),
 	};

@@ -258,6 +258,27 @@ static void test_sort(void **state)
 	assert_int_equal(flows[0].id, 0);
 }
 
+/* The library's calls with the previous snapshot given as flows: their
+ * bases are what the observer keeps. */
+static void update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
+                         uint64_t interval_ns)
+{
+	_cleanup_free_ struct caad_flow_base *base = n_prev ? calloc(n_prev, sizeof(*base)) : NULL;
+
+	assert_true(base || n_prev == 0);
+	caad_flows_base(base, prev, n_prev);
+	caad_flows_update_rates(cur, n_cur, base, n_prev, interval_ns);
+}
+
+static void update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev)
+{
+	_cleanup_free_ struct caad_flow_base *base = n_prev ? calloc(n_prev, sizeof(*base)) : NULL;
+
+	assert_true(base || n_prev == 0);
+	caad_flows_base(base, prev, n_prev);
+	caad_flows_update_history(cur, n_cur, base, n_prev);
+}
+
 static struct caad_flow flow_at(uint64_t id, uint64_t bytes, uint64_t first_ns, uint64_t last_ns)
 {
 	return (struct caad_flow){ .id = id, .bytes = bytes, .first_ns = first_ns, .last_ns = last_ns,
@@ -275,23 +296,23 @@ static void test_rates_normal(void **state)
 		flow_at(20, 125, 0, 2 * NSEC_PER_SEC),     /* 125 B in 1 s */
 	};
 
-	caad_flows_update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
 	assert_int_equal(cur[0].rate_bps, 8000000);
 	assert_int_equal(cur[1].rate_bps, 1000);
 
 	/* Over half a second: twice the rate. */
-	caad_flows_update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC / 2);
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC / 2);
 	assert_int_equal(cur[0].rate_bps, 16000000);
 	assert_int_equal(cur[1].rate_bps, 2000);
 
 	/* No bytes: rate 0. */
 	cur[0].bytes = prev[0].bytes;
-	caad_flows_update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
 	assert_int_equal(cur[0].rate_bps, 0);
 
 	/* Rounds down. */
 	cur[0].bytes = prev[0].bytes + 1;
-	caad_flows_update_rates(cur, 1, prev, ARRAY_SIZE(prev), 3 * NSEC_PER_SEC);
+	update_rates(cur, 1, prev, ARRAY_SIZE(prev), 3 * NSEC_PER_SEC);
 	assert_int_equal(cur[0].rate_bps, 2);
 }
 
@@ -301,7 +322,7 @@ static void test_rates_bytes_reset(void **state)
 	/* Same socket address, a new connection that read less. */
 	struct caad_flow cur[] = { flow_at(10, 1000, 0, 2 * NSEC_PER_SEC) };
 
-	caad_flows_update_rates(cur, 1, prev, 1, NSEC_PER_SEC);
+	update_rates(cur, 1, prev, 1, NSEC_PER_SEC);
 	assert_int_equal(cur[0].rate_bps, 0);
 }
 
@@ -316,7 +337,7 @@ static void test_rates_new_flow(void **state)
 		flow_at(18, 1000000, 2 * NSEC_PER_SEC, NSEC_PER_SEC),     /* last before first */
 	};
 
-	caad_flows_update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
 	assert_int_equal(cur[0].rate_bps, 4000000);
 	assert_int_equal(cur[1].rate_bps, UINT64_C(8000000000));
 	assert_int_equal(cur[2].rate_bps, 0);
@@ -325,7 +346,7 @@ static void test_rates_new_flow(void **state)
 
 	/* No previous snapshot at all. */
 	cur[0].rate_bps = 1;
-	caad_flows_update_rates(cur, 1, NULL, 0, NSEC_PER_SEC);
+	update_rates(cur, 1, NULL, 0, NSEC_PER_SEC);
 	assert_int_equal(cur[0].rate_bps, 4000000);
 }
 
@@ -337,7 +358,7 @@ static void test_rates_zero_interval(void **state)
 		flow_at(11, 1000000, 0, 2 * NSEC_PER_SEC), /* new */
 	};
 
-	caad_flows_update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), 0);
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), 0);
 	assert_int_equal(cur[0].rate_bps, 0);
 	assert_int_equal(cur[1].rate_bps, 0);
 }
@@ -359,7 +380,7 @@ static void test_rates_large(void **state)
 		flow_at(5, UINT64_MAX, 0, UINT64_MAX),          /* new, huge span */
 	};
 
-	caad_flows_update_rates(cur, 4, prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(cur, 4, prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
 	assert_int_equal(cur[0].rate_bps, 16000);
 	/* 2^62 B * 8 * 1e9 / 1e9 ns = 2^65 bit/s: saturates. */
 	assert_int_equal(cur[1].rate_bps, UINT64_MAX);
@@ -367,15 +388,15 @@ static void test_rates_large(void **state)
 	assert_int_equal(cur[3].rate_bps, UINT64_MAX);
 
 	/* 2^62 B over 2^40 ns = 2^22 * 8e9 bit/s, exact. */
-	caad_flows_update_rates(cur, 2, prev, ARRAY_SIZE(prev), UINT64_C(1) << 40);
+	update_rates(cur, 2, prev, ARRAY_SIZE(prev), UINT64_C(1) << 40);
 	assert_int_equal(cur[0].rate_bps, 14); /* floor(16000e9 / 2^40) */
 	assert_int_equal(cur[1].rate_bps, UINT64_C(33554432000000000));
 
 	/* (2^64 - 2) B over 2^63 ns. */
-	caad_flows_update_rates(cur, 4, prev, ARRAY_SIZE(prev), half);
+	update_rates(cur, 4, prev, ARRAY_SIZE(prev), half);
 	assert_int_equal(cur[3].rate_bps, UINT64_C(15999999999)); /* floor((2^64-2)*8e9 / 2^63) */
 
-	caad_flows_update_rates(&cur[4], 1, prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(&cur[4], 1, prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
 	assert_int_equal(cur[4].rate_bps, UINT64_C(8000000000));
 }
 
@@ -400,7 +421,7 @@ static void test_rates_merge(void **state)
 
 	caad_flows_sort(prev, ARRAY_SIZE(prev));
 	caad_flows_sort(cur, ARRAY_SIZE(cur));
-	caad_flows_update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
 	assert_int_equal(cur[0].rate_bps, 4000);
 	assert_int_equal(cur[1].rate_bps, 1000);
 	assert_int_equal(cur[2].rate_bps, 0);
@@ -409,7 +430,7 @@ static void test_rates_merge(void **state)
 	assert_int_equal(cur[5].rate_bps, 0);
 
 	/* Nothing current: nothing to do, nothing read out of bounds. */
-	caad_flows_update_rates(NULL, 0, prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(NULL, 0, prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
 }
 
 static struct caad_flow reader(uint64_t id, uint32_t tid, int cpu, uint64_t bytes)
@@ -450,7 +471,7 @@ static void test_history(void **state)
 	prev[5].consumer_history[1] = 10;
 	prev[5].consumer_history[2] = 11;
 	prev[5].n_consumer_history = 3;
-	caad_flows_update_history(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev));
+	update_history(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev));
 	{
 		const int want[] = { 4, 6 };
 		assert_history(&cur[0], 2, want);
@@ -466,7 +487,7 @@ static void test_history(void **state)
 	struct caad_flow a = reader(1, 10, 4, 0), b;
 	for (int cpu = 5; cpu <= 9; cpu++) {
 		b = reader(1, 10, cpu, (uint64_t)cpu);
-		caad_flows_update_history(&b, 1, &a, 1);
+		update_history(&b, 1, &a, 1);
 		a = b;
 	}
 	{
@@ -476,7 +497,7 @@ static void test_history(void **state)
 	}
 
 	/* nothing before: nothing kept */
-	caad_flows_update_history(cur, ARRAY_SIZE(cur), NULL, 0);
+	update_history(cur, ARRAY_SIZE(cur), NULL, 0);
 	for (size_t i = 0; i < ARRAY_SIZE(cur); i++)
 		assert_int_equal(cur[i].n_consumer_history, 0);
 }
