@@ -23,6 +23,7 @@ struct caad_observer {
 	bool walk_keys;              /* no batch lookups (asked, or the kernel has none) */
 	uint32_t batch;              /* flows a batch lookup */
 	unsigned snapshot_calls;     /* bpf() calls the last snapshot took */
+	uint64_t thread_ns_last;     /* caad_observer_thread_ns() said so last */
 	size_t n_prev;
 	uint64_t prev_ns;
 
@@ -334,6 +335,7 @@ void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid)
 	o->skel->bss->watch_in_ns = 0;
 	o->skel->bss->watch_in_sum = 0;
 	o->skel->bss->watch_total_ns = 0;
+	o->thread_ns_last = 0;
 	o->skel->bss->watch_tid = tid;
 }
 
@@ -349,5 +351,11 @@ uint64_t caad_observer_thread_ns(struct caad_observer *o)
 		uint64_t now = now_ns();
 		total += now > in ? now - in : 0;
 	}
+	/* The stretch on CPU now counts by the wall clock, the same stretch
+	 * once over by the scheduler's, which leaves out steal: never go back
+	 * (a trial subtracts two readings). */
+	if (total < o->thread_ns_last)
+		total = o->thread_ns_last;
+	o->thread_ns_last = total;
 	return total;
 }
