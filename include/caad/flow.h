@@ -15,31 +15,36 @@
  */
 #define CAAD_CONSUMER_HISTORY 3
 
-/* A flow: a TCP connection seen from the receiver. */
+/*
+ * A flow: a TCP connection seen from the receiver. What the planner reads
+ * of every flow comes first, within 48 bytes: a pass over a million flows
+ * then touches one or two cache lines of each, not three.
+ */
 struct caad_flow {
 	uint64_t id;           /* kernel socket address: unique while it lives */
-	int family;
-	uint8_t laddr[16], raddr[16];
-	uint16_t lport, rport;
-
-	uint32_t pid, tid;     /* consuming process and thread */
-	char comm[CAAD_COMM_LEN];
+	uint64_t rate_bps;     /* read rate over the last interval, bit/s */
+	uint64_t first_ns;     /* when it was first seen (CLOCK_MONOTONIC), 0 unknown */
 	int consumer_cpu;      /* -1 unknown */
 	/* Where the consumer read at the scans before this one, the latest
 	 * first: with consumer_cpu, the CPUs it ran on within a short window
 	 * (rule 1); n_consumer_history of them, 0 for a new flow. */
 	uint16_t consumer_history[CAAD_CONSUMER_HISTORY];
 	uint8_t n_consumer_history;
-	int proc_cpu;          /* CPU processing its packets (softirq), -1 unknown */
 	int ifindex;           /* receiving interface, 0 unknown */
 	int rx_queue;          /* -1 unknown */
+
+	int family;
+	uint8_t laddr[16], raddr[16];
+	uint16_t lport, rport;
+	uint32_t pid, tid;     /* consuming process and thread */
+	char comm[CAAD_COMM_LEN];
+	int proc_cpu;          /* CPU processing its packets (softirq), -1 unknown */
 	uint32_t napi_id;      /* 0 unknown */
 	uint32_t proc_kthread; /* threaded NAPI kthread that processed it, 0 none */
 	uint32_t ooo_packets;  /* packets that arrived out of order (tcp rcv_ooopack) */
 
 	uint64_t bytes;        /* total read by the consumer */
-	uint64_t rate_bps;     /* read rate over the last interval, bit/s */
-	uint64_t first_ns, last_ns;
+	uint64_t last_ns;      /* when it was last read */
 };
 
 /* "10.0.0.2:5201 <- 10.0.0.1:40312" (local <- remote). */
