@@ -170,7 +170,7 @@ static int get_cpu(struct parser *p, json_object *o, const char *key, const char
 static int get_cpulist(struct parser *p, json_object *v, const char *field, struct caad_cpumask *ret)
 {
 	struct caad_cpumask m, outside;
-	const char *s;
+	const char *s = NULL;
 	int r;
 
 	r = get_string(p, v, field, &s);
@@ -191,7 +191,7 @@ static int get_cpulist(struct parser *p, json_object *v, const char *field, stru
 /* bit/s: an integer, or a string with an SI suffix ("9G"). */
 static int get_rate(struct parser *p, json_object *v, const char *field, uint64_t *ret)
 {
-	const char *s;
+	const char *s = NULL;
 	int r;
 
 	if (json_object_is_type(v, json_type_int))
@@ -392,7 +392,7 @@ static int find_iface(const struct caad_scenario *s, const char *name)
 /* An id: a non-empty string, or an integer (kept as written). */
 static int get_id(struct parser *p, json_object *v, const char *field, char **ret, bool *ret_numeric)
 {
-	const char *s;
+	const char *s = NULL;
 	int r;
 
 	if (json_object_is_type(v, json_type_int)) {
@@ -422,7 +422,7 @@ static int get_addr(struct parser *p, json_object *o, const char *key, const cha
                     uint8_t addr[16])
 {
 	char field[256];
-	const char *s;
+	const char *s = NULL;
 	json_object *v;
 	int r, fam;
 
