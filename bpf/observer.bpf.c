@@ -40,6 +40,13 @@ struct {
 } flows SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CAAD_STAY_MAX);
+	__type(key, __u64);
+	__type(value, struct caad_stay);
+} stay SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
@@ -192,7 +199,17 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 		s->consumer_pid = id >> 32;
 		bpf_get_current_comm(s->comm, sizeof(s->comm));
 	}
-	s->consumer_cpu = cpu;
+	if (s->consumer_cpu != cpu) {
+		/* the reader moved: off the CPUs its steering holds for? Only
+		 * here, on a move, does a read look at the stay map. */
+		struct caad_stay *st = bpf_map_lookup_elem(&stay, &key);
+
+		if (st && !(st->cpus[(cpu / 64) & (CAAD_STAY_CPUS / 64 - 1)] & (1ull << (cpu & 63)))) {
+			bpf_map_delete_elem(&stay, &key); /* once until user space sets it again */
+			emit(CAAD_EVENT_CONSUMER_LEFT, key, 0);
+		}
+		s->consumer_cpu = cpu;
+	}
 	__sync_fetch_and_add(&s->bytes, (__u64)ret);
 	__sync_fetch_and_add(&s->reads, 1);
 	s->last_ns = now;

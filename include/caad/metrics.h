@@ -44,6 +44,7 @@ struct caad_metrics {
 
 	/* since start (counters) */
 	uint64_t scans;
+	uint64_t early_scans;           /* ... of them run early: a steered flow's reader moved */
 	uint64_t moves;                 /* values written */
 	uint64_t restores;              /* values put back */
 	uint64_t errors;                /* failed reads, writes, restores, plans */

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "caad/cpumask.h"
 #include "caad/flow.h"
 
 /* The BPF observer: loads and attaches bpf/observer.bpf.c, reads its maps. */
@@ -34,6 +35,20 @@ int caad_observer_consume(struct caad_observer *o);
  * computed against the previous snapshot. */
 int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n);
 /* Sum of the per-CPU counters (enum caad_counter). */
+/*
+ * Steered flows whose reader is followed between scans: ids (sorted, at
+ * most CAAD_STAY_MAX taken) and for each the CPUs its reader may read on
+ * without its steering going stale (caad_decision_stay()). The set
+ * replaces the one before; [] stops following. A read outside the set
+ * counts once (until the flow is set again) in caad_observer_take_left(),
+ * the number of such reads since it was last called; left_total counts
+ * them all. Returns 0 or the last error (the flows it could not follow
+ * are seen at the next scan as before).
+ */
+int caad_observer_set_stay(struct caad_observer *o, const uint64_t *ids, const struct caad_cpumask *cpus, size_t n);
+unsigned caad_observer_take_left(struct caad_observer *o);
+uint64_t caad_observer_left_total(const struct caad_observer *o);
+
 /* System calls the last snapshot made to read the flow map. */
 unsigned caad_observer_snapshot_calls(const struct caad_observer *o);
 uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c);

@@ -50,6 +50,20 @@ struct caad_flow_stats {
 enum caad_event_type {
 	CAAD_EVENT_FLOW_NEW = 1,   /* first read seen on a socket */
 	CAAD_EVENT_FLOW_CLOSE = 2, /* socket reached TCP_CLOSE (and left the map) */
+	CAAD_EVENT_CONSUMER_LEFT = 3, /* a steered flow's reader read on a CPU outside its "stay" set */
+};
+
+/*
+ * Value of the "stay" hash map, keyed like "flows": for a steered flow,
+ * the CPUs its reader may move between without its steering going stale
+ * (its LLC less the steered core). A read elsewhere sends
+ * CAAD_EVENT_CONSUMER_LEFT once and drops the entry; user space then
+ * replans at once instead of at its next scan.
+ */
+#define CAAD_STAY_CPUS 4096
+#define CAAD_STAY_MAX 512 /* steered flows followed this way; the others at the next scan */
+struct caad_stay {
+	__u64 cpus[CAAD_STAY_CPUS / 64];
 };
 
 /* Ring buffer record. */

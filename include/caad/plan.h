@@ -175,6 +175,16 @@ int caad_plan_compute_with(struct caad_plan_scratch *s, const struct caad_topolo
 void caad_plan_recycle(struct caad_plan_scratch *s, struct caad_plan *p);
 
 /*
+ * Where the reader of a steered flow (d->steer_cpu >= 0) may read without
+ * the decision going stale, into ret: its consumer CPU's LLC (its package
+ * when no LLC is known) less the steer CPU's core, a read there being a
+ * collision; for a same-core or SMT-sibling placement (a trial's), the
+ * consumer's core. Empty for an unsteered decision. The daemon hands these
+ * to the observer, which wakes it when a reader leaves its set.
+ */
+void caad_decision_stay(const struct caad_topology *t, const struct caad_decision *d, struct caad_cpumask *ret);
+
+/*
  * Why a flow on a managed interface gets no decision (too slow or too
  * young, as caad_plan_compute() with these arguments sees it), written to
  * buf; NULL when it is heavy.

@@ -336,6 +336,32 @@ static void write_trials(struct daemon *d)
 	(void)caad_write_file_atomic(path, text, len, 0644);
 }
 
+/* The observer follows the readers of the flows this plan steers (none
+ * when it is not applied). */
+static void follow_readers(struct daemon *d, const struct caad_plan *plan, bool applied)
+{
+	_cleanup_free_ uint64_t *ids = NULL;
+	_cleanup_free_ struct caad_cpumask *cpus = NULL;
+	size_t n = 0, max = applied && plan ? MIN(plan->n_decisions, (size_t)CAAD_STAY_MAX) : 0;
+
+	if (max > 0) {
+		ids = malloc(max * sizeof(*ids));
+		cpus = malloc(max * sizeof(*cpus));
+		if (!ids || !cpus)
+			return; /* followed at the next scan */
+		/* decisions in id order: the daemon's flows are sorted */
+		for (size_t k = 0; k < plan->n_decisions && n < max; k++) {
+			const struct caad_decision *dec = &plan->decisions[k];
+
+			if (dec->steer_cpu < 0 || (n > 0 && ids[n - 1] >= dec->flow_id))
+				continue;
+			caad_decision_stay(d->topo, dec, &cpus[n]);
+			ids[n++] = dec->flow_id;
+		}
+	}
+	(void)caad_observer_set_stay(d->observer, ids, cpus, n);
+}
+
 static int scan(struct daemon *d)
 {
 	_cleanup_free_ struct caad_flow *flows = NULL;
@@ -397,12 +423,14 @@ static int scan(struct daemon *d)
 		log_decisions(d, flows, plan);
 		/* paused: the plan is shown (D-Bus, state.json), not applied */
 		r = d->paused ? 0 : caad_actuator_apply(d->actuator, d->inv, plan);
+		follow_readers(d, plan, !d->paused && d->config.mode == CAAD_MODE_ENFORCE);
 		if (r > 0) {
 			d->inventory_dirty = true; /* show the new values */
 			caad_bus_plan_applied(d->bus, (unsigned)r, d->last_plan_usec);
 		}
 		follow_refusals(d);
-	}
+	} else
+		follow_readers(d, NULL, false);
 	irqbalance_follow(d, plan);
 
 	(void)caad_state_write(d->state_path, flows, n, d->inv, plan, caad_mode_to_string(d->config.mode));
@@ -418,11 +446,33 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct daemon *d = userdata;
 	int r;
 
+	d->last_scan_mono = now_usec(CLOCK_MONOTONIC);
 	r = scan(d);
+	d->last_scan_cost = now_usec(CLOCK_MONOTONIC) - d->last_scan_mono;
 	if (r == -ENOMEM)
 		return sd_event_exit(d->event, r);
 	daemon_metrics_file_update(d);
 	return sd_event_source_set_time(s, usec + (uint64_t)d->config.interval_ms * 1000);
+}
+
+/*
+ * A steered flow's reader moved off the CPUs its steering holds for: scan
+ * now rather than at the next tick, to follow it within milliseconds. A
+ * reader the scheduler keeps moving must not make caad scan without end:
+ * early scans are at least EARLY_SCAN_GAP_USEC apart, and ten times as far
+ * as the last scan took (at most a tenth of a CPU).
+ */
+#define EARLY_SCAN_GAP_USEC 50000u
+
+static void scan_early(struct daemon *d)
+{
+	uint64_t now = now_usec(CLOCK_MONOTONIC), at, next;
+
+	at = MAX(now, d->last_scan_mono + MAX(EARLY_SCAN_GAP_USEC, 10 * d->last_scan_cost));
+	if (sd_event_source_get_time(d->timer, &next) < 0 || next <= at)
+		return;
+	if (sd_event_source_set_time(d->timer, at) >= 0)
+		d->early_scans++;
 }
 
 static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -430,8 +480,11 @@ static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userda
 	struct daemon *d = userdata;
 
 	(void)caad_observer_consume(d->observer);
+	if (caad_observer_take_left(d->observer) > 0)
+		scan_early(d);
 	return 0;
 }
+
 
 static int on_links(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {

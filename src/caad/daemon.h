@@ -62,6 +62,9 @@ struct daemon {
 	struct caad_plan_scratch *plan_scratch; /* planning memory kept from scan to scan */
 	uint64_t last_plan_usec;   /* how long planning took */
 	uint64_t last_scan_usec;   /* CLOCK_REALTIME of the last scan, 0 never */
+	uint64_t last_scan_mono;   /* CLOCK_MONOTONIC (usec) when the last scan began */
+	uint64_t last_scan_cost;   /* how long it took, usec */
+	uint64_t early_scans;      /* scans run early: a steered flow's reader moved */
 	uint64_t errors;           /* failed plans (the actuator counts its own) */
 	uint64_t reloads, reload_failures;
 	struct closed_loop loop;   /* Placement=measure */

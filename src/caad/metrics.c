@@ -70,6 +70,7 @@ void daemon_fill_counters(const struct daemon *d, struct caad_metrics *m)
 		.last_plan_usec = d->last_plan_usec,
 		.last_scan_timestamp_usec = d->last_scan_usec,
 		.scans = d->scans,
+		.early_scans = d->early_scans,
 		.moves = st.written,
 		.restores = st.restored,
 		.errors = st.errors + d->errors,

@@ -77,6 +77,9 @@ int caad_metrics_format(FILE *f, const struct caad_metrics *m)
 	usec_as_seconds(f, "caad_last_scan_timestamp_seconds",
 	                "When the last scan ran, in seconds since the epoch (0: never).", m->last_scan_timestamp_usec);
 	u64(f, "caad_scans_total", "counter", "Scans since start.", m->scans);
+	u64(f, "caad_early_scans_total", "counter",
+	    "Scans run before their time because a steered flow's reader moved off the CPUs its steering holds for.",
+	    m->early_scans);
 	u64(f, "caad_moves_total", "counter", "IRQ affinities and RPS masks written since start.", m->moves);
 	u64(f, "caad_restores_total", "counter", "Original values written back since start.", m->restores);
 	u64(f, "caad_errors_total", "counter", "Failed reads, writes, restores and plans since start.", m->errors);

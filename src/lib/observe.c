@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,10 @@ struct caad_observer {
 	uint64_t prev_ns;
 
 	uint64_t events_new, events_closed;
+	unsigned consumers_left;     /* CONSUMER_LEFT events since caad_observer_take_left() */
+	uint64_t consumers_left_total;
+	uint64_t *stay_ids;          /* the stay map's keys, sorted */
+	size_t n_stay;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -80,6 +85,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 	switch (e->type) {
 	case CAAD_EVENT_FLOW_NEW:
 		o->events_new++;
+		break;
+	case CAAD_EVENT_CONSUMER_LEFT:
+		o->consumers_left++;
+		o->consumers_left_total++;
+		log_debug("flow %#llx: its reader left the CPUs its steering holds for (now on CPU %u)",
+		          (unsigned long long)e->sk, e->cpu);
 		break;
 	case CAAD_EVENT_FLOW_CLOSE:
 		o->events_closed++;
@@ -148,6 +159,7 @@ void caad_observer_free(struct caad_observer *o)
 	ring_buffer__free(o->rb);
 	caad_observer_bpf__destroy(o->skel);
 	free(o->prev);
+	free(o->stay_ids);
 	free(o);
 }
 
@@ -307,6 +319,75 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
 	*ret = TAKE_PTR(flows);
 	*ret_n = n;
 	return 0;
+}
+
+_Static_assert(CAAD_STAY_CPUS == CAAD_CPUS_MAX, "the stay map's CPU sets are caad_cpumasks");
+
+static bool has_id(const uint64_t *ids, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ids[mid] == id)
+			return true;
+		if (ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+int caad_observer_set_stay(struct caad_observer *o, const uint64_t *ids, const struct caad_cpumask *cpus, size_t n)
+{
+	int fd = bpf_map__fd(o->skel->maps.stay);
+	_cleanup_free_ uint64_t *kept = NULL;
+	size_t n_kept = 0;
+	int r = 0;
+
+	assert(ids || n == 0);
+	n = MIN(n, (size_t)CAAD_STAY_MAX);
+	for (size_t i = 1; i < n; i++)
+		assert(ids[i - 1] < ids[i]);
+	kept = malloc((n ? n : 1) * sizeof(*kept));
+	if (!kept)
+		return -ENOMEM;
+
+	/* the flows no longer steered first: room for the new ones */
+	for (size_t i = 0; i < o->n_stay; i++)
+		if (!has_id(ids, n, o->stay_ids[i]))
+			(void)bpf_map_delete_elem(fd, &o->stay_ids[i]); /* or BPF dropped it */
+	for (size_t i = 0; i < n; i++) {
+		struct caad_stay v;
+
+		_Static_assert(sizeof(v.cpus) == sizeof(cpus[i].w), "one layout");
+		memcpy(v.cpus, cpus[i].w, sizeof(v.cpus));
+		if (bpf_map_update_elem(fd, &ids[i], &v, BPF_ANY) < 0) {
+			r = log_debug_errno(errno, "Failed to follow flow %#llx's reader: %m", (unsigned long long)ids[i]);
+			continue;
+		}
+		kept[n_kept++] = ids[i];
+	}
+	free(o->stay_ids);
+	o->stay_ids = TAKE_PTR(kept);
+	o->n_stay = n_kept;
+	return r;
+}
+
+unsigned caad_observer_take_left(struct caad_observer *o)
+{
+	unsigned n = o ? o->consumers_left : 0;
+
+	if (o)
+		o->consumers_left = 0;
+	return n;
+}
+
+uint64_t caad_observer_left_total(const struct caad_observer *o)
+{
+	return o ? o->consumers_left_total : 0;
 }
 
 unsigned caad_observer_snapshot_calls(const struct caad_observer *o)

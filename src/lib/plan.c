@@ -665,6 +665,23 @@ static bool on_consumer_core(const struct caad_topology *t, const struct caad_fl
 	return false;
 }
 
+void caad_decision_stay(const struct caad_topology *t, const struct caad_decision *d, struct caad_cpumask *ret)
+{
+	const struct caad_cpu *c, *s;
+
+	caad_cpumask_zero(ret);
+	if (!cpu_known(t, d->consumer_cpu) || !cpu_known(t, d->steer_cpu))
+		return;
+	c = &t->cpus[d->consumer_cpu];
+	s = &t->cpus[d->steer_cpu];
+	if (d->relation == CAAD_RELATION_SAME_CORE || d->relation == CAAD_RELATION_SMT_SIBLING) {
+		*ret = t->cores[c->core].cpus;
+		return;
+	}
+	*ret = c->llc >= 0 ? t->llcs[c->llc].cpus : t->packages[c->package].cpus;
+	caad_cpumask_andnot(ret, ret, &t->cores[s->core].cpus);
+}
+
 /* Index of the managed interface with this ifindex, or -1. */
 static int find_iface(struct planner *pl, int ifindex)
 {

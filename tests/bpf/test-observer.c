@@ -804,6 +804,91 @@ static void test_events_lost(void **state)
 	caad_observer_free(o);
 }
 
+/* ---- following a steered flow's reader ----------------------------------- */
+
+static void move_self(int cpu)
+{
+	assert_int_equal(pin_self(cpu), 0);
+}
+
+/* A read of a followed flow outside its stay set counts once, until the
+ * set is given again; inside it, or for a flow not followed, nothing. */
+static void test_consumer_left(void **state)
+{
+	struct caad_observer *o = *state;
+	_cleanup_free_ struct caad_flow *flows = NULL;
+	cpu_set_t saved;
+	struct caad_cpumask only0, both;
+	struct conn c, other;
+	uint64_t id;
+	size_t n;
+
+	REQUIRE_ROOT();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		/* CI's machines have 2 CPUs; a smaller one cannot move a reader */
+		print_message("SKIP: needs 2 online CPUs\n");
+		skip();
+	}
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	caad_cpumask_zero(&only0);
+	caad_cpumask_set(&only0, 0);
+	both = only0;
+	caad_cpumask_set(&both, 1);
+
+	conn_new(&c);
+	conn_new(&other);
+	move_self(0);
+	assert_int_equal(small_xfer(&c, 16), 0);
+	assert_int_equal(small_xfer(&other, 16), 0);
+	n = snapshot(o, &flows);
+	const struct caad_flow *f = find_flow(flows, n, c.lport, c.cport);
+	assert_non_null(f);
+	assert_int_equal(f->consumer_cpu, 0);
+	id = f->id;
+	(void)caad_observer_consume(o);
+	(void)caad_observer_take_left(o);
+
+	/* followed on {0}: reads on 0 say nothing, a read on 1 says so once */
+	assert_int_equal(caad_observer_set_stay(o, &id, &only0, 1), 0);
+	assert_int_equal(small_xfer(&c, 16), 0);
+	move_self(1);
+	assert_int_equal(small_xfer(&other, 16), 0); /* not followed: nothing */
+	assert_int_equal(small_xfer(&c, 16), 0);
+	move_self(0);
+	assert_int_equal(small_xfer(&c, 16), 0);
+	move_self(1);
+	assert_int_equal(small_xfer(&c, 16), 0);
+	(void)caad_observer_consume(o);
+	assert_int_equal(caad_observer_take_left(o), 1);
+	assert_int_equal(caad_observer_take_left(o), 0);
+
+	/* given again with both CPUs: moves between them say nothing */
+	assert_int_equal(caad_observer_set_stay(o, &id, &both, 1), 0);
+	move_self(0);
+	assert_int_equal(small_xfer(&c, 16), 0);
+	move_self(1);
+	assert_int_equal(small_xfer(&c, 16), 0);
+	(void)caad_observer_consume(o);
+	assert_int_equal(caad_observer_take_left(o), 0);
+
+	/* no longer followed: nothing either */
+	assert_int_equal(caad_observer_set_stay(o, NULL, NULL, 0), 0);
+	assert_int_equal(caad_observer_set_stay(o, &id, &only0, 1), 0);
+	assert_int_equal(caad_observer_set_stay(o, NULL, NULL, 0), 0);
+	move_self(0);
+	assert_int_equal(small_xfer(&c, 16), 0);
+	move_self(1);
+	assert_int_equal(small_xfer(&c, 16), 0);
+	(void)caad_observer_consume(o);
+	assert_int_equal(caad_observer_take_left(o), 0);
+	print_message("a followed reader's move off its CPUs counted once; moves within them, and of others, not\n");
+	assert_int_equal(caad_observer_left_total(o), 1);
+
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	conn_close(&c);
+	conn_close(&other);
+}
+
 /* ---- what a trial measures ---------------------------------------------- */
 
 struct spinner {
@@ -900,6 +985,7 @@ int main(void)
 		cmocka_unit_test(test_bounded_map),
 		cmocka_unit_test(test_snapshot_batches),
 		cmocka_unit_test(test_events_lost),
+		cmocka_unit_test_setup_teardown(test_consumer_left, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_thread_time_and_net_rx, setup_observer, teardown_observer),
 	};
 	cpu_set_t set;

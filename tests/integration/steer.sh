@@ -4,6 +4,8 @@
 # Receiver on CPU 1 -> rx-0 rps_cpus becomes 1 (CPU 0, the only peer core
 # of CPU 1) within 1 s, the BPF-observed processing CPU becomes 0, and
 # SIGTERM restores the original masks. Receiver on CPU 0 -> mask 2.
+# Then the receiver moves onto the steered CPU mid-flow with a 4 s scan
+# interval: caad follows within 1 s (an early scan, woken by BPF).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 test_init
@@ -61,6 +63,47 @@ run_case() {
 	tb_cleanup
 }
 
+# A steered flow's reader moves onto the steered CPU: the BPF observer
+# sees it read outside the CPUs its steering holds for and caad replans at
+# once, not at its next scan 4 s later.
+follow_case() {
+	info "reader moves from CPU 1 to CPU 0 with IntervalMSec=4000: expect rps_cpus 1 -> 2 within 1 s"
+	tb_setup "caadf$$" 78
+	local rt="$TMP/rt-follow" conf="$TMP/follow.conf" metrics="$TMP/follow.prom"
+	printf '[Daemon]\nInterfaces=vb\nIntervalMSec=4000\nMetricsFile=%s\n' "$metrics" >"$conf"
+	ip netns exec "$TB_B" "$CAAD" --foreground --config "$conf" --runtime-dir "$rt" >"$TMP/caad-follow.log" 2>&1 &
+	CAAD_PID=$!
+	wait_for 10 test -s "$rt/state.json" || { cat "$TMP/caad-follow.log"; fail "caad did not start"; }
+	# not through in_b: $! must be iperf3 itself, which taskset moves
+	ip netns exec "$TB_B" iperf3 -s -1 -A 1 -J >"$TMP/srv.json" 2>&1 &
+	local srv=$!
+	sleep 0.3
+	in_a iperf3 -c "$TB_DST" -t 14 -J >"$TMP/cli.json" 2>&1 &
+	local cli=$!
+	wait_for 10 rps_is 0 1 || { cat "$TMP/caad-follow.log"; fail "rx-0 rps_cpus is $(rps_b 0), wanted 1"; }
+	early() { awk '$1 == "caad_early_scans_total" { print $2 }' "$metrics"; }
+	local e0; e0=$(early)
+	sleep 0.5 # a scan just ran: the next is ~3.5 s away
+
+	local t0 dt
+	t0=$(now_ms)
+	taskset -a -p -c 0 "$srv" >/dev/null || fail "taskset failed (iperf3 gone?)"
+	wait_for 3 rps_is 0 2 || { cat "$TMP/caad-follow.log"; fail "rx-0 rps_cpus is $(rps_b 0) after the move, wanted 2"; }
+	dt=$(( $(now_ms) - t0 ))
+	info "rx-0 rps_cpus = $(rps_b 0) $dt ms after the reader moved (scan interval 4000 ms)"
+	[ "$dt" -le 1000 ] || fail "following the reader took $dt ms: no early scan"
+	wait_for 5 test "$(early)" -gt "$e0" || fail "caad_early_scans_total stayed $(early)"
+	info "caad_early_scans_total $e0 -> $(early)"
+
+	wait "$cli" || fail "iperf3 client failed: $(cat "$TMP/cli.json")"
+	wait "$srv" || true
+	kill -TERM "$CAAD_PID"
+	wait "$CAAD_PID" || fail "caad exited with $? after SIGTERM"
+	CAAD_PID=
+	tb_cleanup
+}
+
 run_case 1 1 0
 run_case 0 2 1
+follow_case
 echo "PASS: steer"

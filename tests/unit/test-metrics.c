@@ -244,6 +244,7 @@ static struct caad_metrics sample_metrics(void)
 		.last_plan_usec = 1234567,
 		.last_scan_timestamp_usec = UINT64_C(1700000000123456),
 		.scans = 1001,
+		.early_scans = 17,
 		.moves = 11,
 		.restores = 5,
 		.errors = 2,
@@ -273,6 +274,7 @@ static void test_every_field(void **state)
 	assert_string_equal(find(&e, "caad_last_plan_duration_seconds", "")->value, "1.234567");
 	assert_string_equal(find(&e, "caad_last_scan_timestamp_seconds", "")->value, "1700000000.123456");
 	assert_string_equal(find(&e, "caad_scans_total", "")->value, "1001");
+	assert_string_equal(find(&e, "caad_early_scans_total", "")->value, "17");
 	assert_string_equal(find(&e, "caad_moves_total", "")->value, "11");
 	assert_string_equal(find(&e, "caad_restores_total", "")->value, "5");
 	assert_string_equal(find(&e, "caad_errors_total", "")->value, "2");
@@ -289,8 +291,8 @@ static void test_every_field(void **state)
 	assert_non_null(family_find(&e, "caad_errors_by_class_total"));
 	assert_non_null(family_find(&e, "caad_queue_target_cpu"));
 	/* nothing else */
-	assert_int_equal(e.n_samples, 22);
-	assert_int_equal(e.n_families, 21);
+	assert_int_equal(e.n_samples, 23);
+	assert_int_equal(e.n_families, 22);
 }
 
 /* Errors by class, verdicts and each queue's target CPU (-1 and

@@ -3069,6 +3069,70 @@ static void test_property_random_topologies(void **state)
 	assert_true(st.held > 20);
 }
 
+/* The CPUs a steered flow's reader may move between are exactly those
+ * where the next plan keeps its target: the observer wakes the daemon
+ * for a move anywhere else, and only then. */
+static void test_decision_stay(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	struct caad_cpumask stay, llc;
+	struct caad_decision hand;
+	struct caad_policy policy;
+	struct caad_flow fl;
+	struct fake_inv f;
+	unsigned held = 0, changed = 0;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.dwell_ms = 0;
+	fake_inv_init(&f, 4, 1);
+	fl = make_flow(1, 0, ETH0_IFINDEX, 0, 10 * GBIT);
+	p = compute(t, &f.inv, &fl, 1, &policy);
+	assert_int_equal(p->n_decisions, 1);
+	const struct caad_decision *d = &p->decisions[0];
+	assert_true(d->steer_cpu >= 0);
+
+	caad_decision_stay(t, d, &stay);
+	llc = t->llcs[t->cpus[0].llc].cpus;
+	assert_true(caad_cpumask_test(&stay, 0));
+	assert_false(caad_cpumask_test(&stay, (unsigned)d->steer_cpu));
+	/* the LLC less the steered core (two threads) */
+	assert_int_equal(caad_cpumask_count(&stay), caad_cpumask_count(&llc) - 2);
+	for (unsigned cpu = 0; cpu < t->n_cpus; cpu++) {
+		_cleanup_(caad_plan_freep) struct caad_plan *next = NULL;
+		struct caad_flow moved = fl;
+
+		if (!t->cpus[cpu].usable)
+			continue;
+		moved.consumer_cpu = (int)cpu;
+		next = compute_at(t, &f.inv, &moved, 1, &policy, p, NOW + 1000 * MSEC);
+		assert_int_equal(next->n_decisions, 1);
+		if (caad_cpumask_test(&stay, cpu)) {
+			assert_int_equal(next->decisions[0].steer_cpu, d->steer_cpu);
+			assert_true(next->decisions[0].held);
+			held++;
+		} else {
+			if (next->decisions[0].steer_cpu == d->steer_cpu)
+				fail_msg("reader on CPU %u, outside its stay set: target %d kept", cpu, d->steer_cpu);
+			changed++;
+		}
+	}
+	print_message("reader moved to each CPU: target kept on %u (its stay set), changed on %u\n", held, changed);
+	assert_int_equal(held, caad_cpumask_count(&stay));
+
+	/* a trial's same-core placement holds while the reader keeps to its core */
+	hand = *d;
+	hand.consumer_cpu = hand.steer_cpu = 4;
+	hand.relation = CAAD_RELATION_SAME_CORE;
+	caad_decision_stay(t, &hand, &stay);
+	assert_true(caad_cpumask_equal(&stay, &t->cores[t->cpus[4].core].cpus));
+	/* nothing to follow for an unsteered flow */
+	hand.steer_cpu = -1;
+	caad_decision_stay(t, &hand, &stay);
+	assert_true(caad_cpumask_empty(&stay));
+}
+
 /* Plans made with a scratch, each given back when the next is made (the
  * daemon's way), are the plans made without one; the memory is reused. */
 static void test_scratch(void **state)
@@ -3190,6 +3254,7 @@ int main(void)
 		cmocka_unit_test(test_property_fixtures),
 		cmocka_unit_test(test_property_random_topologies),
 		cmocka_unit_test(test_scratch),
+		cmocka_unit_test(test_decision_stay),
 		cmocka_unit_test(test_rfs_same_core),
 		cmocka_unit_test(test_ntuple_conflict),
 		cmocka_unit_test(test_ntuple_targets),
