@@ -67,18 +67,37 @@ static int flows_table(struct ctl *c, struct json_object *plan)
 	return ctl_table_print(c, tb);
 }
 
+/* What a setting writes: its CPUs (RPS: "off" when none), the RFS sizes,
+ * the ntuple rule. */
+static const char *setting_value(struct json_object *s, const char *kind, char *buf, size_t size)
+{
+	if (get(s, "cpus")) {
+		const char *cpus = text(s, "cpus");
+		return *cpus ? cpus : streq(kind, "rps") ? "off" : "none";
+	}
+	if (get(s, "rule"))
+		return text(s, "rule");
+	if (get(s, "value")) {
+		snprintf(buf, size, "%s=%s", streq(kind, "rfs") ? "rps_flow_cnt" : "rps_sock_flow_entries",
+		         text(s, "value"));
+		return buf;
+	}
+	return "-";
+}
+
 static int settings_table(struct ctl *c, struct json_object *plan)
 {
 	_cleanup_(ctl_table_unrefp) struct libscols_table *tb = ctl_table_new(c);
-	static const char *const kinds[] = { "irqs", "rps", "kthreads" };
-	static const char *const names[] = { "irq", "rps", "kthread" };
+	/* the simulator's lists, and the names in the table */
+	static const char *const kinds[] = { "irqs", "rps", "kthreads", "rfs", "rfs_table", "ntuple" };
+	static const char *const names[] = { "irq", "rps", "kthread", "rfs", "rfs-table", "ntuple" };
 	bool any = false;
 
 	if (!tb)
 		return -ENOMEM;
 	if (ctl_table_column(tb, "SETTING", 0, 0) < 0 || ctl_table_column(tb, "IFACE", 0, 0) < 0 ||
 	    ctl_table_column(tb, "RXQ", 0, SCOLS_FL_RIGHT) < 0 || ctl_table_column(tb, "IRQ/PID", 0, SCOLS_FL_RIGHT) < 0 ||
-	    ctl_table_column(tb, "CPUS", 0, 0) < 0 || ctl_table_column(tb, "REASON", 0, SCOLS_FL_TRUNC) < 0)
+	    ctl_table_column(tb, "VALUE", 0, 0) < 0 || ctl_table_column(tb, "REASON", 0, SCOLS_FL_TRUNC) < 0)
 		return -ENOMEM;
 	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
 		struct json_object *list = get(plan, kinds[k]);
@@ -86,13 +105,13 @@ static int settings_table(struct ctl *c, struct json_object *plan)
 		for (size_t i = 0; list && i < json_object_array_length(list); i++) {
 			struct json_object *s = json_object_array_get_idx(list, i);
 			struct libscols_line *ln = scols_table_new_line(tb, NULL);
-			const char *cpus = text(s, "cpus");
+			char buf[64];
 
 			any = true;
 			if (!ln || scols_line_set_data(ln, 0, names[k]) < 0 || scols_line_set_data(ln, 1, text(s, "iface")) < 0 ||
 			    scols_line_set_data(ln, 2, text(s, "queue")) < 0 ||
 			    scols_line_set_data(ln, 3, get(s, "irq") ? text(s, "irq") : text(s, "pid")) < 0 ||
-			    scols_line_set_data(ln, 4, *cpus ? cpus : k == 1 ? "off" : "none") < 0 ||
+			    scols_line_set_data(ln, 4, setting_value(s, names[k], buf, sizeof(buf))) < 0 ||
 			    scols_line_set_data(ln, 5, text(s, "reason")) < 0)
 				return -ENOMEM;
 		}

@@ -437,8 +437,16 @@ run 0 "$CTL" --topology "$XML" plan "$SCEN"
 head -1 <<<"$OUT" | grep -Eq "^FLOW +IFACE +RXQ +CONSUMER +RATE +STEER +RELATION +REASON$" &&
 	grep -Eq "^gridftp-1 +eth0 +0 +0 +20.0 Gbit/s +4 +peer-core-same-llc +consumer on CPU 0" <<<"$OUT" &&
 	grep -Eq "^ssh +eth0 +0 +6 +80.0 kbit/s +- +unsteered +light" <<<"$OUT" &&
-	grep -Eq "^SETTING +IFACE +RXQ +IRQ/PID +CPUS +REASON$" <<<"$OUT" &&
+	grep -Eq "^SETTING +IFACE +RXQ +IRQ/PID +VALUE +REASON$" <<<"$OUT" &&
 	grep -Eq "^irq +eth0 +0 +100 +4 " <<<"$OUT" || fail "plan: $OUT"
+# every kind of setting has its line: an ntuple rule with Mechanisms=ntuple
+CONFD=$("$CAAD" --help | grep -o '/[^ ,()]*/caad\.conf\.d' | head -1)
+mkdir -p "$CAAD_CONF_ROOT$CONFD"
+printf '[Placement]\nMechanisms=kthread irq rps rfs ntuple\n' >"$CAAD_CONF_ROOT$CONFD/50-ntuple.conf"
+run 0 "$CTL" --topology "$XML" plan "$SRC/docs/examples/ntuple-conflict.json"
+grep -Eq "^ntuple +eth0 +1 +- +tcp4 10.0.0.3:40002 > 10.0.0.2:5202 queue 1 +ntuple rule to rx-1" <<<"$OUT" &&
+	grep -Eq "^irq +eth0 +1 +101 +3 " <<<"$OUT" || fail "plan, ntuple: $OUT"
+rm "$CAAD_CONF_ROOT$CONFD/50-ntuple.conf"
 echo '{"interfaces": [{"name": "eth0", "queues": [{"index": 0}]}], "flows": [{"id": 1, "iface": "eth1"}]}' \
 	>"$TMP/bad.json"
 run 1 "$CTL" --topology "$XML" plan "$TMP/bad.json"

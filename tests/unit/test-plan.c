@@ -2266,6 +2266,21 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 }
 
 /* Same input, same output: every field, every text. */
+/* Two plans decided a flow alike (both NULL: neither has it). */
+static void assert_same_decision(const struct caad_decision *a, const struct caad_decision *b)
+{
+	assert_int_equal(a == NULL, b == NULL);
+	if (!a)
+		return;
+	assert_int_equal(a->steer_cpu, b->steer_cpu);
+	assert_int_equal(a->queue, b->queue);
+	assert_int_equal(a->relation, b->relation);
+	assert_int_equal(a->shares_queue, b->shares_queue);
+	assert_int_equal(a->held, b->held);
+	assert_int_equal(a->since_ns, b->since_ns);
+	assert_string_equal(a->reason, b->reason);
+}
+
 static void assert_plans_equal(const struct caad_plan *a, const struct caad_plan *b)
 {
 	assert_int_equal(a->n_decisions, b->n_decisions);
@@ -2278,13 +2293,7 @@ static void assert_plans_equal(const struct caad_plan *a, const struct caad_plan
 		assert_int_equal(x->flow, y->flow);
 		assert_int_equal(x->flow_id, y->flow_id);
 		assert_int_equal(x->iface, y->iface);
-		assert_int_equal(x->queue, y->queue);
-		assert_int_equal(x->steer_cpu, y->steer_cpu);
-		assert_int_equal(x->relation, y->relation);
-		assert_int_equal(x->held, y->held);
-		assert_int_equal(x->shares_queue, y->shares_queue);
-		assert_int_equal(x->since_ns, y->since_ns);
-		assert_string_equal(x->reason, y->reason);
+		assert_same_decision(x, y);
 		assert_string_equal(x->considered, y->considered);
 	}
 	for (size_t i = 0; i < a->n_settings; i++) {
@@ -2432,14 +2441,7 @@ static void property_case(uint64_t *rng, const struct caad_topology *t, const ch
 	for (size_t i = 0; i < n; i++) {
 		const struct caad_decision *a = decision_of(p, perm[i]), *b = decision_of(p2, i);
 
-		assert_int_equal(a == NULL, b == NULL);
-		if (!a)
-			continue;
-		assert_int_equal(a->steer_cpu, b->steer_cpu);
-		assert_int_equal(a->queue, b->queue);
-		assert_int_equal(a->relation, b->relation);
-		assert_int_equal(a->shares_queue, b->shares_queue);
-		assert_string_equal(a->reason, b->reason);
+		assert_same_decision(a, b);
 	}
 	for (size_t i = 0; i < p->n_settings; i++) {
 		assert_int_equal(p->settings[i].kind, p2->settings[i].kind);
@@ -2471,17 +2473,8 @@ static void property_case(uint64_t *rng, const struct caad_topology *t, const ch
 			const struct caad_decision *a = decision_of(next, perm[i]), *b = decision_of(nshuf, i);
 			const struct caad_decision *c2 = nfrom2 ? decision_of(nfrom2, perm[i]) : a;
 
-			assert_int_equal(a == NULL, b == NULL);
-			assert_int_equal(a == NULL, c2 == NULL);
-			if (!a)
-				continue;
-			assert_int_equal(a->steer_cpu, b->steer_cpu);
-			assert_int_equal(a->held, b->held);
-			assert_int_equal(a->since_ns, b->since_ns);
-			assert_string_equal(a->reason, b->reason);
-			assert_int_equal(a->steer_cpu, c2->steer_cpu);
-			assert_int_equal(a->held, c2->held);
-			assert_string_equal(a->reason, c2->reason);
+			assert_same_decision(a, b);
+			assert_same_decision(a, c2);
 		}
 		for (size_t k = 0; k < next->n_decisions; k++) {
 			st->held += next->decisions[k].held;
@@ -2964,11 +2957,9 @@ static void test_property_ntuple_rfs(void **state)
 		for (size_t i = 0; i < n; i++) {
 			const struct caad_decision *a = decision_of(p, i), *b = decision_of(p2, n - 1 - i);
 
-			assert_int_equal(a == NULL, b == NULL);
+			assert_same_decision(a, b);
 			if (!a)
 				continue;
-			assert_int_equal(a->steer_cpu, b->steer_cpu);
-			assert_int_equal(a->queue, b->queue);
 			assert_int_equal(a->ntuple, b->ntuple);
 			moved += a->ntuple;
 		}
