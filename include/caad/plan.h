@@ -66,6 +66,8 @@ struct caad_decision {
 	bool shares_queue;           /* steered by a faster flow's setting of the same queue */
 	bool ntuple;                 /* an ntuple rule moves it to rx queue `queue` (rule 6) */
 	uint64_t since_ns;           /* when steer_cpu became its target (the plan's now if new), 0 unsteered */
+	uint64_t low_since_ns;       /* a steered flow below half of RateThreshold= since then, kept
+	                              * steered through such a dip for up to DwellMSec=; 0: not low */
 	const char *reason;          /* for people, never NULL */
 	const char *considered;      /* candidates looked at and why not taken, "" if none, never NULL */
 };

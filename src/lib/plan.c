@@ -1293,6 +1293,15 @@ static int steer(struct planner *pl, uint32_t k, int cpu, const struct caad_deci
 	d->since_ns = kept ? kept->since_ns : pl->now_ns;
 	d->anchor_cpu = kept ? kept->anchor_cpu : d->consumer_cpu;
 	nic_note(pl, d, note, sizeof(note));
+	if (d->low_since_ns) {
+		char rate[32], thr[32];
+		size_t len = strlen(note);
+
+		snprintf(note + len, sizeof(note) - len,
+		         "; at %s, below half of RateThreshold=%s for %llu ms: kept for up to DwellMSec=%u",
+		         fmt_rate(f->rate_bps, rate, sizeof(rate)), fmt_rate(pl->policy->rate_threshold_bps, thr, sizeof(thr)),
+		         (unsigned long long)((pl->now_ns - d->low_since_ns) / NSEC_PER_MSEC), pl->policy->dwell_ms);
+	}
 	consumer_name(f, name, sizeof(name));
 	window_note(pl, f, d->consumer_cpu, window, sizeof(window));
 	d->reason = arena_printf(pl->plan, "consumer on CPU %d%s%s%s%s: %s (%s)%s%s", d->consumer_cpu,
@@ -2220,20 +2229,40 @@ static size_t emit_settings(struct planner *pl)
 /* ---- the whole --------------------------------------------------------- */
 
 /*
+ * A flow steered by the previous plan, now below half the threshold: kept
+ * heavy while the dip is younger than DwellMSec= (a reader starved for a
+ * moment, a sender between files), so that its steering does not come and
+ * go with it. When it began: low_since_ns(pd, now).
+ */
+static inline uint64_t low_since(const struct caad_decision *pd, uint64_t now_ns)
+{
+	return pd && pd->low_since_ns ? pd->low_since_ns : now_ns;
+}
+
+static inline bool dip_held(const struct caad_policy *policy, const struct caad_decision *pd, uint64_t now_ns)
+{
+	if (!pd || pd->steer_cpu < 0 || pd->shares_queue || policy->dwell_ms == 0)
+		return false;
+	return now_ns - MIN(low_since(pd, now_ns), now_ns) < (uint64_t)policy->dwell_ms * NSEC_PER_MSEC;
+}
+
+/*
  * Heavy: fast and old enough (first_ns 0: age unknown, old); with a
- * target of its own in the previous plan, fast down to half the threshold.
+ * target of its own in the previous plan, fast down to half the threshold,
+ * and below that for a dip shorter than DwellMSec= (dip_held()).
  * Returns NULL when heavy, else what it lacks.
  */
 static inline const char *light(const struct caad_flow *f, const struct caad_policy *policy,
                                 const struct caad_decision *pd, uint64_t now_ns)
 {
 	uint64_t min_age = (uint64_t)policy->min_age_ms * NSEC_PER_MSEC;
+	bool steered = pd && pd->steer_cpu >= 0 && !pd->shares_queue;
 
-	if (f->rate_bps < policy->rate_threshold_bps / 2)
+	if (f->rate_bps < policy->rate_threshold_bps / 2 && !dip_held(policy, pd, now_ns))
 		return "rate";
 	if (f->first_ns > 0 && (now_ns < f->first_ns || now_ns - f->first_ns < min_age))
 		return "age";
-	if (f->rate_bps < policy->rate_threshold_bps && (!pd || pd->steer_cpu < 0 || pd->shares_queue))
+	if (f->rate_bps < policy->rate_threshold_bps && !steered)
 		return "rate";
 	return NULL;
 }
@@ -2332,12 +2361,16 @@ static int collect(struct planner *pl, size_t n_flows)
 		int iface, c;
 		uint32_t k;
 
-		if (f->rate_bps < half) /* most flows, the cheapest test first */
+		/* most flows: the cheapest test first (a previous plan, if any,
+		 * is looked at in order, for a steered flow in a dip) */
+		pd = NULL;
+		if (f->rate_bps < half && (!pl->prev || !dip_held(pl->policy, pd = prev_find(pl, f->id), pl->now_ns)))
 			continue;
 		iface = find_iface(pl, f->ifindex);
 		if (iface < 0)
 			continue;
-		pd = prev_find(pl, f->id);
+		if (!pd)
+			pd = prev_find(pl, f->id);
 		if (light(f, pl->policy, pd, pl->now_ns))
 			continue;
 
@@ -2355,6 +2388,7 @@ static int collect(struct planner *pl, size_t n_flows)
 			.anchor_cpu = -1,
 			.relation = CAAD_RELATION_UNSTEERED,
 			.considered = "",
+			.low_since_ns = f->rate_bps < half ? low_since(pd, pl->now_ns) : 0,
 		};
 		pl->hv[k] = (struct heavy){ .slot = -1, .cpu = c, .pd = pd };
 		if (f->id < last_id)

@@ -1334,10 +1334,10 @@ static void test_age_and_rate_band(void **state)
 		assert_int_equal(decision_of(p, 2)->steer_cpu, 6);
 	}
 
-	/* The band: 0.6 of the threshold keeps a target, 0.4 does not, and a
-	 * flow without one is not heavy at 0.6. */
+	/* The band: 0.6 of the threshold keeps a target, 0.4 only for a dip
+	 * shorter than DwellMSec=, and a flow without one is not heavy at 0.6. */
 	{
-		_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL;
+		_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL, *p3 = NULL, *p4 = NULL;
 		struct caad_flow fl[] = {
 			make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT),
 			make_flow(2, 2, ETH0_IFINDEX, 1, 9 * GBIT),
@@ -1349,12 +1349,31 @@ static void test_age_and_rate_band(void **state)
 		fl[0].rate_bps = GBIT / 2 + GBIT / 10;
 		fl[1].rate_bps = GBIT / 2 - GBIT / 10;
 		p2 = compute_at(t, &f.inv, fl, 3, &policy, p1, NOW + 250 * MSEC);
-		assert_int_equal(p2->n_decisions, 1);
+		assert_int_equal(p2->n_decisions, 2);
 		assert_non_null(decision_of(p2, 0));
 		assert_int_equal(decision_of(p2, 0)->steer_cpu, decision_of(p1, 0)->steer_cpu);
 		assert_true(decision_of(p2, 0)->held);
-		/* flow 2 is no longer heavy: its queue is left as it is */
-		assert_null(setting_of(p2, CAAD_SETTING_IRQ_AFFINITY, 0, 1));
+		assert_int_equal(decision_of(p2, 0)->low_since_ns, 0);
+		/* flow 2 dips: kept, and says so, from the dip's start */
+		assert_int_equal(decision_of(p2, 1)->steer_cpu, decision_of(p1, 1)->steer_cpu);
+		assert_int_equal(decision_of(p2, 1)->low_since_ns, NOW + 250 * MSEC);
+		assert_non_null(strstr(decision_of(p2, 1)->reason,
+		                       "at 400.0 Mbit/s, below half of RateThreshold=1.0 Gbit/s for 0 ms: kept for up to "
+		                       "DwellMSec=2000"));
+		p3 = compute_at(t, &f.inv, fl, 3, &policy, p2, NOW + 250 * MSEC + (policy.dwell_ms - 1) * MSEC);
+		assert_int_equal(p3->n_decisions, 2);
+		assert_int_equal(decision_of(p3, 1)->low_since_ns, NOW + 250 * MSEC);
+		/* ... until it has lasted DwellMSec=: no longer heavy, its queue
+		 * is left as it is */
+		p4 = compute_at(t, &f.inv, fl, 3, &policy, p3, NOW + 250 * MSEC + policy.dwell_ms * MSEC);
+		assert_int_equal(p4->n_decisions, 1);
+		assert_null(decision_of(p4, 1));
+		assert_null(setting_of(p4, CAAD_SETTING_IRQ_AFFINITY, 0, 1));
+		/* without a dwell time, at once */
+		policy.dwell_ms = 0;
+		caad_plan_free(p2);
+		p2 = compute_at(t, &f.inv, fl, 3, &policy, p1, NOW + 250 * MSEC);
+		assert_null(decision_of(p2, 1));
 	}
 }
 
