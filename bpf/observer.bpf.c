@@ -51,7 +51,8 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
-/* While this CPU runs the NET_RX softirq: when it entered it (ns), else 0. */
+/* While this CPU runs the NET_RX softirq: nonzero (when it entered it, in
+ * ns, while a thread is watched; else 1), else 0. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -122,6 +123,14 @@ static __always_inline void fill_tuple(struct caad_flow_stats *s, const struct s
 	}
 }
 
+/* The closed loop's trial watches one thread (watch_tid, below). */
+__u32 watch_tid = 0;
+
+/*
+ * These two run on every softirq of the machine. What sk_data_ready needs
+ * of them is whether NET_RX is running; its time (two clock reads) only
+ * a closed-loop trial needs, and it is taken only while a thread is watched.
+ */
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(caad_softirq_entry, unsigned int vec)
 {
@@ -132,12 +141,13 @@ int BPF_PROG(caad_softirq_entry, unsigned int vec)
 		return 0;
 	v = bpf_map_lookup_elem(&in_net_rx, &zero);
 	if (v)
-		*v = bpf_ktime_get_ns();
+		*v = watch_tid ? bpf_ktime_get_ns() : 1;
 	return 0;
 }
 
-/* Leaving NET_RX: its time adds to the CPU's NET_RX_NS counter (what the
- * closed loop charges to the processing side of a placement). */
+/* Leaving NET_RX: while a thread is watched, its time adds to the CPU's
+ * NET_RX_NS counter (what the closed loop charges to the processing side
+ * of a placement). */
 SEC("tp_btf/softirq_exit")
 int BPF_PROG(caad_softirq_exit, unsigned int vec)
 {
@@ -149,14 +159,15 @@ int BPF_PROG(caad_softirq_exit, unsigned int vec)
 	v = bpf_map_lookup_elem(&in_net_rx, &zero);
 	if (!v)
 		return 0;
-	total = *v ? bpf_map_lookup_elem(&counters, &which) : NULL;
-	if (total)
+	/* 1: entered while nothing was watched */
+	if (*v > 1 && watch_tid && (total = bpf_map_lookup_elem(&counters, &which)))
 		*total += bpf_ktime_get_ns() - *v;
 	*v = 0;
 	return 0;
 }
 
-/* Process side: a thread read ret bytes from sk. */
+/* Process side: a thread read ret bytes from sk. Writes its own fields of
+ * the value (the cache line the softirq side does not write). */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 {
@@ -181,6 +192,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 		init.proc_cpu = CAAD_CPU_NONE;
 		init.rx_queue = 0xffff;
 		init.first_ns = now;
+		init.consumer_cpu = CAAD_CPU_NONE;
 		/* Fails with EEXIST when another CPU added it just now: then only
 		 * that CPU reports it as new. */
 		bool added = bpf_map_update_elem(&flows, &key, &init, BPF_NOEXIST) == 0;
@@ -210,8 +222,8 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 		}
 		s->consumer_cpu = cpu;
 	}
+	/* atomic: two threads may read one socket at once */
 	__sync_fetch_and_add(&s->bytes, (__u64)ret);
-	__sync_fetch_and_add(&s->reads, 1);
 	s->last_ns = now;
 	return 0;
 }
@@ -227,7 +239,6 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
  * ktime difference was, and read 50% high on a busy VM). Idle cost: one
  * compare.
  */
-__u32 watch_tid = 0;
 __u64 watch_in_ns = 0;    /* ktime when it was last switched in, 0: not running */
 __u64 watch_in_sum = 0;   /* its sum_exec_runtime then */
 __u64 watch_total_ns = 0; /* its on-CPU time since watch_tid was set */
@@ -268,16 +279,21 @@ static __always_inline bool in_napi_kthread(void)
 	return comm[0] == 'n' && comm[1] == 'a' && comm[2] == 'p' && comm[3] == 'i' && comm[4] == '/';
 }
 
-/* Softirq side: data became ready on sk. In NET_RX softirq (or a threaded
+/*
+ * Softirq side: data became ready on sk. In NET_RX softirq (or a threaded
  * NAPI kthread) this is the CPU that processes the flow; in process context
  * it is a backlog flush by the socket's owner (release_sock) and says
- * nothing about steering. */
+ * nothing about steering. Writes only the softirq side's fields: the
+ * kernel runs one data-ready of a socket at a time (under its lock), so
+ * plain stores, no atomics, and no clock: the reader keeps the time.
+ */
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 {
 	__u64 key = (__u64)sk;
 	struct caad_flow_stats *s;
-	__u32 zero = 0, cpu;
+	struct tcp_sock *tp;
+	__u32 zero = 0;
 	__u64 *net_rx;
 
 	if (!watched(sk))
@@ -287,27 +303,22 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 		return 0; /* known from its first read on */
 
 	net_rx = bpf_map_lookup_elem(&in_net_rx, &zero);
-	if ((!net_rx || !*net_rx) && !in_napi_kthread()) {
-		__sync_fetch_and_add(&s->backlog_events, 1);
-		return 0;
-	}
-
-	cpu = bpf_get_smp_processor_id();
-	s->proc_cpu = cpu;
-	/* kept when processing moves elsewhere: caad needs it to move it back */
-	if (!net_rx || !*net_rx)
+	if (!net_rx || !*net_rx) {
+		if (!in_napi_kthread())
+			return 0;
+		/* kept when processing moves elsewhere: caad needs it to move it back */
 		s->proc_kthread = (__u32)bpf_get_current_pid_tgid();
-	__sync_fetch_and_add(&s->proc_events, 1);
-	if (cpu == s->consumer_cpu)
-		__sync_fetch_and_add(&s->proc_events_same_cpu, 1);
+	}
+	s->proc_cpu = bpf_get_smp_processor_id();
+	/* BTF-typed loads, not probe reads (a helper call each) */
 	if (bpf_core_field_exists(sk->sk_rx_dst_ifindex))
 		s->rx_ifindex = sk->sk_rx_dst_ifindex;
 	s->napi_id = sk->sk_napi_id;
-	if (bpf_core_field_exists(((struct tcp_sock *)sk)->rcv_ooopack))
-		s->rcv_ooopack = BPF_CORE_READ((struct tcp_sock *)sk, rcv_ooopack);
 	if (bpf_core_field_exists(((struct sock___rxq *)sk)->sk_rx_queue_mapping))
-		s->rx_queue = BPF_CORE_READ((struct sock___rxq *)sk, sk_rx_queue_mapping);
-	s->last_ns = bpf_ktime_get_ns();
+		s->rx_queue = ((const struct sock___rxq *)sk)->sk_rx_queue_mapping;
+	tp = bpf_skc_to_tcp_sock((void *)sk);
+	if (tp && bpf_core_field_exists(tp->rcv_ooopack))
+		s->rcv_ooopack = tp->rcv_ooopack;
 	return 0;
 }
 

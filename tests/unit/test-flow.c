@@ -115,12 +115,10 @@ static struct caad_flow_stats stats_sample(void)
 		.consumer_cpu = 4,
 		.comm = "iperf3",
 		.bytes = 123456789,
-		.reads = 1000,
 		.proc_cpu = 5,
 		.rx_ifindex = 3,
 		.napi_id = 8193,
 		.rx_queue = 7,
-		.proc_events = 10,
 		.first_ns = 1000,
 		.last_ns = 2000,
 	};
