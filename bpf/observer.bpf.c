@@ -87,6 +87,12 @@ static __always_inline bool watched(const struct sock *sk)
 	return true;
 }
 
+/*
+ * An event for user space. A wakeup is an IPI (irq_work), on a VM an exit
+ * to the hypervisor: about 1.8 us of a close's 2 us. Only CONSUMER_LEFT
+ * needs caad at once; the others wait for its next scan, which reads the
+ * ring buffer anyway (a wakeup after them still reads them too).
+ */
 static __always_inline void emit(__u32 type, __u64 skp, __u64 bytes)
 {
 	struct caad_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -100,7 +106,9 @@ static __always_inline void emit(__u32 type, __u64 skp, __u64 bytes)
 	e->sk = skp;
 	e->ts_ns = bpf_ktime_get_ns();
 	e->bytes = bytes;
-	bpf_ringbuf_submit(e, 0);
+	/* FORCE: with records not read yet before it, the default (wake only
+	 * a reader that has read everything) would not wake caad */
+	bpf_ringbuf_submit(e, type == CAAD_EVENT_CONSUMER_LEFT ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline void fill_tuple(struct caad_flow_stats *s, const struct sock *sk)
