@@ -176,18 +176,19 @@ int BPF_PROG(caad_softirq_exit, unsigned int vec)
 }
 
 /* Process side: a thread read ret bytes from sk. Writes its own fields of
- * the value (the cache line the softirq side does not write). */
+ * the value (the cache line the softirq side does not write). No clock
+ * but at a flow's first read: user space rates flows by the bytes between
+ * its snapshots, and a clock read is a good part of an event's cost. */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 {
-	__u64 key = (__u64)sk, now, id;
+	__u64 key = (__u64)sk, id;
 	struct caad_flow_stats *s;
 	__u32 cpu, tid;
 
 	if (ret <= 0 || (flags & MSG_PEEK) || !watched(sk))
 		return 0;
 
-	now = bpf_ktime_get_ns();
 	id = bpf_get_current_pid_tgid();
 	tid = (__u32)id;
 	cpu = bpf_get_smp_processor_id();
@@ -200,7 +201,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 		fill_tuple(&init, sk);
 		init.proc_cpu = CAAD_CPU_NONE;
 		init.rx_queue = 0xffff;
-		init.first_ns = now;
+		init.first_ns = bpf_ktime_get_ns();
 		init.consumer_cpu = CAAD_CPU_NONE;
 		/* Fails with EEXIST when another CPU added it just now: then only
 		 * that CPU reports it as new. */
@@ -233,7 +234,6 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	}
 	/* atomic: two threads may read one socket at once */
 	__sync_fetch_and_add(&s->bytes, (__u64)ret);
-	s->last_ns = now;
 	return 0;
 }
 

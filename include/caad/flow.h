@@ -44,7 +44,6 @@ struct caad_flow {
 	uint32_t ooo_packets;  /* packets that arrived out of order (tcp rcv_ooopack) */
 
 	uint64_t bytes;        /* total read by the consumer */
-	uint64_t last_ns;      /* when it was last read */
 };
 
 /* "10.0.0.2:5201 <- 10.0.0.1:40312" (local <- remote). */
@@ -72,12 +71,14 @@ void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows,
 
 /*
  * Rates: given the previous snapshot's bases (sorted by id) and the new
- * snapshot, fill rate_bps of the new flows from the byte deltas over their
- * time delta. Both must be sorted by id (caad_flows_sort).
+ * snapshot, fill rate_bps of the new snapshot's flows from their byte
+ * deltas over interval_ns, the time between the two snapshots; a flow not
+ * in the previous one is rated from its first_ns to now_ns, when the new
+ * snapshot was taken. Both must be sorted by id (caad_flows_sort).
  */
 void caad_flows_sort(struct caad_flow *flows, size_t n);
 void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev, size_t n_prev,
-                             uint64_t interval_ns);
+                             uint64_t interval_ns, uint64_t now_ns);
 /*
  * The consumer's window: given the previous snapshot's bases and the new
  * snapshot (both sorted by id), fill consumer_history of the new flows with

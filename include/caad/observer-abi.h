@@ -42,8 +42,8 @@ struct caad_flow_stats {
 	__u8 raddr[16];
 
 	/* reader side: written at every read */
-	__u64 bytes;          /* bytes handed to the reader */
-	__u64 last_ns;        /* bpf_ktime_get_ns() at the last read */
+	__u64 bytes;          /* bytes handed to the reader (no clock read per read:
+	                       * user space rates the flow between its snapshots) */
 
 	char comm[CAAD_COMM_LEN]; /* written with consumer_tid */
 	__u8 _gap1[48];

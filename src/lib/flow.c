@@ -78,7 +78,6 @@ void caad_flow_from_stats(struct caad_flow *f, const struct caad_flow_stats *s)
 		.ooo_packets = s->rcv_ooopack,
 		.bytes = s->bytes,
 		.first_ns = s->first_ns,
-		.last_ns = s->last_ns,
 	};
 	memcpy(f->laddr, s->laddr, sizeof(f->laddr));
 	memcpy(f->raddr, s->raddr, sizeof(f->raddr));
@@ -116,12 +115,13 @@ static uint64_t rate_bps(uint64_t bytes, uint64_t span_ns)
 	return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
 }
 
-/* A flow not in the previous snapshot: its rate since it was first seen. */
-static uint64_t new_flow_rate(const struct caad_flow *f)
+/* A flow not in the previous snapshot: its rate from when it was first
+ * seen to the snapshot (taken at now_ns). */
+static uint64_t new_flow_rate(const struct caad_flow *f, uint64_t now_ns)
 {
-	if (f->last_ns <= f->first_ns || f->last_ns - f->first_ns < NSEC_PER_MSEC)
+	if (now_ns <= f->first_ns || now_ns - f->first_ns < NSEC_PER_MSEC)
 		return 0;
-	return rate_bps(f->bytes, f->last_ns - f->first_ns);
+	return rate_bps(f->bytes, now_ns - f->first_ns);
 }
 
 /* flow.h says what a base costs */
@@ -144,7 +144,7 @@ void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows,
 }
 
 void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev, size_t n_prev,
-                             uint64_t interval_ns)
+                             uint64_t interval_ns, uint64_t now_ns)
 {
 	size_t j = 0;
 
@@ -168,7 +168,7 @@ void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct c
 			/* Bytes going backwards: the socket address was reused. */
 			f->rate_bps = f->bytes < prev[j].bytes ? 0 : rate_bps(f->bytes - prev[j].bytes, interval_ns);
 		else
-			f->rate_bps = new_flow_rate(f);
+			f->rate_bps = new_flow_rate(f, now_ns);
 	}
 }
 

@@ -303,7 +303,7 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
 		if (nf)
 			flows = nf;
 	}
-	caad_flows_update_rates(flows, n, o->prev, o->n_prev, o->prev_ns ? now - o->prev_ns : 0);
+	caad_flows_update_rates(flows, n, o->prev, o->n_prev, o->prev_ns ? now - o->prev_ns : 0, now);
 	caad_flows_update_history(flows, n, o->prev, o->n_prev);
 
 	/* keep the base of the next rates and consumer histories */

@@ -120,7 +120,6 @@ static struct caad_flow_stats stats_sample(void)
 		.napi_id = 8193,
 		.rx_queue = 7,
 		.first_ns = 1000,
-		.last_ns = 2000,
 	};
 
 	s.laddr[0] = 10, s.laddr[3] = 2;
@@ -154,7 +153,6 @@ static void test_from_stats(void **state)
 	assert_int_equal(f.bytes, 123456789);
 	assert_int_equal(f.rate_bps, 0);
 	assert_int_equal(f.first_ns, 1000);
-	assert_int_equal(f.last_ns, 2000);
 
 	assert_int_equal(caad_flow_format_tuple(&f, buf, sizeof(buf)), 31);
 	assert_string_equal(buf, "10.0.0.2:5201 <- 10.0.0.1:40312");
@@ -259,13 +257,13 @@ static void test_sort(void **state)
 /* The library's calls with the previous snapshot given as flows: their
  * bases are what the observer keeps. */
 static void update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
-                         uint64_t interval_ns)
+                         uint64_t interval_ns, uint64_t now_ns)
 {
 	_cleanup_free_ struct caad_flow_base *base = n_prev ? calloc(n_prev, sizeof(*base)) : NULL;
 
 	assert_true(base || n_prev == 0);
 	caad_flows_base(base, prev, n_prev);
-	caad_flows_update_rates(cur, n_cur, base, n_prev, interval_ns);
+	caad_flows_update_rates(cur, n_cur, base, n_prev, interval_ns, now_ns);
 }
 
 static void update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev)
@@ -277,65 +275,68 @@ static void update_history(struct caad_flow *cur, size_t n_cur, const struct caa
 	caad_flows_update_history(cur, n_cur, base, n_prev);
 }
 
-static struct caad_flow flow_at(uint64_t id, uint64_t bytes, uint64_t first_ns, uint64_t last_ns)
+/* A snapshot's time in these tests, when a call does not say otherwise. */
+#define NOW (10 * NSEC_PER_SEC)
+
+static struct caad_flow flow_at(uint64_t id, uint64_t bytes, uint64_t first_ns)
 {
-	return (struct caad_flow){ .id = id, .bytes = bytes, .first_ns = first_ns, .last_ns = last_ns,
-		                   .rate_bps = UINT64_C(0xdeadbeef) };
+	return (struct caad_flow){ .id = id, .bytes = bytes, .first_ns = first_ns, .rate_bps = UINT64_C(0xdeadbeef) };
 }
 
 static void test_rates_normal(void **state)
 {
 	struct caad_flow prev[] = {
-		flow_at(10, 1000000, 0, NSEC_PER_SEC),
-		flow_at(20, 0, 0, NSEC_PER_SEC),
+		flow_at(10, 1000000, 0),
+		flow_at(20, 0, 0),
 	};
 	struct caad_flow cur[] = {
-		flow_at(10, 2000000, 0, 2 * NSEC_PER_SEC), /* 1 MB in 1 s */
-		flow_at(20, 125, 0, 2 * NSEC_PER_SEC),     /* 125 B in 1 s */
+		flow_at(10, 2000000, 0), /* 1 MB in 1 s */
+		flow_at(20, 125, 0),     /* 125 B in 1 s */
 	};
 
-	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC, NOW);
 	assert_int_equal(cur[0].rate_bps, 8000000);
 	assert_int_equal(cur[1].rate_bps, 1000);
 
 	/* Over half a second: twice the rate. */
-	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC / 2);
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC / 2, NOW);
 	assert_int_equal(cur[0].rate_bps, 16000000);
 	assert_int_equal(cur[1].rate_bps, 2000);
 
 	/* No bytes: rate 0. */
 	cur[0].bytes = prev[0].bytes;
-	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC, NOW);
 	assert_int_equal(cur[0].rate_bps, 0);
 
 	/* Rounds down. */
 	cur[0].bytes = prev[0].bytes + 1;
-	update_rates(cur, 1, prev, ARRAY_SIZE(prev), 3 * NSEC_PER_SEC);
+	update_rates(cur, 1, prev, ARRAY_SIZE(prev), 3 * NSEC_PER_SEC, NOW);
 	assert_int_equal(cur[0].rate_bps, 2);
 }
 
 static void test_rates_bytes_reset(void **state)
 {
-	struct caad_flow prev[] = { flow_at(10, 5000000, 0, NSEC_PER_SEC) };
+	struct caad_flow prev[] = { flow_at(10, 5000000, 0) };
 	/* Same socket address, a new connection that read less. */
-	struct caad_flow cur[] = { flow_at(10, 1000, 0, 2 * NSEC_PER_SEC) };
+	struct caad_flow cur[] = { flow_at(10, 1000, 0) };
 
-	update_rates(cur, 1, prev, 1, NSEC_PER_SEC);
+	update_rates(cur, 1, prev, 1, NSEC_PER_SEC, NOW);
 	assert_int_equal(cur[0].rate_bps, 0);
 }
 
 static void test_rates_new_flow(void **state)
 {
-	struct caad_flow prev[] = { flow_at(10, 0, 0, 0) };
+	struct caad_flow prev[] = { flow_at(10, 0, 0) };
+	/* rated from first seen to the snapshot (NOW) */
 	struct caad_flow cur[] = {
-		flow_at(5, 1000000, NSEC_PER_SEC, 3 * NSEC_PER_SEC),      /* 1 MB over 2 s */
-		flow_at(15, 1000000, NSEC_PER_SEC, NSEC_PER_SEC + NSEC_PER_MSEC), /* exactly 1 ms */
-		flow_at(16, 1000000, NSEC_PER_SEC, NSEC_PER_SEC + NSEC_PER_MSEC - 1), /* under 1 ms */
-		flow_at(17, 1000000, NSEC_PER_SEC, NSEC_PER_SEC),         /* no span */
-		flow_at(18, 1000000, 2 * NSEC_PER_SEC, NSEC_PER_SEC),     /* last before first */
+		flow_at(5, 1000000, NOW - 2 * NSEC_PER_SEC),      /* 1 MB over 2 s */
+		flow_at(15, 1000000, NOW - NSEC_PER_MSEC),        /* exactly 1 ms */
+		flow_at(16, 1000000, NOW - NSEC_PER_MSEC + 1),    /* under 1 ms */
+		flow_at(17, 1000000, NOW),                        /* no span */
+		flow_at(18, 1000000, NOW + NSEC_PER_SEC),         /* first seen after the snapshot began */
 	};
 
-	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC, NOW);
 	assert_int_equal(cur[0].rate_bps, 4000000);
 	assert_int_equal(cur[1].rate_bps, UINT64_C(8000000000));
 	assert_int_equal(cur[2].rate_bps, 0);
@@ -344,19 +345,22 @@ static void test_rates_new_flow(void **state)
 
 	/* No previous snapshot at all. */
 	cur[0].rate_bps = 1;
-	update_rates(cur, 1, NULL, 0, NSEC_PER_SEC);
+	update_rates(cur, 1, NULL, 0, NSEC_PER_SEC, NOW);
 	assert_int_equal(cur[0].rate_bps, 4000000);
+	/* the same flow, a second later: over 3 s */
+	update_rates(cur, 1, NULL, 0, NSEC_PER_SEC, NOW + NSEC_PER_SEC);
+	assert_int_equal(cur[0].rate_bps, 2666666);
 }
 
 static void test_rates_zero_interval(void **state)
 {
-	struct caad_flow prev[] = { flow_at(10, 0, 0, NSEC_PER_SEC) };
+	struct caad_flow prev[] = { flow_at(10, 0, 0) };
 	struct caad_flow cur[] = {
-		flow_at(10, 1000000, 0, 2 * NSEC_PER_SEC),
-		flow_at(11, 1000000, 0, 2 * NSEC_PER_SEC), /* new */
+		flow_at(10, 1000000, 0),
+		flow_at(11, 1000000, 0), /* new */
 	};
 
-	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), 0);
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), 0, NOW);
 	assert_int_equal(cur[0].rate_bps, 0);
 	assert_int_equal(cur[1].rate_bps, 0);
 }
@@ -365,20 +369,20 @@ static void test_rates_large(void **state)
 {
 	const uint64_t half = UINT64_C(1) << 63;
 	struct caad_flow prev[] = {
-		flow_at(1, half - 1000, 0, 0),
-		flow_at(2, 0, 0, 0),
-		flow_at(3, 0, 0, 0),
-		flow_at(4, 1, 0, 0),
+		flow_at(1, half - 1000, 0),
+		flow_at(2, 0, 0),
+		flow_at(3, 0, 0),
+		flow_at(4, 1, 0),
 	};
 	struct caad_flow cur[] = {
-		flow_at(1, half + 1000, 0, 0),                  /* 2000 B around 2^63 */
-		flow_at(2, UINT64_C(1) << 62, 0, 0),            /* bytes * 8e9 overflows 64 bits */
-		flow_at(3, half, 0, 0),                         /* the rate itself overflows */
-		flow_at(4, UINT64_MAX, 0, 0),
-		flow_at(5, UINT64_MAX, 0, UINT64_MAX),          /* new, huge span */
+		flow_at(1, half + 1000, 0),                  /* 2000 B around 2^63 */
+		flow_at(2, UINT64_C(1) << 62, 0),            /* bytes * 8e9 overflows 64 bits */
+		flow_at(3, half, 0),                         /* the rate itself overflows */
+		flow_at(4, UINT64_MAX, 0),
+		flow_at(5, UINT64_MAX, 0),                      /* new, huge span (now UINT64_MAX) */
 	};
 
-	update_rates(cur, 4, prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(cur, 4, prev, ARRAY_SIZE(prev), NSEC_PER_SEC, NOW);
 	assert_int_equal(cur[0].rate_bps, 16000);
 	/* 2^62 B * 8 * 1e9 / 1e9 ns = 2^65 bit/s: saturates. */
 	assert_int_equal(cur[1].rate_bps, UINT64_MAX);
@@ -386,15 +390,15 @@ static void test_rates_large(void **state)
 	assert_int_equal(cur[3].rate_bps, UINT64_MAX);
 
 	/* 2^62 B over 2^40 ns = 2^22 * 8e9 bit/s, exact. */
-	update_rates(cur, 2, prev, ARRAY_SIZE(prev), UINT64_C(1) << 40);
+	update_rates(cur, 2, prev, ARRAY_SIZE(prev), UINT64_C(1) << 40, NOW);
 	assert_int_equal(cur[0].rate_bps, 14); /* floor(16000e9 / 2^40) */
 	assert_int_equal(cur[1].rate_bps, UINT64_C(33554432000000000));
 
 	/* (2^64 - 2) B over 2^63 ns. */
-	update_rates(cur, 4, prev, ARRAY_SIZE(prev), half);
+	update_rates(cur, 4, prev, ARRAY_SIZE(prev), half, NOW);
 	assert_int_equal(cur[3].rate_bps, UINT64_C(15999999999)); /* floor((2^64-2)*8e9 / 2^63) */
 
-	update_rates(&cur[4], 1, prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(&cur[4], 1, prev, ARRAY_SIZE(prev), NSEC_PER_SEC, UINT64_MAX);
 	assert_int_equal(cur[4].rate_bps, UINT64_C(8000000000));
 }
 
@@ -402,24 +406,24 @@ static void test_rates_merge(void **state)
 {
 	/* Closed flows in prev, new ones in cur, interleaved. */
 	struct caad_flow prev[] = {
-		flow_at(2, 100, 0, 0),
-		flow_at(4, 100, 0, 0),
-		flow_at(6, 100, 0, 0),
-		flow_at(9, 100, 0, 0),
-		flow_at(100, 100, 0, 0),
+		flow_at(2, 100, 0),
+		flow_at(4, 100, 0),
+		flow_at(6, 100, 0),
+		flow_at(9, 100, 0),
+		flow_at(100, 100, 0),
 	};
 	struct caad_flow cur[] = {
-		flow_at(1, 1000, 0, 2 * NSEC_PER_SEC), /* new: 500 B/s */
-		flow_at(4, 225, 0, 0),                 /* +125 B */
-		flow_at(5, 0, 0, 0),                   /* new, no span */
-		flow_at(9, 350, 0, 0),                 /* +250 B */
-		flow_at(50, 2000, 0, 4 * NSEC_PER_SEC), /* new: 500 B/s */
-		flow_at(200, 100, 0, 0),               /* new, no span */
+		flow_at(1, 1000, NOW - 2 * NSEC_PER_SEC), /* new: 500 B/s */
+		flow_at(4, 225, 0),                       /* +125 B */
+		flow_at(5, 0, NOW),                       /* new, no span */
+		flow_at(9, 350, 0),                       /* +250 B */
+		flow_at(50, 2000, NOW - 4 * NSEC_PER_SEC), /* new: 500 B/s */
+		flow_at(200, 100, NOW),                   /* new, no span */
 	};
 
 	caad_flows_sort(prev, ARRAY_SIZE(prev));
 	caad_flows_sort(cur, ARRAY_SIZE(cur));
-	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC, NOW);
 	assert_int_equal(cur[0].rate_bps, 4000);
 	assert_int_equal(cur[1].rate_bps, 1000);
 	assert_int_equal(cur[2].rate_bps, 0);
@@ -428,7 +432,7 @@ static void test_rates_merge(void **state)
 	assert_int_equal(cur[5].rate_bps, 0);
 
 	/* Nothing current: nothing to do, nothing read out of bounds. */
-	update_rates(NULL, 0, prev, ARRAY_SIZE(prev), NSEC_PER_SEC);
+	update_rates(NULL, 0, prev, ARRAY_SIZE(prev), NSEC_PER_SEC, NOW);
 }
 
 static struct caad_flow reader(uint64_t id, uint32_t tid, int cpu, uint64_t bytes)
