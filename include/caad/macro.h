@@ -2,6 +2,8 @@
 #pragma once
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,3 +50,30 @@ static inline void closep(int *fd)
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/*
+ * Records sorted by a uint64_t key (a flow's id, mostly): the index of the
+ * first of the n records of `size` bytes at base whose key, at `offset`
+ * within the record, is >= key; n if there is none.
+ */
+static inline size_t caad_lower_bound_u64(const void *base, size_t n, size_t size, size_t offset, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size + offset, sizeof(k));
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The same over an array of structs, by one of their uint64_t members. */
+#define LOWER_BOUND_BY(array, n, member, key)                                                   \
+	caad_lower_bound_u64((array), (n), sizeof(*(array)), offsetof(__typeof__(*(array)), member), \
+	                     (key))

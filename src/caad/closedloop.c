@@ -186,16 +186,9 @@ static void read_counters(struct daemon *d, const struct caad_flow *f, struct ca
 
 static const struct caad_flow *find_flow(const struct caad_flow *flows, size_t n, uint64_t id)
 {
-	size_t lo = 0, hi = n;
+	size_t i = LOWER_BOUND_BY(flows, n, id, id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (flows[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && flows[lo].id == id ? &flows[lo] : NULL;
+	return i < n && flows[i].id == id ? &flows[i] : NULL;
 }
 
 /* The driver behind an interface: SYSROOT/sys/class/net/IF/device/driver's

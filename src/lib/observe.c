@@ -325,19 +325,9 @@ _Static_assert(CAAD_STAY_CPUS == CAAD_CPUS_MAX, "the stay map's CPU sets are caa
 
 static bool has_id(const uint64_t *ids, size_t n, uint64_t id)
 {
-	size_t lo = 0, hi = n;
+	size_t i = caad_lower_bound_u64(ids, n, sizeof(*ids), 0, id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ids[mid] == id)
-			return true;
-		if (ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	return i < n && ids[i] == id;
 }
 
 int caad_observer_set_stay(struct caad_observer *o, const uint64_t *ids, const struct caad_cpumask *cpus, size_t n)

@@ -1336,16 +1336,8 @@ static int steer(struct planner *pl, uint32_t k, int cpu, const struct caad_deci
 static const struct caad_override *find_override(const struct planner *pl, uint64_t flow_id)
 {
 	const struct caad_override *o = pl->policy->overrides;
-	size_t lo = 0, hi = pl->policy->n_overrides;
+	size_t lo = LOWER_BOUND_BY(o, pl->policy->n_overrides, flow_id, flow_id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (o[mid].flow_id < flow_id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo >= pl->policy->n_overrides || o[lo].flow_id != flow_id)
 		return NULL;
 	o += lo;

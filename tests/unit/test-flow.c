@@ -435,6 +435,29 @@ static void test_rates_merge(void **state)
 	update_rates(NULL, 0, prev, ARRAY_SIZE(prev), NSEC_PER_SEC, NOW);
 }
 
+/* The lower bound the daemon's id lookups share, over flows by id. */
+static void test_lower_bound(void **state)
+{
+	struct caad_flow f[] = { flow_at(10, 0, 0), flow_at(20, 0, 0), flow_at(20, 1, 0), flow_at(30, 0, 0) };
+	const uint64_t ids[] = { 5, 7, 7, 9 };
+
+	assert_int_equal(LOWER_BOUND_BY(f, 0, id, 10), 0);
+	assert_int_equal(LOWER_BOUND_BY(f, ARRAY_SIZE(f), id, 0), 0);
+	assert_int_equal(LOWER_BOUND_BY(f, ARRAY_SIZE(f), id, 10), 0);
+	assert_int_equal(LOWER_BOUND_BY(f, ARRAY_SIZE(f), id, 11), 1);
+	assert_int_equal(LOWER_BOUND_BY(f, ARRAY_SIZE(f), id, 20), 1); /* the first of equals */
+	assert_int_equal(LOWER_BOUND_BY(f, ARRAY_SIZE(f), id, 21), 3);
+	assert_int_equal(LOWER_BOUND_BY(f, ARRAY_SIZE(f), id, 30), 3);
+	assert_int_equal(LOWER_BOUND_BY(f, ARRAY_SIZE(f), id, 31), 4);
+	assert_int_equal(LOWER_BOUND_BY(f, ARRAY_SIZE(f), id, UINT64_MAX), 4);
+	/* another member: bytes is not sorted here but the first two are */
+	assert_int_equal(LOWER_BOUND_BY(f, 2, bytes, 0), 0);
+	/* plain ids, key at offset 0 */
+	assert_int_equal(caad_lower_bound_u64(ids, ARRAY_SIZE(ids), sizeof(*ids), 0, 7), 1);
+	assert_int_equal(caad_lower_bound_u64(ids, ARRAY_SIZE(ids), sizeof(*ids), 0, 8), 3);
+	assert_int_equal(caad_lower_bound_u64(ids, ARRAY_SIZE(ids), sizeof(*ids), 0, 10), 4);
+}
+
 static struct caad_flow reader(uint64_t id, uint32_t tid, int cpu, uint64_t bytes)
 {
 	return (struct caad_flow){ .id = id, .tid = tid, .consumer_cpu = cpu, .bytes = bytes };
@@ -523,6 +546,7 @@ int main(void)
 		cmocka_unit_test(test_rates_zero_interval),
 		cmocka_unit_test(test_rates_large),
 		cmocka_unit_test(test_rates_merge),
+		cmocka_unit_test(test_lower_bound),
 		cmocka_unit_test(test_history),
 	};
 
