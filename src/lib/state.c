@@ -76,6 +76,13 @@ int caad_state_format(FILE *f, const struct caad_flow *flows, size_t n_flows, co
 				fputs(", \"steer_cpu\": null", f);
 			fputs(", \"relation\": ", f);
 			caad_json_string(f, caad_relation_to_string(d->relation));
+			fprintf(f, ", \"held\": %s, \"shares_queue\": %s", d->held ? "true" : "false",
+			        d->shares_queue ? "true" : "false");
+			/* Mechanisms=ntuple: the rule caad keeps for it, to this rx queue */
+			if (d->ntuple)
+				fprintf(f, ", \"ntuple_queue\": %d", d->queue);
+			else
+				fputs(", \"ntuple_queue\": null", f);
 			fputs(", \"reason\": ", f);
 			caad_json_string(f, d->reason);
 		}

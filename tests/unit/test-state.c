@@ -38,6 +38,10 @@ static void test_bounded_list(void **state)
 		dec[k] = (struct caad_decision){ .flow = n - 2 + k, .flow_id = flows[n - 2 + k].id, .steer_cpu = 3,
 			                         .relation = CAAD_RELATION_PEER_CORE_SAME_LLC, .reason = "why",
 			                         .considered = "" };
+	/* the last one moved to rx queue 5 by an ntuple rule */
+	dec[1].ntuple = true;
+	dec[1].queue = 5;
+	dec[1].held = true;
 	assert_int_equal(caad_plan_from_decisions(dec, 2, 0, &plan), 0);
 
 	fd = mkstemp(path);
@@ -60,8 +64,19 @@ static void test_bounded_list(void **state)
 		assert_true(json_object_object_get_ex(fl, "heavy", &h));
 		if (json_object_get_boolean(h)) {
 			heavy++;
+			bool last = heavy == 2;
+
 			assert_true(json_object_object_get_ex(fl, "steer_cpu", &h));
 			assert_int_equal(json_object_get_int(h), 3);
+			assert_true(json_object_object_get_ex(fl, "held", &h));
+			assert_int_equal(json_object_get_boolean(h), last);
+			assert_true(json_object_object_get_ex(fl, "shares_queue", &h));
+			assert_false(json_object_get_boolean(h));
+			assert_true(json_object_object_get_ex(fl, "ntuple_queue", &h));
+			if (last)
+				assert_int_equal(json_object_get_int(h), 5);
+			else
+				assert_null(h); /* JSON null */
 		}
 	}
 	assert_int_equal(heavy, 2);
