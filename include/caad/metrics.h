@@ -39,6 +39,7 @@ struct caad_metrics {
 	uint64_t flows_heavy;           /* flows the planner decided on */
 	uint64_t flows_steered;         /* ... of which steered to a CPU */
 	uint64_t values_changed;        /* objects differing from their original now */
+	uint64_t values_backed_off;     /* values caad leaves alone now: someone else changed them */
 	uint64_t last_plan_usec;        /* duration of the last planning */
 	uint64_t last_scan_timestamp_usec; /* CLOCK_REALTIME, 0 = never */
 
@@ -47,6 +48,8 @@ struct caad_metrics {
 	uint64_t early_scans;           /* ... of them run early: a steered flow's reader moved */
 	uint64_t moves;                 /* values written */
 	uint64_t restores;              /* values put back */
+	uint64_t backoffs;              /* values someone else changed after caad wrote them */
+	uint64_t undone;                /* values put back because another setting of their queue failed */
 	uint64_t errors;                /* failed reads, writes, restores, plans */
 	uint64_t reloads;
 	uint64_t reload_failures;

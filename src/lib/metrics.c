@@ -73,6 +73,9 @@ int caad_metrics_format(FILE *f, const struct caad_metrics *m)
 	u64(f, "caad_flows_steered", "gauge", "Heavy flows steered to a CPU at the last scan.", m->flows_steered);
 	u64(f, "caad_values_changed", "gauge",
 	    "IRQ affinities and RPS masks caad changed from their journaled original, now.", m->values_changed);
+	u64(f, "caad_values_backed_off", "gauge",
+	    "Values caad leaves alone now because someone else changed them after caad wrote them (BackOffSec=).",
+	    m->values_backed_off);
 	usec_as_seconds(f, "caad_last_plan_duration_seconds", "How long the last planning took.", m->last_plan_usec);
 	usec_as_seconds(f, "caad_last_scan_timestamp_seconds",
 	                "When the last scan ran, in seconds since the epoch (0: never).", m->last_scan_timestamp_usec);
@@ -82,6 +85,10 @@ int caad_metrics_format(FILE *f, const struct caad_metrics *m)
 	    m->early_scans);
 	u64(f, "caad_moves_total", "counter", "IRQ affinities and RPS masks written since start.", m->moves);
 	u64(f, "caad_restores_total", "counter", "Original values written back since start.", m->restores);
+	u64(f, "caad_backoffs_total", "counter",
+	    "Values someone else changed after caad wrote them, each then left alone, since start.", m->backoffs);
+	u64(f, "caad_undone_total", "counter",
+	    "Values put back because another setting of their rx queue failed, since start.", m->undone);
 	u64(f, "caad_errors_total", "counter", "Failed reads, writes, restores and plans since start.", m->errors);
 	u64(f, "caad_reloads_total", "counter", "Configuration reloads since start, failed ones included.", m->reloads);
 	u64(f, "caad_reload_failures_total", "counter", "Configuration reloads refused for an error since start.",

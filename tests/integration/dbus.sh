@@ -270,9 +270,14 @@ in_b sh -c 'echo 0 >/sys/class/net/vb/queues/rx-0/rps_cpus'
 sleep 1
 rps_is 0 0 || fail "caad overwrote an admin's write: $(rps_b 0)"
 grep -q "changed by someone else" "$TMP/caad.log" || fail "the back-off was not logged"
+call GetMetrics | jq -r '.data[0]' >"$TMP/metrics.txt"
+grep -qx 'caad_backoffs_total [1-9][0-9]*' "$TMP/metrics.txt" && grep -qx 'caad_values_backed_off 1' "$TMP/metrics.txt" &&
+	grep -qx 'caad_undone_total 0' "$TMP/metrics.txt" || { cat "$TMP/metrics.txt"; fail "the back-off is not in the metrics"; }
 call Reload >/dev/null
 wait_for 2 rps_is 0 1 || fail "not steered again after Reload: $(rps_b 0)"
-info "back-off: the admin's rps_cpus kept for 1 s; Reload: steered again"
+call GetMetrics | jq -r '.data[0]' >"$TMP/metrics.txt"
+grep -qx 'caad_values_backed_off 0' "$TMP/metrics.txt" || { cat "$TMP/metrics.txt"; fail "still backed off after Reload"; }
+info "back-off: the admin's rps_cpus kept for 1 s (caad_backoffs_total, caad_values_backed_off 1); Reload: steered again"
 
 # 8. SetMode: dry-run restores, enforce steers again; a bad mode is refused.
 call SetMode s dry-run >/dev/null

@@ -241,12 +241,15 @@ static struct caad_metrics sample_metrics(void)
 		.flows_heavy = 3,
 		.flows_steered = 2,
 		.values_changed = 4,
+		.values_backed_off = 6,
 		.last_plan_usec = 1234567,
 		.last_scan_timestamp_usec = UINT64_C(1700000000123456),
 		.scans = 1001,
 		.early_scans = 17,
 		.moves = 11,
 		.restores = 5,
+		.backoffs = 8,
+		.undone = 9,
 		.errors = 2,
 		.reloads = 3,
 		.reload_failures = 1,
@@ -271,12 +274,15 @@ static void test_every_field(void **state)
 	assert_string_equal(find(&e, "caad_flows_heavy", "")->value, "3");
 	assert_string_equal(find(&e, "caad_flows_steered", "")->value, "2");
 	assert_string_equal(find(&e, "caad_values_changed", "")->value, "4");
+	assert_string_equal(find(&e, "caad_values_backed_off", "")->value, "6");
 	assert_string_equal(find(&e, "caad_last_plan_duration_seconds", "")->value, "1.234567");
 	assert_string_equal(find(&e, "caad_last_scan_timestamp_seconds", "")->value, "1700000000.123456");
 	assert_string_equal(find(&e, "caad_scans_total", "")->value, "1001");
 	assert_string_equal(find(&e, "caad_early_scans_total", "")->value, "17");
 	assert_string_equal(find(&e, "caad_moves_total", "")->value, "11");
 	assert_string_equal(find(&e, "caad_restores_total", "")->value, "5");
+	assert_string_equal(find(&e, "caad_backoffs_total", "")->value, "8");
+	assert_string_equal(find(&e, "caad_undone_total", "")->value, "9");
 	assert_string_equal(find(&e, "caad_errors_total", "")->value, "2");
 	assert_string_equal(find(&e, "caad_reloads_total", "")->value, "3");
 	assert_string_equal(find(&e, "caad_reload_failures_total", "")->value, "1");
@@ -291,8 +297,8 @@ static void test_every_field(void **state)
 	assert_non_null(family_find(&e, "caad_errors_by_class_total"));
 	assert_non_null(family_find(&e, "caad_queue_target_cpu"));
 	/* nothing else */
-	assert_int_equal(e.n_samples, 23);
-	assert_int_equal(e.n_families, 22);
+	assert_int_equal(e.n_samples, 26);
+	assert_int_equal(e.n_families, 25);
 }
 
 /* Errors by class, verdicts and each queue's target CPU (-1 and
