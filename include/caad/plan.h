@@ -53,24 +53,27 @@ void caad_policy_init(struct caad_policy *p);
  * plan and live as long as it does.
  */
 struct caad_decision {
-	size_t flow;                 /* index into the flows array */
 	uint64_t flow_id;            /* flows[flow].id: what the next plan looks up */
-	int iface;                   /* index into inventory->ifaces */
+	uint32_t flow;               /* index into the flows array */
 	int queue;                   /* rx queue index, -1 unknown (all queues) */
 	int consumer_cpu;            /* the consumer CPU planned for (of the flow's window: the latest in
 	                              * the LLC it read in at the most scans), -1 unknown */
 	int steer_cpu;               /* -1: unsteered */
 	int anchor_cpu;              /* the consumer CPU steer_cpu was chosen for (hysteresis), -1 */
-	enum caad_relation relation; /* of steer_cpu to consumer_cpu */
-	bool held;                   /* kept its previous target (hysteresis) */
-	bool shares_queue;           /* steered by a faster flow's setting of the same queue */
-	bool ntuple;                 /* an ntuple rule moves it to rx queue `queue` (rule 6) */
+	int16_t iface;               /* index into inventory->ifaces */
+	enum caad_relation relation : 8; /* of steer_cpu to consumer_cpu */
+	bool held : 1;               /* kept its previous target (hysteresis) */
+	bool shares_queue : 1;       /* steered by a faster flow's setting of the same queue */
+	bool ntuple : 1;             /* an ntuple rule moves it to rx queue `queue` (rule 6) */
 	uint64_t since_ns;           /* when steer_cpu became its target (the plan's now if new), 0 unsteered */
 	uint64_t low_since_ns;       /* a steered flow below half of RateThreshold= since then, kept
 	                              * steered through such a dip for up to DwellMSec=; 0: not low */
 	const char *reason;          /* for people, never NULL */
 	const char *considered;      /* candidates looked at and why not taken, "" if none, never NULL */
 };
+
+/* A million heavy flows are a million decisions: one cache line each. */
+_Static_assert(sizeof(struct caad_decision) == 64, "struct caad_decision outgrew a cache line");
 
 enum caad_setting_kind {
 	CAAD_SETTING_IRQ_AFFINITY,

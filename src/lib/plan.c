@@ -2389,9 +2389,9 @@ static int collect(struct planner *pl, size_t n_flows)
 		consumer_of(t, f, &cs);
 		c = cs.home;
 		*d = (struct caad_decision){
-			.flow = i,
+			.flow = (uint32_t)i,
 			.flow_id = f->id,
-			.iface = iface,
+			.iface = (int16_t)iface,
 			.queue = -1,
 			.consumer_cpu = c,
 			.steer_cpu = -1,
@@ -2510,7 +2510,8 @@ int caad_plan_compute_with(struct caad_plan_scratch *scratch, const struct caad_
 	assert(topo && inv && policy && ret);
 	assert(flows || n_flows == 0);
 
-	if (n_flows >= INT32_MAX)
+	/* a decision keeps the flow's index in 32 bits, the interface's in 16 */
+	if (n_flows >= INT32_MAX || inv->n_ifaces > INT16_MAX)
 		return -E2BIG;
 	plan = calloc(1, sizeof(*plan));
 	if (!plan)

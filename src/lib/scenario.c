@@ -691,8 +691,13 @@ static int parse_previous(struct parser *p, json_object *arr)
 			e->since_ns = since * NSEC_PER_MSEC;
 		}
 		snprintf(field, sizeof(field), "%s.shares_queue", path);
-		if (member(o, "shares_queue", &v) && (r = get_bool(p, v, field, &e->shares_queue)) < 0)
-			return r;
+		if (member(o, "shares_queue", &v)) {
+			bool b = false;
+
+			if ((r = get_bool(p, v, field, &b)) < 0)
+				return r;
+			e->shares_queue = b;
+		}
 		snprintf(field, sizeof(field), "%s.ntuple_queue", path);
 		x = -1;
 		if (member(o, "ntuple_queue", &v) && (r = get_int(p, v, field, 0, QUEUE_INDEX_MAX, &x)) < 0)
@@ -701,7 +706,7 @@ static int parse_previous(struct parser *p, json_object *arr)
 
 		if (fi < 0)
 			continue; /* a flow that ended since */
-		e->flow = (size_t)fi;
+		e->flow = (uint32_t)fi;
 		e->flow_id = s->flows[fi].id;
 		e->iface = -1;
 		e->queue = -1;
@@ -714,7 +719,7 @@ static int parse_previous(struct parser *p, json_object *arr)
 				found = found || ifc->rx[q].index == (unsigned)x;
 			if (!found)
 				return fail(p, field, "%s has no rx-%" PRId64, ifc->name, x);
-			e->iface = s->flows[fi].ifindex - 1;
+			e->iface = (int16_t)(s->flows[fi].ifindex - 1);
 			e->queue = (int)x;
 			e->ntuple = true;
 		}
