@@ -241,6 +241,22 @@ static void test_no_flows(void **state)
 	assert_int_equal(p->n_settings, 0);
 }
 
+/* A decision keeps the interface's index in 16 bits: an inventory past
+ * that is refused whole, before anything is read of it. */
+static void test_too_many_interfaces(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic("package:1 core:2 pu:1");
+	struct caad_plan *p = NULL;
+	struct caad_iface dummy = { 0 };
+	struct caad_inventory inv = { .ifaces = &dummy, .n_ifaces = (size_t)INT16_MAX + 1 };
+	struct caad_policy policy;
+
+	(void)state;
+	caad_policy_init(&policy);
+	assert_int_equal(caad_plan_compute(t, &inv, NULL, 0, &policy, NULL, 0, &p), -E2BIG);
+	assert_null(p);
+}
+
 /* Every consumer CPU of the 2 x 6 x 2 machine: a peer core in its LLC. */
 static void test_peer_core_every_consumer(void **state)
 {
@@ -3226,6 +3242,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policy_defaults),
 		cmocka_unit_test(test_no_flows),
+		cmocka_unit_test(test_too_many_interfaces),
 		cmocka_unit_test(test_peer_core_every_consumer),
 		cmocka_unit_test(test_setting_kinds),
 		cmocka_unit_test(test_rate_threshold),
