@@ -301,23 +301,27 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 {
 	__u64 key = (__u64)sk;
 	struct caad_flow_stats *s;
+	__u32 zero = 0, kthread = 0;
 	struct tcp_sock *tp;
-	__u32 zero = 0;
 	__u64 *net_rx;
 
 	if (!watched(sk))
 		return 0;
-	s = bpf_map_lookup_elem(&flows, &key);
-	if (!s)
-		return 0; /* known from its first read on */
-
+	/* the context first, the flow table after: a backlog flush (process
+	 * context) then costs no lookup */
 	net_rx = bpf_map_lookup_elem(&in_net_rx, &zero);
 	if (!net_rx || !*net_rx) {
 		if (!in_napi_kthread())
 			return 0;
-		/* kept when processing moves elsewhere: caad needs it to move it back */
-		s->proc_kthread = (__u32)bpf_get_current_pid_tgid();
+		kthread = (__u32)bpf_get_current_pid_tgid();
 	}
+	s = bpf_map_lookup_elem(&flows, &key);
+	if (!s)
+		return 0; /* known from its first read on */
+
+	/* kept when processing moves elsewhere: caad needs it to move it back */
+	if (kthread)
+		s->proc_kthread = kthread;
 	s->proc_cpu = bpf_get_smp_processor_id();
 	/* BTF-typed loads, not probe reads (a helper call each) */
 	if (bpf_core_field_exists(sk->sk_rx_dst_ifindex))
