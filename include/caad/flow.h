@@ -53,7 +53,7 @@ void caad_flow_from_stats(struct caad_flow *f, const struct caad_flow_stats *s);
 
 /*
  * What the next snapshot needs of a flow in this one: the base of its rate
- * and of its consumer's window. 32 bytes where a flow takes 144: the
+ * and of its consumer's window. 32 bytes where a flow takes 136: the
  * observer keeps these between scans, not a copy of the flows (at 100k
  * flows 3 MB instead of 14).
  */

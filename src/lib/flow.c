@@ -126,6 +126,7 @@ static uint64_t new_flow_rate(const struct caad_flow *f, uint64_t now_ns)
 
 /* flow.h says what a base costs */
 _Static_assert(sizeof(struct caad_flow_base) == 32, "struct caad_flow_base grew");
+_Static_assert(sizeof(struct caad_flow) <= 136, "struct caad_flow grew: flow.h and bench/README.md say 136 bytes");
 
 void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows, size_t n)
 {
