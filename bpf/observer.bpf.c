@@ -75,16 +75,20 @@ static __always_inline void count(__u32 which)
 		*v += 1;
 }
 
-/* A TCP socket in the namespace we watch? tp_btf hands over BTF-typed
- * pointers: plain loads (CO-RE relocated), no probe-read helper calls on
- * the hot paths. */
-static __always_inline bool watched(const struct sock *sk)
+/* A TCP socket? tp_btf hands over BTF-typed pointers: plain loads (CO-RE
+ * relocated), no probe-read helper calls on the hot paths. */
+static __always_inline bool is_tcp(const struct sock *sk)
 {
-	if (sk->sk_protocol != IPPROTO_TCP)
-		return false;
-	if (target_netns && sk->__sk_common.skc_net.net->ns.inum != target_netns)
-		return false;
-	return true;
+	return sk->sk_protocol == IPPROTO_TCP;
+}
+
+/* In the namespace we watch? A load from struct net, another cache line:
+ * asked only before a socket enters the flows map. A socket never changes
+ * namespace, so one found there is watched; the other programs look it
+ * up without asking again. */
+static __always_inline bool in_target_netns(const struct sock *sk)
+{
+	return !target_netns || sk->__sk_common.skc_net.net->ns.inum == target_netns;
 }
 
 /*
@@ -186,7 +190,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	struct caad_flow_stats *s;
 	__u32 cpu, tid;
 
-	if (ret <= 0 || (flags & MSG_PEEK) || !watched(sk))
+	if (ret <= 0 || (flags & MSG_PEEK) || !is_tcp(sk))
 		return 0;
 
 	id = bpf_get_current_pid_tgid();
@@ -196,6 +200,9 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	s = bpf_map_lookup_elem(&flows, &key);
 	if (!s) {
 		struct caad_flow_stats init = {};
+
+		if (!in_target_netns(sk))
+			return 0;
 
 		init.sk = key;
 		fill_tuple(&init, sk);
@@ -305,7 +312,7 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 	struct tcp_sock *tp;
 	__u64 *net_rx;
 
-	if (!watched(sk))
+	if (!is_tcp(sk))
 		return 0;
 	/* the context first, the flow table after: a backlog flush (process
 	 * context) then costs no lookup */
@@ -341,7 +348,7 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 	__u64 key = (__u64)sk;
 	struct caad_flow_stats *s;
 
-	if (newstate != TCP_CLOSE || !watched(sk))
+	if (newstate != TCP_CLOSE || !is_tcp(sk))
 		return 0;
 	s = bpf_map_lookup_elem(&flows, &key);
 	if (!s)
