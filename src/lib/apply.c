@@ -394,12 +394,28 @@ void caad_actuator_get_stats(const struct caad_actuator *a, struct caad_actuator
 	*ret = a->stats;
 }
 
+/* A journal line is OBJECT TAB ORIGINAL NEWLINE: neither may hold a
+ * control character, or a line could be made to name another object. */
+static bool journal_text_ok(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
 static int journal_write(struct caad_actuator *a)
 {
 	_cleanup_free_ char *buf = NULL, *dir = NULL;
 	size_t len = 0;
 	FILE *f;
 	int r;
+
+	for (size_t i = 0; i < a->n_entries; i++)
+		if (!journal_text_ok(a->entries[i].path) || !journal_text_ok(a->entries[i].original))
+			return log_error_errno(-EBADMSG,
+			                       "%s: a control character in its path or original value, not journaled",
+			                       a->entries[i].label ? a->entries[i].label : "a setting");
 
 	if (a->n_entries == 0) {
 		if (unlink(a->journal_path) < 0 && errno != ENOENT)
@@ -746,6 +762,23 @@ static int refused(struct caad_actuator *a, const struct caad_inventory *inv, co
 /* The object a setting writes ("kthread:PID:COMM" for a kthread) and its
  * label for the log. -EOPNOTSUPP: a kthread under a sysroot; -ESRCH: the
  * kthread is gone. */
+/*
+ * What the comm of iface's NAPI kthread pid must read: "napi/<dev>-<napi
+ * id>", cut at 15 characters as the kernel cuts it. -ESRCH when the
+ * inventory knows no NAPI of iface polled by pid.
+ */
+#define KTHREAD_NAME_MAX (IF_NAMESIZE + 16)
+static int napi_kthread_comm(const struct caad_iface *iface, pid_t pid, char ret[static KTHREAD_NAME_MAX])
+{
+	for (unsigned i = 0; i < iface->n_napis; i++)
+		if (pid > 0 && iface->napis[i].kthread == pid) {
+			snprintf(ret, KTHREAD_NAME_MAX, "napi/%s-%" PRIu32, iface->name, iface->napis[i].id);
+			ret[15] = '\0'; /* TASK_COMM_LEN - 1 */
+			return 0;
+		}
+	return -ESRCH;
+}
+
 static int setting_path(const struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s,
                         char **ret_path, char **ret_label)
 {
@@ -755,15 +788,24 @@ static int setting_path(const struct caad_actuator *a, const struct caad_invento
 
 	if (s->kind == CAAD_SETTING_KTHREAD_AFFINITY) {
 		_cleanup_free_ char *comm_path = NULL, *comm = NULL;
+		char expected[KTHREAD_NAME_MAX];
 
 		/* kthread PIDs are the host's: in a fake sysroot they name nothing */
 		if (a->sysroot[0] && !streq(a->sysroot, "/"))
 			return -EOPNOTSUPP;
+		r = napi_kthread_comm(iface, s->pid, expected);
+		if (r < 0)
+			return r;
 		if (asprintf(&comm_path, "/proc/%d/comm", (int)s->pid) < 0)
 			return -ENOMEM;
 		r = caad_read_file(comm_path, &comm);
 		if (r < 0)
 			return r == -ENOENT ? -ESRCH : r;
+		/* A PID outlives its task: the kthread may have ended (threaded
+		 * switched off sends no link event) and another task taken its
+		 * number. Only the NAPI's own kthread is moved. */
+		if (!streq(comm, expected))
+			return -ESRCH;
 		if (asprintf(&path, KTHREAD_PREFIX "%d:%s", (int)s->pid, comm) < 0 ||
 		    asprintf(&label, "%s rx-%u: NAPI kthread %d (%s) CPUs", iface->name, s->queue, (int)s->pid, comm) < 0)
 			return -ENOMEM;
@@ -1359,58 +1401,74 @@ static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *in
 	return n;
 }
 
-int caad_actuator_restore(struct caad_actuator *a)
+/* Puts e's original back: 0 done (or nothing to do), < 0 failed. */
+static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 {
-	int failed = 0;
+	_cleanup_free_ char *current = NULL;
+	struct caad_cpumask cur;
+	int r;
 
-	for (size_t i = a->n_entries; i-- > 0;) {
-		struct journal_entry *e = &a->entries[i];
-		_cleanup_free_ char *current = NULL;
-		struct caad_cpumask cur;
-		int r;
-
-		if (e->kind == CAAD_SETTING_NTUPLE_RULE) {
-			r = ntuple_undo(e->path, e->original, e->label);
-			if (r < 0) {
-				failed++;
-				count_error(a, r);
-			} else
-				a->stats.restored += (unsigned)r;
-			continue;
-		}
-
-		r = obj_read(e->path, &current);
-		if (r == -ENOENT || r == -ENODEV || r == -ESRCH) {
-			log_info("%s: gone, nothing to restore", e->label);
-			continue;
-		}
-		if (r >= 0 && parse_value(e->kind, current, &cur) >= 0 && !caad_cpumask_equal(&cur, &e->written)) {
-			log_notice("%s: changed by someone else to \"%s\" since caad wrote it, leaving it", e->label,
-			           current);
-			continue;
-		}
-		r = obj_write(e->path, e->original);
-		if (r < 0) {
-			log_error_errno(r, "%s: failed to restore \"%s\" to %s: %m", e->label, e->original, e->path);
-			failed++;
-			count_error(a, r);
-			continue;
-		}
-		a->stats.restored++;
-		log_info("%s restored to %s", e->label, e->original);
+	if (e->kind == CAAD_SETTING_NTUPLE_RULE) {
+		r = ntuple_undo(e->path, e->original, e->label);
+		if (r < 0)
+			return r;
+		a->stats.restored += (unsigned)r;
+		return 0;
 	}
 
-	for (size_t i = 0; i < a->n_entries; i++)
+	r = obj_read(e->path, &current);
+	if (r == -ENOENT || r == -ENODEV || r == -ESRCH) {
+		log_info("%s: gone, nothing to restore", e->label);
+		return 0;
+	}
+	if (r >= 0 && parse_value(e->kind, current, &cur) >= 0 && !caad_cpumask_equal(&cur, &e->written)) {
+		log_notice("%s: changed by someone else to \"%s\" since caad wrote it, leaving it", e->label, current);
+		return 0;
+	}
+	r = obj_write(e->path, e->original);
+	if (r < 0)
+		return log_error_errno(r, "%s: failed to restore \"%s\" to %s: %m", e->label, e->original, e->path);
+	a->stats.restored++;
+	log_info("%s restored to %s", e->label, e->original);
+	return 0;
+}
+
+int caad_actuator_restore(struct caad_actuator *a)
+{
+	size_t kept = 0;
+	int r;
+
+	/* the latest first; what fails stays, with its original, in memory
+	 * and in the journal: a later restore (or the next start) tries it
+	 * again, and an apply meanwhile does not take caad's own value for
+	 * the original */
+	for (size_t i = a->n_entries; i-- > 0;) {
+		r = restore_entry(a, &a->entries[i]);
+		if (r < 0) {
+			count_error(a, r);
+			kept++;
+			continue;
+		}
 		entry_done(&a->entries[i]);
-	a->n_entries = 0;
-	if (failed)
-		return -EIO; /* keep the journal for the next start */
-	return journal_write(a);
+		a->entries[i].path = NULL;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < a->n_entries; i++)
+		if (a->entries[i].path)
+			a->entries[k++] = a->entries[i];
+	assert(k == kept);
+	a->n_entries = k;
+	r = journal_write(a);
+	if (r < 0)
+		return r;
+	return kept ? -EIO : 0;
 }
 
 int caad_journal_restore(const char *journal_path)
 {
-	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ char *text = NULL, *left = NULL;
+	FILE *lf;
+	size_t left_len = 0;
 	char *save = NULL;
 	int r, n = 0, failed = 0;
 	unsigned lineno = 0;
@@ -1421,6 +1479,11 @@ int caad_journal_restore(const char *journal_path)
 	if (r < 0)
 		return log_error_errno(r, "Failed to read journal %s: %m", journal_path);
 
+	/* the lines that fail, to be tried again at the next start: those
+	 * restored are not written again then, over what the host has now */
+	lf = open_memstream(&left, &left_len);
+	if (!lf)
+		return -ENOMEM;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *tab = strchr(line, '\t');
 
@@ -1432,8 +1495,10 @@ int caad_journal_restore(const char *journal_path)
 		*tab = 0;
 		if (ntuple_obj(line)) {
 			r = ntuple_undo(line, tab + 1, line);
-			if (r < 0)
+			if (r < 0) {
 				failed++;
+				fprintf(lf, "%s\t%s\n", line, tab + 1);
+			}
 			n += MAX(r, 0);
 			continue;
 		}
@@ -1445,13 +1510,23 @@ int caad_journal_restore(const char *journal_path)
 		if (r < 0) {
 			log_error_errno(r, "%s:%u: failed to restore \"%s\" to %s: %m", journal_path, lineno, tab + 1, line);
 			failed++;
+			fprintf(lf, "%s\t%s\n", line, tab + 1);
 			continue;
 		}
 		log_notice("Restored %s to \"%s\" from the journal of an earlier run", line, tab + 1);
 		n++;
 	}
-	if (failed)
+	if (fclose(lf) != 0)
+		return -ENOMEM;
+	if (failed) {
+		r = caad_write_file_atomic(journal_path, left, left_len, 0600);
+		if (r < 0)
+			log_error_errno(r, "Failed to rewrite journal %s: %m", journal_path);
+		log_error("%s: %d value%s could not be restored and stay%s in it: fix each object, or remove its "
+		          "line, then start caad (or run caad --restore) again",
+		          journal_path, failed, failed == 1 ? "" : "s", failed == 1 ? "s" : "");
 		return -EIO;
+	}
 	if (unlink(journal_path) < 0 && errno != ENOENT)
 		return log_error_errno(errno, "Failed to remove journal %s: %m", journal_path);
 	return n;

@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -295,6 +297,21 @@ static size_t journal_lines(const struct fixture *fx, char lines[][512], size_t 
 		assert_true(strlen(l) < 512);
 		assert_non_null(strchr(l, '\t'));
 		assert_true(strncmp(l, fx->root, strlen(fx->root)) == 0 && l[strlen(fx->root)] == '/');
+		strcpy(lines[n++], l);
+	}
+	return n;
+}
+
+/* The journal's lines, whatever objects they name. */
+static size_t journal_lines_any(const struct fixture *fx, char lines[][512], size_t max)
+{
+	_cleanup_free_ char *text = read_all(fx->journal);
+	char *save = NULL;
+	size_t n = 0;
+
+	assert_non_null(text);
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		assert_true(n < max && strlen(l) < 512);
 		strcpy(lines[n++], l);
 	}
 	return n;
@@ -843,6 +860,141 @@ static void test_restore_failure_keeps_journal(void **state)
 	assert_content(fx->root, IRQ101, "1\n");
 	assert_content(fx->root, RX0, "0\n");
 	assert_false(exists(fx->journal));
+}
+
+/*
+ * A restore that fails keeps what failed: in the journal and in memory.
+ * Applying again meanwhile must not take caad's own value for the
+ * original, and the next restore puts the real one back.
+ */
+static void test_restore_failure_keeps_entry(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *rx0 = path_in(fx->root, RX0);
+	struct caad_setting s[] = { rps(0, "1"), rps(1, "1") };
+	struct caad_plan plan = PLAN(s);
+	char lines[8][512];
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_int_equal(unlink(rx0), 0);
+	assert_int_equal(mkdir(rx0, 0755), 0);
+	assert_int_equal(caad_actuator_restore(a), -EIO);
+	assert_content(fx->root, RX1, "0\n");
+	/* only the one that failed is left */
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+	assert_true(journal_has(lines, 1, fx, RX0, "0"));
+
+	/* the object is back, still with caad's value (CPU 1); caad applies again */
+	assert_int_equal(rmdir(rx0), 0);
+	write_file(fx->root, RX0, "2\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1); /* rx-1 only: rx-0 holds it */
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 2);
+	assert_true(journal_has(lines, 2, fx, RX0, "0"));
+
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RX0, "0\n");
+	assert_content(fx->root, RX1, "0\n");
+	assert_false(exists(fx->journal));
+}
+
+/*
+ * Crash recovery that fails on one line keeps that line only: the next
+ * attempt does not write the others again over what the host has now.
+ */
+static void test_journal_restore_keeps_failed_lines(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_free_ char *text = NULL, *dir = path_in(fx->root, "proc/irq/103/smp_affinity_list");
+	char lines[8][512];
+
+	mkdir_parents(dir, strlen(fx->root) + 1);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	write_file(fx->root, RX1, "1\n");
+	assert_true(asprintf(&text, "%s/%s\t0\n%s\t0\n", fx->root, RX1, dir) > 0);
+	write_file(fx->root, "run/journal", text);
+
+	assert_int_equal(caad_journal_restore(fx->journal), -EIO);
+	assert_content(fx->root, RX1, "0\n");
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+	assert_true(journal_has(lines, 1, fx, "proc/irq/103/smp_affinity_list", "0"));
+
+	/* the operator sets rx-1 meanwhile; the next attempt leaves it */
+	write_file(fx->root, RX1, "1\n");
+	assert_int_equal(caad_journal_restore(fx->journal), -EIO);
+	assert_content(fx->root, RX1, "1\n");
+
+	/* the object is fixed: the journal is done */
+	assert_int_equal(rmdir(dir), 0);
+	write_file(fx->root, "proc/irq/103/smp_affinity_list", "1\n");
+	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_content(fx->root, "proc/irq/103/smp_affinity_list", "0\n");
+	assert_false(exists(fx->journal));
+}
+
+/*
+ * A threaded NAPI kthread is moved only while its PID still names it: a
+ * PID outlives its task, and another task (here this test's own thread)
+ * may hold the number now. Under no sysroot, on this process alone.
+ */
+static void test_kthread_pid_reused(void **state)
+{
+	struct fixture *fx = *state;
+	struct caad_iface *ifc = &fx->inv->ifaces[0];
+	struct caad_napi napi = { .id = 8193, .irq = -1, .kthread = getpid() };
+	struct caad_setting s = { .kind = CAAD_SETTING_KTHREAD_AFFINITY, .iface = 0, .queue = 0, .irq = -1,
+		                  .pid = getpid() };
+	struct caad_plan plan = { .settings = &s, .n_settings = 1 };
+	char name[17] = "", lines[4][512];
+	cpu_set_t before, after;
+	unsigned first = CPU_SETSIZE;
+
+	assert_int_equal(ifc->n_napis, 0);
+	ifc->napis = &napi;
+	ifc->n_napis = 1;
+	assert_int_equal(sched_getaffinity(0, sizeof(before), &before), 0);
+	for (unsigned c = 0; c < CPU_SETSIZE && first == CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &before))
+			first = c;
+	caad_cpumask_zero(&s.cpus);
+	caad_cpumask_set(&s.cpus, first);
+	assert_int_equal(prctl(PR_GET_NAME, name), 0);
+
+	{
+		_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator("/", fx->journal, false);
+
+		/* this thread's comm is not "napi/vb-8193": not the kthread */
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+		assert_int_equal(caad_actuator_n_changed(a), 0);
+		assert_false(exists(fx->journal));
+		assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
+		assert_true(CPU_EQUAL(&before, &after));
+		assert_true(caad_actuator_wants(a) & CAAD_ACTUATOR_WANT_INVENTORY);
+	}
+
+	if (CPU_COUNT(&before) < 2) {
+		print_message("kthread affinity change not checked: this process may run on one CPU only\n");
+	} else {
+		_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator("/", fx->journal, false);
+
+		/* named as the kernel names the NAPI's kthread: moved */
+		assert_int_equal(prctl(PR_SET_NAME, "napi/vb-8193"), 0);
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+		assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
+		assert_int_equal(CPU_COUNT(&after), 1);
+		assert_true(CPU_ISSET(first, &after));
+		assert_int_equal(journal_lines_any(fx, lines, ARRAY_SIZE(lines)), 1);
+		assert_true(strncmp(lines[0], "kthread:", 8) == 0 && strstr(lines[0], ":napi/vb-8193\t"));
+		assert_int_equal(caad_actuator_restore(a), 0);
+		assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
+		assert_true(CPU_EQUAL(&before, &after));
+		assert_false(exists(fx->journal));
+	}
+	assert_int_equal(prctl(PR_SET_NAME, name), 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(before), &before), 0);
+	ifc->napis = NULL;
+	ifc->n_napis = 0;
 }
 
 /* Crash recovery: the journal of an actuator that never restored. */
@@ -1949,6 +2101,9 @@ int main(void)
 		T(test_apply_failure_skips_one),
 		T(test_apply_write_refused),
 		T(test_restore_failure_keeps_journal),
+		T(test_restore_failure_keeps_entry),
+		T(test_journal_restore_keeps_failed_lines),
+		T(test_kthread_pid_reused),
 		T(test_journal_restore_after_crash),
 		T(test_journal_restore_malformed),
 		T(test_shorter_value_replaces_file),
