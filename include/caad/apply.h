@@ -121,6 +121,14 @@ void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec);
  * Returns how many values were forgotten.
  */
 int caad_actuator_forget_iface(struct caad_actuator *a, const char *ifname);
+
+/*
+ * An interface was renamed (same ifindex): its values are still on the
+ * device, under the new name. The journal entries of `from` (sysfs paths,
+ * ntuple rules, labels) now name `to`, so that they are restored there.
+ * Returns how many entries were renamed, or -ENOMEM.
+ */
+int caad_actuator_rename_iface(struct caad_actuator *a, const char *from, const char *to);
 /* Number of values caad is leaving alone now. */
 unsigned caad_actuator_n_backed_off(const struct caad_actuator *a);
 

@@ -106,6 +106,23 @@ int caad_inventory_locate(struct caad_inventory *inv, const struct caad_topology
 const struct caad_iface *caad_inventory_find_ifindex(const struct caad_inventory *inv, int ifindex);
 
 /*
+ * Where an interface that left the inventory went, by the host's
+ * SYSROOT/sys/class/net/ (every name, not only managed ones):
+ *  CAAD_IFACE_STILL_THERE   the same name with the same ifindex (down, or
+ *                           no longer selected): its values are still there;
+ *  CAAD_IFACE_RENAMED       its ifindex has another name now (ret_name);
+ *  CAAD_IFACE_GONE          neither: the device is gone, or the name is a
+ *                           new device (another ifindex).
+ * Returns one of them, or -ENOMEM.
+ */
+enum caad_iface_fate {
+	CAAD_IFACE_GONE,
+	CAAD_IFACE_STILL_THERE,
+	CAAD_IFACE_RENAMED,
+};
+int caad_inventory_iface_fate(const char *sysroot, const char *name, int ifindex, char ret_name[static IF_NAMESIZE]);
+
+/*
  * Match one /proc/interrupts action name to an rx queue index of ifname
  * ("eth0-TxRx-3", "i40e-eth0-TxRx-3", "eth0-rx-3", "mlx5_comp3@pci:…",
  * "virtio2-input.3"). Returns the queue index, or -ENOENT when the name

@@ -180,15 +180,28 @@ static int reload_inventory(struct daemon *d)
 			if (rq->irq >= 0 && caad_actuator_irq_unmovable(d->actuator, rq->irq))
 				rq->irq_managed = true;
 		}
-	/* An interface that is gone or came back as a new device (another
-	 * ifindex) took caad's values with it: nothing to restore there. */
+	/* An interface that left the inventory: down or no longer selected,
+	 * its values stay and are restored at exit; renamed, they follow the
+	 * new name; gone, or re-created as a new device (another ifindex),
+	 * they went with it: nothing to restore there. */
 	for (size_t i = 0; d->inv && d->actuator && i < d->inv->n_ifaces; i++) {
 		const struct caad_iface *old = &d->inv->ifaces[i];
+		char now[IF_NAMESIZE];
 		bool same = false;
 
 		for (size_t j = 0; j < inv->n_ifaces; j++)
 			same = same || (streq(inv->ifaces[j].name, old->name) && inv->ifaces[j].ifindex == old->ifindex);
-		if (!same && caad_actuator_forget_iface(d->actuator, old->name) > 0)
+		if (same)
+			continue;
+		r = caad_inventory_iface_fate(d->args->sysroot, old->name, old->ifindex, now);
+		if (r == CAAD_IFACE_STILL_THERE)
+			log_info("%s is no longer managed (down, or not selected): what caad changed there is restored "
+			         "at exit",
+			         old->name);
+		else if (r == CAAD_IFACE_RENAMED && caad_actuator_rename_iface(d->actuator, old->name, now) >= 0)
+			log_notice("%s (ifindex %d) is now %s: what caad changed there is restored under that name",
+			           old->name, old->ifindex, now);
+		else if (caad_actuator_forget_iface(d->actuator, old->name) > 0)
 			log_notice("%s (ifindex %d) is gone or was re-created: caad forgets what it changed there",
 			           old->name, old->ifindex);
 	}

@@ -226,28 +226,12 @@ static bool label_of_iface(const char *label, const char *ifname)
 	return label && strncmp(label, ifname, n) == 0 && label[n] == ' ';
 }
 
-int caad_actuator_forget_iface(struct caad_actuator *a, const char *ifname)
+/* Back-offs and refusals of the objects under a path prefix (an
+ * interface's sysfs directory) go, and so does what dry-run announced. */
+static void forget_paths(struct caad_actuator *a, const char *sys)
 {
-	_cleanup_free_ char *sys = NULL;
 	size_t k = 0;
-	int n = 0;
 
-	for (size_t i = 0; i < a->n_entries; i++) {
-		if (label_of_iface(a->entries[i].label, ifname)) {
-			log_info("%s: its device is gone, nothing to restore", a->entries[i].label);
-			entry_done(&a->entries[i]);
-			n++;
-			continue;
-		}
-		a->entries[k++] = a->entries[i];
-	}
-	a->n_entries = k;
-
-	/* back-offs are by path: the interface's sysfs files (IRQs of a new
-	 * device are new numbers anyway) */
-	if (asprintf(&sys, "/sys/class/net/%s/", ifname) < 0)
-		return -ENOMEM;
-	k = 0;
 	for (size_t i = 0; i < a->n_backoffs; i++) {
 		if (strstr(a->backoffs[i].path, sys)) {
 			free(a->backoffs[i].path);
@@ -266,6 +250,29 @@ int caad_actuator_forget_iface(struct caad_actuator *a, const char *ifname)
 	}
 	a->n_refusals = k;
 	planned_clear(a);
+}
+
+int caad_actuator_forget_iface(struct caad_actuator *a, const char *ifname)
+{
+	_cleanup_free_ char *sys = NULL;
+	size_t k = 0;
+	int n = 0;
+
+	for (size_t i = 0; i < a->n_entries; i++) {
+		if (label_of_iface(a->entries[i].label, ifname)) {
+			log_info("%s: its device is gone, nothing to restore", a->entries[i].label);
+			entry_done(&a->entries[i]);
+			n++;
+			continue;
+		}
+		a->entries[k++] = a->entries[i];
+	}
+	a->n_entries = k;
+
+	/* back-offs are by path: the interface's sysfs files */
+	if (asprintf(&sys, "/sys/class/net/%s/", ifname) < 0)
+		return -ENOMEM;
+	forget_paths(a, sys);
 	if (n > 0) {
 		int r = journal_write(a);
 		if (r < 0)
@@ -273,6 +280,7 @@ int caad_actuator_forget_iface(struct caad_actuator *a, const char *ifname)
 	}
 	return n;
 }
+
 
 void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec)
 {
@@ -1529,5 +1537,60 @@ int caad_journal_restore(const char *journal_path)
 	}
 	if (unlink(journal_path) < 0 && errno != ENOENT)
 		return log_error_errno(errno, "Failed to remove journal %s: %m", journal_path);
+	return n;
+}
+
+/* s with its first `from` (which it holds) made `to`: a new string, or NULL */
+static char *replace_first(const char *s, const char *at, const char *from, const char *to)
+{
+	char *ret = NULL;
+
+	if (asprintf(&ret, "%.*s%s%s", (int)(at - s), s, to, at + strlen(from)) < 0)
+		return NULL;
+	return ret;
+}
+
+int caad_actuator_rename_iface(struct caad_actuator *a, const char *from, const char *to)
+{
+	_cleanup_free_ char *sys_from = NULL, *sys_to = NULL, *nt_from = NULL, *nt_to = NULL, *lb_from = NULL,
+	                    *lb_to = NULL;
+	int n = 0;
+
+	if (asprintf(&sys_from, "/sys/class/net/%s/", from) < 0 || asprintf(&sys_to, "/sys/class/net/%s/", to) < 0 ||
+	    asprintf(&nt_from, NTUPLE_PREFIX "%s:", from) < 0 || asprintf(&nt_to, NTUPLE_PREFIX "%s:", to) < 0 ||
+	    asprintf(&lb_from, "%s ", from) < 0 || asprintf(&lb_to, "%s ", to) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n_entries; i++) {
+		struct journal_entry *e = &a->entries[i];
+		const char *at;
+		char *path, *label;
+
+		if (!label_of_iface(e->label, from))
+			continue;
+		/* IRQs and kthreads do not go by the interface's name */
+		if ((at = strstr(e->path, sys_from)))
+			path = replace_first(e->path, at, sys_from, sys_to);
+		else if (strncmp(e->path, nt_from, strlen(nt_from)) == 0)
+			path = replace_first(e->path, e->path, nt_from, nt_to);
+		else
+			path = strdup(e->path);
+		label = replace_first(e->label, e->label, lb_from, lb_to);
+		if (!path || !label) {
+			free(path);
+			free(label);
+			return -ENOMEM;
+		}
+		free(e->path);
+		free(e->label);
+		e->path = path;
+		e->label = label;
+		n++;
+	}
+	forget_paths(a, sys_from);
+	if (n > 0) {
+		int r = journal_write(a);
+		if (r < 0)
+			return r;
+	}
 	return n;
 }

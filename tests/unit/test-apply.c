@@ -997,6 +997,42 @@ static void test_kthread_pid_reused(void **state)
 	ifc->n_napis = 0;
 }
 
+/*
+ * A renamed interface keeps its values: the journal follows the new name
+ * (sysfs paths and labels; an IRQ's path has no name in it), and restore
+ * writes there. Forgetting it drops its entries, not the others'.
+ */
+static void test_rename_iface(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *from = path_in(fx->root, "sys/class/net/vb"), *to = path_in(fx->root, "sys/class/net/vc");
+	struct caad_setting s[] = { rps(1, "1"), irq(101, 0, "0") };
+	struct caad_plan plan = PLAN(s);
+	char lines[8][512];
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_int_equal(rename(from, to), 0);
+	assert_int_equal(caad_actuator_rename_iface(a, "vb", "vc"), 2);
+	assert_int_equal(caad_actuator_rename_iface(a, "vb", "vc"), 0); /* nothing of vb left */
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 2);
+	assert_true(journal_has(lines, 2, fx, "sys/class/net/vc/queues/rx-1/rps_cpus", "0"));
+	assert_true(journal_has(lines, 2, fx, IRQ101, "1"));
+
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, "sys/class/net/vc/queues/rx-1/rps_cpus", "0\n");
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_false(exists(fx->journal));
+
+	/* forget: a name with no entries keeps them all; its own name drops them */
+	assert_int_equal(rename(to, from), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_int_equal(caad_actuator_forget_iface(a, "vc"), 0);
+	assert_int_equal(caad_actuator_forget_iface(a, "vb"), 2);
+	assert_int_equal(caad_actuator_n_changed(a), 0);
+	assert_false(exists(fx->journal));
+}
+
 /* Crash recovery: the journal of an actuator that never restored. */
 static void test_journal_restore_after_crash(void **state)
 {
@@ -2104,6 +2140,7 @@ int main(void)
 		T(test_restore_failure_keeps_entry),
 		T(test_journal_restore_keeps_failed_lines),
 		T(test_kthread_pid_reused),
+		T(test_rename_iface),
 		T(test_journal_restore_after_crash),
 		T(test_journal_restore_malformed),
 		T(test_shorter_value_replaces_file),

@@ -331,6 +331,31 @@ static void test_bnxt_napi_kthreads(void **state)
 
 /* veth-like: queues with RPS, no device, no IRQs. */
 /* A device with only tx queues (or none listed yet) has no rx queue to steer. */
+/* Where an interface that left the inventory went: by sys/class/net. */
+static void test_iface_fate(void **state)
+{
+	const char *root = *state;
+	char now[IF_NAMESIZE] = "";
+
+	write_file(root, "sys/class/net/eth0/ifindex", "2\n");
+	write_file(root, "sys/class/net/eth1/ifindex", "7\n");
+	write_file(root, "sys/class/net/odd/ifindex", "x\n");
+
+	/* down or no longer selected: the same name, the same ifindex */
+	assert_int_equal(caad_inventory_iface_fate(root, "eth0", 2, now), CAAD_IFACE_STILL_THERE);
+	assert_string_equal(now, "eth0");
+	/* renamed: its ifindex under another name */
+	assert_int_equal(caad_inventory_iface_fate(root, "ens1", 7, now), CAAD_IFACE_RENAMED);
+	assert_string_equal(now, "eth1");
+	/* re-created: the name, another ifindex, and its own nowhere */
+	assert_int_equal(caad_inventory_iface_fate(root, "eth0", 3, now), CAAD_IFACE_GONE);
+	/* gone */
+	assert_int_equal(caad_inventory_iface_fate(root, "eth9", 9, now), CAAD_IFACE_GONE);
+	assert_int_equal(caad_inventory_iface_fate(root, "eth9", 0, now), CAAD_IFACE_GONE);
+	/* no sys/class/net at all */
+	assert_int_equal(caad_inventory_iface_fate("/nonexistent-caad-root", "eth0", 2, now), CAAD_IFACE_GONE);
+}
+
 static void test_no_rx_queues(void **state)
 {
 	const char *root = *state;
@@ -886,6 +911,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_veth, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_queue_listing, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_no_rx_queues, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_iface_fate, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_i40e, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_odd_affinity, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_mlx5, setup_root, teardown_root),
