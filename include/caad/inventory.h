@@ -124,9 +124,10 @@ int caad_inventory_iface_fate(const char *sysroot, const char *name, int ifindex
 
 /*
  * Match one /proc/interrupts action name to an rx queue index of ifname
- * ("eth0-TxRx-3", "i40e-eth0-TxRx-3", "eth0-rx-3", "mlx5_comp3@pci:…",
- * "virtio2-input.3"). Returns the queue index, or -ENOENT when the name
- * is not a queue vector (e.g. "eth0-tx-1", "mlx5_async0").
+ * ("eth0-TxRx-3", "i40e-eth0-TxRx-3", "eth0-rx-3", "virtio2-input.3"),
+ * or of the device whose name ifname is ("mlx5_comp3@pci:0000:05:00.0"
+ * matches only "0000:05:00.0"). Returns the queue index, or -ENOENT when
+ * the name is not a queue vector (e.g. "eth0-tx-1", "mlx5_async0").
  */
 int caad_inventory_match_irq_name(const char *ifname, const char *action);
 
@@ -134,8 +135,9 @@ int caad_inventory_match_irq_name(const char *ifname, const char *action);
  * Find the IRQs of iface's rx queues in the text of /proc/interrupts: an IRQ
  * whose action names rx-N of iface->name, or of devname (the device behind
  * it, e.g. "virtio2"; NULL or "" for none), becomes the IRQ of rx-N unless
- * that queue has one already. When msi is non-NULL and non-empty only those
- * IRQs are considered. Returns 0 or -ENOMEM.
+ * that queue has one already. When n_msi > 0, only the IRQs of msi (the
+ * device's MSI vectors, sorted ascending) are considered. Returns 0 or
+ * -ENOMEM.
  */
-int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interrupts,
-                                    const struct caad_cpumask *msi, const char *devname);
+int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interrupts, const unsigned *msi,
+                                    size_t n_msi, const char *devname);

@@ -102,8 +102,8 @@ int caad_inventory_iface_fate(const char *sysroot, const char *name, int ifindex
 	return r;
 }
 
-/* Parse a non-negative decimal number that ends at end (or at NUL). */
-static int parse_index(const char *s, const char *end, unsigned *ret)
+/* Parse a decimal number of at most max that ends at end (or at NUL). */
+static int parse_number(const char *s, const char *end, unsigned long max, unsigned *ret)
 {
 	unsigned long v = 0;
 
@@ -115,11 +115,30 @@ static int parse_index(const char *s, const char *end, unsigned *ret)
 		if (!isdigit((unsigned char)*p))
 			return -EINVAL;
 		v = v * 10 + (unsigned long)(*p - '0');
-		if (v > 65535)
+		if (v > max)
 			return -ERANGE;
 	}
 	*ret = (unsigned)v;
 	return 0;
+}
+
+/* A queue index, ifindex or vector number. */
+static int parse_index(const char *s, const char *end, unsigned *ret)
+{
+	return parse_number(s, end, 65535, ret);
+}
+
+/* An IRQ number: hosts with many devices go past 65535. */
+static int parse_irq(const char *s, const char *end, unsigned *ret)
+{
+	return parse_number(s, end, INT_MAX, ret);
+}
+
+static int cmp_unsigned(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return (x > y) - (x < y);
 }
 
 /* A whole decimal unsigned int, nothing else. */
@@ -153,10 +172,12 @@ int caad_inventory_match_irq_name(const char *ifname, const char *action)
 	const char *rest;
 	unsigned q;
 
-	/* mlx5: "mlx5_comp<N>@pci:<bdf>"; completion vector N serves channel N */
+	/* mlx5: "mlx5_comp<N>@pci:<bdf>"; completion vector N serves channel
+	 * N. The name is not the interface's but its device's: ifname must
+	 * be that PCI address, or any mlx5 NIC's vectors would match. */
 	if (has_prefix(action, "mlx5_comp", &rest)) {
-		const char *at = strchr(rest, '@');
-		if (at && parse_index(rest, at, &q) == 0)
+		const char *at = strchr(rest, '@'), *bdf;
+		if (at && has_prefix(at, "@pci:", &bdf) && streq(bdf, ifname) && parse_index(rest, at, &q) == 0)
 			return (int)q;
 		return -ENOENT;
 	}
@@ -264,11 +285,12 @@ static int load_rx_queues(const char *sysroot, struct caad_iface *iface)
 	return 0;
 }
 
-/* IRQ numbers of the device behind ifname (MSI/MSI-X vectors). Returns count. */
-static int load_msi_irqs(const char *sysroot, const char *ifname, struct caad_cpumask *irqs, char *devname,
-                         size_t devname_size)
+/* IRQ numbers of the device behind ifname (MSI/MSI-X vectors), sorted, in
+ * *ret (free it). Returns the count. */
+static int load_msi_irqs(const char *sysroot, const char *ifname, unsigned **ret, char *devname, size_t devname_size)
 {
 	_cleanup_free_ char *dev = NULL, *dir = NULL;
+	_cleanup_free_ unsigned *irqs = NULL;
 	char target[PATH_MAX];
 	DIR *d;
 	struct dirent *de;
@@ -298,21 +320,28 @@ static int load_msi_irqs(const char *sysroot, const char *ifname, struct caad_cp
 		if (!d)
 			continue;
 		while ((de = readdir(d))) {
-			unsigned irq;
+			unsigned irq, *m;
 
-			/* IRQ numbers beyond the mask's width are ignored */
-			if (parse_index(de->d_name, NULL, &irq) == 0 && irq < CAAD_CPUS_MAX) {
-				caad_cpumask_set(irqs, irq);
-				n++;
+			if (parse_irq(de->d_name, NULL, &irq) < 0)
+				continue;
+			m = reallocarray(irqs, (size_t)n + 1, sizeof(*irqs));
+			if (!m) {
+				closedir(d);
+				return -ENOMEM;
 			}
+			irqs = m;
+			irqs[n++] = irq;
 		}
 		closedir(d);
 	}
+	if (n > 1)
+		qsort(irqs, (size_t)n, sizeof(*irqs), cmp_unsigned);
+	*ret = TAKE_PTR(irqs);
 	return n;
 }
 
-int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interrupts,
-                                    const struct caad_cpumask *msi, const char *devname)
+int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interrupts, const unsigned *msi,
+                                    size_t n_msi, const char *devname)
 {
 	_cleanup_free_ char *text = strdup(interrupts); /* strtok_r() cuts it up */
 	char *save = NULL;
@@ -327,9 +356,9 @@ int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interr
 		while (*p == ' ')
 			p++;
 		char *colon = strchr(p, ':');
-		if (!colon || parse_index(p, colon, &irq) < 0)
+		if (!colon || parse_irq(p, colon, &irq) < 0)
 			continue; /* header, NMI, LOC, ... */
-		if (msi && !caad_cpumask_empty(msi) && !caad_cpumask_test(msi, irq))
+		if (n_msi && !bsearch(&irq, msi, n_msi, sizeof(*msi), cmp_unsigned))
 			continue;
 
 		for (tok = strtok_r(colon + 1, " \t", &tsave); tok; tok = strtok_r(NULL, " \t", &tsave)) {
@@ -355,7 +384,7 @@ int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interr
 }
 
 /* The IRQs of iface's rx queues from SYSROOT/proc/interrupts. */
-static int match_interrupts(const char *sysroot, struct caad_iface *iface, const struct caad_cpumask *msi,
+static int match_interrupts(const char *sysroot, struct caad_iface *iface, const unsigned *msi, size_t n_msi,
                             const char *devname)
 {
 	_cleanup_free_ char *path = NULL, *text = NULL;
@@ -369,7 +398,7 @@ static int match_interrupts(const char *sysroot, struct caad_iface *iface, const
 		log_warning_errno(r, "Failed to read %s, IRQs of %s unknown: %m", path, iface->name);
 		return 0; /* the queues are still usable with RPS */
 	}
-	return caad_inventory_parse_interrupts(iface, text, msi, devname);
+	return caad_inventory_parse_interrupts(iface, text, msi, n_msi, devname);
 }
 
 static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
@@ -494,7 +523,7 @@ static int load_genl(struct caad_genl *genl, struct caad_iface *iface)
 
 		if (!n)
 			return -ENOMEM;
-		n->irq = napis[i].irq < CAAD_CPUS_MAX ? napis[i].irq : -1;
+		n->irq = napis[i].irq;
 		n->kthread = napis[i].pid;
 	}
 	for (size_t i = 0; i < n_queues; i++)
@@ -605,8 +634,8 @@ int caad_inventory_locate(struct caad_inventory *inv, const struct caad_topology
 static int load_iface(const char *sysroot, struct caad_genl *genl, const char *name, struct caad_iface *iface)
 {
 	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ unsigned *msi = NULL;
 	char buf[32];
-	struct caad_cpumask msi;
 	char devname[256] = "";
 	int n_msi, r;
 
@@ -633,7 +662,6 @@ static int load_iface(const char *sysroot, struct caad_genl *genl, const char *n
 	if (r < 0)
 		return r;
 
-	caad_cpumask_zero(&msi);
 	n_msi = load_msi_irqs(sysroot, name, &msi, devname, sizeof(devname));
 	if (n_msi < 0)
 		return n_msi;
@@ -647,7 +675,7 @@ static int load_iface(const char *sysroot, struct caad_genl *genl, const char *n
 			return r;
 	}
 	if (n_msi > 0 || devname[0]) {
-		r = match_interrupts(sysroot, iface, &msi, devname);
+		r = match_interrupts(sysroot, iface, msi, (size_t)n_msi, devname);
 		if (r < 0)
 			return r;
 	}
@@ -740,8 +768,8 @@ static int cmp_str(const void *a, const void *b)
 static bool worth_managing(const char *sysroot, const char *name)
 {
 	_cleanup_free_ char *flags_path = NULL, *dev = NULL, *queues = NULL;
+	_cleanup_free_ unsigned *msi = NULL;
 	char buf[32];
-	struct caad_cpumask msi;
 	char devname[256] = "";
 	unsigned long flags;
 	unsigned n_rx = 0;
@@ -767,7 +795,6 @@ static bool worth_managing(const char *sysroot, const char *name)
 	}
 	if (n_rx > 1)
 		return true;
-	caad_cpumask_zero(&msi);
 	return load_msi_irqs(sysroot, name, &msi, devname, sizeof(devname)) > 0;
 }
 

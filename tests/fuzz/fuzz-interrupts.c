@@ -9,15 +9,17 @@
  * its queue an IRQ, and a queue that had an IRQ keeps it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <string.h>
 
+#include "caad/cpumask.h"
 #include "caad/inventory.h"
 #include "fuzz.h"
 
 #define N_RX 128
 #define KEPT_QUEUE 5 /* has an IRQ before parsing */
-#define KEPT_IRQ 100000 /* more than any /proc/interrupts number caad reads */
+#define KEPT_IRQ 100000 /* set before parsing: no line may take it away */
 
 static struct caad_queue rx[N_RX];
 
@@ -56,8 +58,9 @@ static void for_each_irq_line(const char *text, const char *ifname, const char *
 			p++;
 		if (*p < '0' || *p > '9')
 			continue;
+		errno = 0;
 		irq = strtoul(p, &e, 10);
-		if (*e != ':' || strspn(p, "0123456789") != (size_t)(e - p) || irq > 65535)
+		if (errno || *e != ':' || strspn(p, "0123456789") != (size_t)(e - p) || irq > INT_MAX)
 			continue;
 		for (char *tok = e + 1; *tok && q < 0;) {
 			size_t n;
@@ -80,22 +83,28 @@ static void for_each_irq_line(const char *text, const char *ifname, const char *
 }
 
 struct check {
-	const struct caad_cpumask *msi;
+	const unsigned *msi; /* sorted */
+	size_t n_msi;
 	unsigned queue;
 	int irq;
 	bool justified;
 };
 
-static bool msi_allows(const struct caad_cpumask *msi, unsigned irq)
+static bool msi_allows(const struct check *c, unsigned irq)
 {
-	return caad_cpumask_empty(msi) || caad_cpumask_test(msi, irq);
+	if (c->n_msi == 0)
+		return true;
+	for (size_t i = 0; i < c->n_msi; i++)
+		if (c->msi[i] == irq)
+			return true;
+	return false;
 }
 
 static void check_justified(unsigned irq, int q, void *userdata)
 {
 	struct check *c = userdata;
 
-	if ((int)irq == c->irq && q == (int)c->queue && msi_allows(c->msi, irq))
+	if ((int)irq == c->irq && q == (int)c->queue && msi_allows(c, irq))
 		c->justified = true;
 }
 
@@ -103,7 +112,7 @@ static void check_complete(unsigned irq, int q, void *userdata)
 {
 	struct check *c = userdata;
 
-	if (q >= 0 && q < N_RX && msi_allows(c->msi, irq))
+	if (q >= 0 && q < N_RX && msi_allows(c, irq))
 		fuzz_assert(rx[q].irq >= 0);
 }
 
@@ -111,7 +120,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	_cleanup_free_ char *s = fuzz_strndup(data, size);
 	struct caad_iface iface = { .rx = rx, .n_rx = N_RX };
-	struct caad_cpumask msi;
+	struct caad_cpumask msi_mask;
+	unsigned msi[CAAD_CPUS_MAX];
+	size_t n_msi = 0;
 	char devname[256] = "";
 	char *text, *first, *w, *save = NULL;
 
@@ -130,8 +141,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (w)
 		snprintf(devname, sizeof(devname), "%s", w);
 	w = strtok_r(NULL, " ", &save);
-	if (!w || caad_cpumask_parse_list(w, &msi) < 0)
-		caad_cpumask_zero(&msi);
+	if (!w || caad_cpumask_parse_list(w, &msi_mask) < 0)
+		caad_cpumask_zero(&msi_mask);
+	CAAD_CPUMASK_FOREACH(irq, &msi_mask)
+		msi[n_msi++] = (unsigned)irq; /* ascending */
 	if (!iface.name[0])
 		return 0; /* a NUL byte first: no interface has an empty name */
 
@@ -139,20 +152,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rx[i] = (struct caad_queue){ .index = i, .irq = -1 };
 	rx[KEPT_QUEUE].irq = KEPT_IRQ;
 
-	fuzz_assert(caad_inventory_parse_interrupts(&iface, text, &msi, devname) == 0);
+	fuzz_assert(caad_inventory_parse_interrupts(&iface, text, msi, n_msi, devname) == 0);
 
 	fuzz_assert(rx[KEPT_QUEUE].irq == KEPT_IRQ);
 	for (unsigned i = 0; i < N_RX; i++) {
-		struct check c = { .msi = &msi, .queue = i, .irq = rx[i].irq };
+		struct check c = { .msi = msi, .n_msi = n_msi, .queue = i, .irq = rx[i].irq };
 
 		fuzz_assert(rx[i].index == i);
 		if (i == KEPT_QUEUE || rx[i].irq < 0)
 			continue;
-		fuzz_assert(rx[i].irq <= 65535);
 		for_each_irq_line(text, iface.name, devname, check_justified, &c);
 		fuzz_assert(c.justified);
 	}
-	struct check c = { .msi = &msi };
+	struct check c = { .msi = msi, .n_msi = n_msi };
 	for_each_irq_line(text, iface.name, devname, check_complete, &c);
 	return 0;
 }

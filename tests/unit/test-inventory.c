@@ -481,6 +481,37 @@ static void test_i40e(void **state)
 	assert_false(eth0->rx[3].has_irq_affinity);
 }
 
+/*
+ * IRQ numbers past 4095 and past 65535 (large hosts): found, and the MSI
+ * filter still keeps another device's vectors out, here an mlx5 NIC's
+ * that names no interface.
+ */
+static void test_large_irq_numbers(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	static const char *const rps[] = { "0\n", "0\n" };
+	static const unsigned msi[] = { 70000, 5000 };
+	char *names[] = { "eth0" };
+
+	fake_iface(root, "eth0", "2\n", rps, 2);
+	fake_device(root, "eth0", "sys/devices/pci0000:00/0000:04:00.0", "sys/devices/pci0000:00/0000:04:00.0", msi,
+	            ARRAY_SIZE(msi));
+	fake_interrupts(root,
+	                " 200:          1          0  IR-PCI-MSIX-0000:99:00.0 1-edge  mlx5_comp0@pci:0000:99:00.0\n"
+	                " 201:          1          0  IR-PCI-MSIX-0000:99:00.0 2-edge  mlx5_comp1@pci:0000:99:00.0\n"
+	                " 5000:         5          6  IR-PCI-MSI 2097153-edge      i40e-eth0-TxRx-0\n"
+	                " 70000:        7          8  IR-PCI-MSI 2097154-edge      i40e-eth0-TxRx-1\n");
+	fake_affinity(root, 5000, "1\n");
+	fake_affinity(root, 70000, "0\n");
+
+	inv = load_ok(root, names, 1);
+	assert_int_equal(inv->ifaces[0].rx[0].irq, 5000);
+	assert_list(&inv->ifaces[0].rx[0].irq_affinity, "1");
+	assert_int_equal(inv->ifaces[0].rx[1].irq, 70000);
+	assert_list(&inv->ifaces[0].rx[1].irq_affinity, "0");
+}
+
 /* Unparsable smp_affinity_list: that queue loses its IRQ, the rest stands. */
 static void test_odd_affinity(void **state)
 {
@@ -765,9 +796,9 @@ static void test_match_irq_name(void **state)
 		{ "eth10", "eth10-TxRx-1", 1 },
 		{ "virtio2", "virtio2-input.3", 3 },
 		{ "virtio1", "virtio1-input.0", 0 },
-		{ "eth0", "mlx5_comp0@pci:0000:05:00.0", 0 },
-		{ "eth0", "mlx5_comp3@pci:0000:05:00.0", 3 },
-		{ "eth0", "mlx5_comp12@pci:0000:05:00.0", 12 },
+		{ "0000:05:00.0", "mlx5_comp0@pci:0000:05:00.0", 0 },
+		{ "0000:05:00.0", "mlx5_comp3@pci:0000:05:00.0", 3 },
+		{ "0000:05:00.0", "mlx5_comp12@pci:0000:05:00.0", 12 },
 		{ "eth0", "eth0-TxRx-65535", 65535 },
 		/* not rx queue vectors */
 		{ "eth0", "eth0-tx-1", -ENOENT },
@@ -778,7 +809,10 @@ static void test_match_irq_name(void **state)
 		{ "eth0", "eth1-TxRx-3", -ENOENT },
 		{ "eth0", "i40e-eth1-TxRx-3", -ENOENT },
 		{ "eth", "eth0-TxRx-1", -ENOENT },
-		{ "eth0", "mlx5_async0@pci:0000:05:00.0", -ENOENT },
+		{ "eth0", "mlx5_comp0@pci:0000:05:00.0", -ENOENT }, /* by its device only */
+		{ "0000:06:00.0", "mlx5_comp0@pci:0000:05:00.0", -ENOENT },
+		{ "0000:05:00.0", "mlx5_comp0@0000:05:00.0", -ENOENT },
+		{ "0000:05:00.0", "mlx5_async0@pci:0000:05:00.0", -ENOENT },
 		{ "eth0", "mlx5_comp@pci:0000:05:00.0", -ENOENT },
 		{ "eth0", "mlx5_comp3", -ENOENT },
 		{ "eth0", "mlx5_compx@pci:0000:05:00.0", -ENOENT },
@@ -914,6 +948,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_iface_fate, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_i40e, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_odd_affinity, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_large_irq_numbers, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_mlx5, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_virtio, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_rx_tx_names, setup_root, teardown_root),
