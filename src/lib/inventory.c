@@ -259,10 +259,12 @@ static int load_rx_queues(const char *sysroot, struct caad_iface *iface)
 			continue; /* kernel without CONFIG_RPS */
 		if (r < 0)
 			return log_error_errno(r, "%s: failed to read %s: %m", iface->name, path);
+		/* odd content costs that queue its RPS, not the interface */
 		r = caad_cpumask_parse_hex(value, &rx[i].rps);
 		if (r < 0)
-			return log_error_errno(r, "%s: unexpected content \"%s\" in %s", iface->name, value, path);
-		rx[i].has_rps = true;
+			log_warning_errno(r, "%s: unexpected content \"%s\" in %s, not steering rx-%u with RPS: %m",
+			                  iface->name, value, path, rx[i].index);
+		rx[i].has_rps = r >= 0;
 
 		free(path);
 		free(value);
@@ -453,7 +455,6 @@ static void load_device_facts(const char *sysroot, struct caad_iface *iface)
 	_cleanup_free_ char *drv = NULL, *numa = NULL, *local = NULL, *value = NULL;
 	char target[PATH_MAX];
 	ssize_t k;
-	int v;
 
 	if (caad_path(&drv, sysroot, "/sys/class/net/%s/device/driver", iface->name) < 0 ||
 	    caad_path(&numa, sysroot, "/sys/class/net/%s/device/numa_node", iface->name) < 0 ||
@@ -469,8 +470,14 @@ static void load_device_facts(const char *sysroot, struct caad_iface *iface)
 			strcpy(iface->driver, base);
 	}
 	/* numa_node is -1 on single-node hosts and for devices without affinity */
-	if (caad_read_file(numa, &value) == 0 && sscanf(value, "%d", &v) == 1 && v >= 0)
-		iface->numa_node = v;
+	if (caad_read_file(numa, &value) == 0) {
+		unsigned node;
+
+		if (parse_index(value, NULL, &node) == 0)
+			iface->numa_node = (int)node;
+		else if (!streq(value, "-1"))
+			log_warning("%s: unexpected content \"%s\" in %s, ignoring it", iface->name, value, numa);
+	}
 	free(value);
 	value = NULL;
 	if (caad_read_file(local, &value) == 0) {

@@ -700,13 +700,30 @@ static void test_errors(void **state)
 		assert_ptr_equal(inv, sentinel); /* untouched on failure */
 	}
 
-	/* Garbage in rps_cpus: an error, no crash, nothing returned. */
+	/* Garbage in rps_cpus: that queue is not steered with RPS, the
+	 * interface is still managed. */
 	{
 		char *names[] = { "garbage" };
 
-		inv = sentinel;
-		assert_true(caad_inventory_load(root, names, 1, &inv) < 0);
-		assert_ptr_equal(inv, sentinel);
+		inv = NULL;
+		assert_int_equal(caad_inventory_load(root, names, 1, &inv), 0);
+		assert_non_null(inv);
+		assert_int_equal(inv->n_ifaces, 1);
+		assert_int_equal(inv->ifaces[0].n_rx, 2);
+		assert_true(inv->ifaces[0].rx[0].has_rps);
+		assert_false(inv->ifaces[0].rx[1].has_rps);
+		caad_inventory_free(inv);
+	}
+	/* Garbage in numa_node ("1abc", or past an int): ignored, not read as node 1 or 0. */
+	static const char *const odd_numa[] = { "1abc\n", "4294967296\n", "\n", "-2\n" };
+	for (size_t i = 0; i < ARRAY_SIZE(odd_numa); i++) {
+		char *names[] = { "good" };
+
+		write_file(root, "sys/class/net/good/device/numa_node", odd_numa[i]);
+		inv = NULL;
+		assert_int_equal(caad_inventory_load(root, names, 1, &inv), 0);
+		assert_int_equal(inv->ifaces[0].numa_node, -1);
+		caad_inventory_free(inv);
 	}
 	/* No queues directory at all. */
 	{
