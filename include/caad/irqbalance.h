@@ -37,10 +37,19 @@ int caad_irqbalance_set_banned(const char *socket_path, const int *irqs, size_t 
  * irqbalance does not run. Returns 1 when the list was changed.
  */
 struct caad_irqbalance_sync;
-int caad_irqbalance_sync_new(const char *sysroot, struct caad_irqbalance_sync **ret);
+/* journal: a file that keeps irqbalance's own list while caad's bans are
+ * in (NULL: none), for caad_irqbalance_journal_restore() after a crash. */
+int caad_irqbalance_sync_new(const char *sysroot, const char *journal, struct caad_irqbalance_sync **ret);
 /* mode: the current IrqBalance= (it can change on reload); n == 0 gives
  * irqbalance its own list back. */
 int caad_irqbalance_sync_update(struct caad_irqbalance_sync *s, enum caad_irqbalance_mode mode, const int *irqs,
                                 size_t n);
 int caad_irqbalance_sync_restore(struct caad_irqbalance_sync *s);
 void caad_irqbalance_sync_free(struct caad_irqbalance_sync *s);
+/*
+ * After a crash: give irqbalance the list the journal kept, and remove
+ * the journal (also when that irqbalance is gone: its bans went with it).
+ * Kept when irqbalance does not answer. Returns 1 when given back, 0
+ * when there was nothing to do or it could not be, < 0 on ENOMEM.
+ */
+int caad_irqbalance_journal_restore(const char *journal);

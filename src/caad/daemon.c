@@ -633,16 +633,21 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
 int daemon_run(struct daemon *d)
 {
 	struct args *a = d->args;
-	_cleanup_free_ char *journal = NULL;
+	_cleanup_free_ char *journal = NULL, *irqb_journal = NULL;
 	uint32_t netns;
 	sigset_t mask;
 	int r;
 
-	if (asprintf(&journal, "%s/journal", a->runtime_dir) < 0 || asprintf(&d->state_path, "%s/state.json",
-	                                                                      a->runtime_dir) < 0)
+	if (asprintf(&journal, "%s/journal", a->runtime_dir) < 0 ||
+	    asprintf(&irqb_journal, "%s/irqbalance", a->runtime_dir) < 0 ||
+	    asprintf(&d->state_path, "%s/state.json", a->runtime_dir) < 0)
 		return -ENOMEM;
 
-	/* A journal left by a crashed run comes first: put the host back. */
+	/* A journal left by a crashed run comes first: put the host back,
+	 * and irqbalance's banned list. */
+	r = caad_irqbalance_journal_restore(irqb_journal);
+	if (r < 0)
+		return r;
 	r = caad_journal_restore(journal);
 	if (r < 0)
 		return r;
@@ -691,7 +696,7 @@ int daemon_run(struct daemon *d)
 	r = caad_plan_scratch_new(&d->plan_scratch);
 	if (r < 0)
 		return log_error_errno(r, "Out of memory: %m");
-	r = caad_irqbalance_sync_new(a->sysroot, &d->irqbalance);
+	r = caad_irqbalance_sync_new(a->sysroot, irqb_journal, &d->irqbalance);
 	if (r < 0)
 		return r;
 

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,22 +206,24 @@ int caad_irqbalance_set_banned(const char *socket_path, const int *irqs, size_t 
 
 struct caad_irqbalance_sync {
 	char *sysroot;
+	char *journal;  /* where the original list is kept while caad's bans are in, NULL none */
 	char *path;     /* socket of the irqbalance we talk to */
 	int *original;  /* its banned list before caad */
 	size_t n_original;
 	int *current;   /* caad's IRQs banned now (sorted) */
 	size_t n_current;
 	bool warned;
+	char *quiet;    /* the socket a failure was logged for: not again each scan */
 };
 
-int caad_irqbalance_sync_new(const char *sysroot, struct caad_irqbalance_sync **ret)
+int caad_irqbalance_sync_new(const char *sysroot, const char *journal, struct caad_irqbalance_sync **ret)
 {
 	struct caad_irqbalance_sync *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return -ENOMEM;
-	if (sysroot && !(s->sysroot = strdup(sysroot))) {
-		free(s);
+	if ((sysroot && !(s->sysroot = strdup(sysroot))) || (journal && !(s->journal = strdup(journal)))) {
+		caad_irqbalance_sync_free(s);
 		return -ENOMEM;
 	}
 	*ret = s;
@@ -232,10 +235,125 @@ void caad_irqbalance_sync_free(struct caad_irqbalance_sync *s)
 	if (!s)
 		return;
 	free(s->sysroot);
+	free(s->journal);
 	free(s->path);
 	free(s->original);
 	free(s->current);
+	free(s->quiet);
 	free(s);
+}
+
+/* Log a failure about socket once, until one succeeds. */
+static bool first_failure(struct caad_irqbalance_sync *s, const char *socket)
+{
+	if (s->quiet && streq(s->quiet, socket))
+		return false;
+	free(s->quiet);
+	s->quiet = strdup(socket);
+	return true;
+}
+
+/*
+ * The journal: "SOCKET<TAB>IRQ IRQ ...\n" (or NONE), irqbalance's own list,
+ * written before caad first adds its bans: after a crash the next start
+ * gives it back (caad_irqbalance_journal_restore()), and does not take
+ * caad's old bans for irqbalance's own.
+ */
+static int journal_save(const struct caad_irqbalance_sync *s)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if (!s->journal)
+		return 0;
+	f = open_memstream(&text, &len);
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, "%s\t", s->path);
+	if (s->n_original == 0)
+		fputs("NONE", f);
+	for (size_t i = 0; i < s->n_original; i++)
+		fprintf(f, "%s%d", i ? " " : "", s->original[i]);
+	fputc('\n', f);
+	if (fclose(f) != 0)
+		return -ENOMEM;
+	r = caad_write_file_atomic(s->journal, text, len, 0600);
+	if (r < 0)
+		return log_error_errno(r, "Failed to write %s: %m", s->journal);
+	return 0;
+}
+
+static void journal_drop(const struct caad_irqbalance_sync *s)
+{
+	if (s->journal && unlink(s->journal) < 0 && errno != ENOENT)
+		log_warning_errno(errno, "Failed to remove %s: %m", s->journal);
+}
+
+/* Parse a journal: its socket, and the list (NULL and 0 for NONE). */
+static int journal_parse(const char *journal, char *text, char **ret_socket, int **ret_irqs, size_t *ret_n)
+{
+	_cleanup_free_ int *irqs = NULL;
+	char *tab = strchr(text, '\t'), *save = NULL;
+	size_t n = 0;
+
+	if (!tab || tab == text || strchr(text, '\n'))
+		return log_warning_errno(EBADMSG, "%s: not a socket and a list of IRQs, ignored", journal);
+	*tab = '\0';
+	if (!streq(tab + 1, "NONE"))
+		for (char *t = strtok_r(tab + 1, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+			char *end;
+			long irq;
+			int *m;
+
+			errno = 0;
+			irq = strtol(t, &end, 10);
+			if (errno || *end || end == t || irq < 0 || irq > INT_MAX)
+				return log_warning_errno(EBADMSG, "%s: bad IRQ \"%s\", ignored", journal, t);
+			m = reallocarray(irqs, n + 1, sizeof(*m));
+			if (!m)
+				return -ENOMEM;
+			irqs = m;
+			irqs[n++] = (int)irq;
+		}
+	*ret_socket = text;
+	*ret_irqs = TAKE_PTR(irqs);
+	*ret_n = n;
+	return 0;
+}
+
+int caad_irqbalance_journal_restore(const char *journal)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ int *irqs = NULL;
+	char *socket;
+	size_t n;
+	int r;
+
+	r = caad_read_file(journal, &text);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return log_warning_errno(r, "Failed to read %s: %m", journal);
+	r = journal_parse(journal, text, &socket, &irqs, &n);
+	if (r == -ENOMEM)
+		return r;
+	if (r >= 0) {
+		r = caad_irqbalance_set_banned(socket, irqs, n);
+		if (r == -ENOENT || r == -ECONNREFUSED)
+			log_info("irqbalance of %s is gone, and the IRQs caad banned with it", socket);
+		else if (r < 0)
+			/* kept: the next start tries again, and caad does not
+			 * take its old bans for irqbalance's own meanwhile */
+			return log_warning_errno(r, "Failed to give irqbalance at %s its banned IRQs back (%s kept): %m",
+			                         socket, journal);
+		else
+			log_notice("irqbalance at %s: its banned IRQs put back (%zu) from %s", socket, n, journal);
+	}
+	if (unlink(journal) < 0 && errno != ENOENT)
+		return log_warning_errno(errno, "Failed to remove %s: %m", journal);
+	return r < 0 ? 0 : 1;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -265,9 +383,30 @@ static int sync_attach(struct caad_irqbalance_sync *s)
 	if (s->path && streq(s->path, path))
 		return 0;
 	r = caad_irqbalance_get_banned(path, &orig);
-	if (r < 0)
-		return log_warning_errno(r, "irqbalance runs (%s) but does not answer: it may move caad's IRQs: %m",
-		                         path);
+	if (r < 0) {
+		if (first_failure(s, path))
+			log_warning_errno(r, "irqbalance runs (%s) but does not answer: it may move caad's IRQs: %m",
+			                  path);
+		return r;
+	}
+	/* A journal of this very irqbalance that a crashed run left, and the
+	 * start could not give back: its list is the original, not what
+	 * irqbalance holds now (caad's old bans among them). */
+	if (s->journal) {
+		_cleanup_free_ char *text = NULL;
+		int *kept;
+		char *socket;
+		size_t n;
+
+		if (caad_read_file(s->journal, &text) == 0 && journal_parse(s->journal, text, &socket, &kept, &n) == 0) {
+			if (streq(socket, path)) {
+				free(orig);
+				orig = kept;
+				r = (int)n;
+			} else
+				free(kept);
+		}
+	}
 	free(s->path);
 	free(s->original);
 	s->path = TAKE_PTR(path);
@@ -292,16 +431,30 @@ static int sync_send(struct caad_irqbalance_sync *s, const int *irqs, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (!in_list(all, k, irqs[i]))
 			all[k++] = irqs[i];
+	/* irqbalance's own list is journaled before caad's bans go in */
+	if (n > 0) {
+		r = journal_save(s);
+		if (r < 0)
+			return r;
+	}
 	r = caad_irqbalance_set_banned(s->path, all, k);
-	if (r == -E2BIG)
-		return log_warning_errno(r, "Too many IRQs to ban in irqbalance (%zu): it may move caad's IRQs", k);
+	if (r == -E2BIG) {
+		/* the same list next scan would fail the same way: once */
+		log_warning_errno(r, "Too many IRQs to ban in irqbalance (%zu): it may move caad's IRQs", k);
+		return 0;
+	}
 	if (r < 0) {
 		/* irqbalance restarted or stopped: look for it again next time */
-		log_warning_errno(r, "Failed to update irqbalance's banned IRQs at %s: %m", s->path);
+		if (first_failure(s, s->path))
+			log_warning_errno(r, "Failed to update irqbalance's banned IRQs at %s: %m", s->path);
 		free(s->path);
 		s->path = NULL;
 		return r;
 	}
+	if (n == 0)
+		journal_drop(s); /* its own list again */
+	free(s->quiet);
+	s->quiet = NULL;
 	return 1;
 }
 
@@ -350,10 +503,12 @@ int caad_irqbalance_sync_update(struct caad_irqbalance_sync *s, enum caad_irqbal
 	r = sync_send(s, want, n);
 	if (r < 0)
 		return r;
+	/* r == 0: refused as too many; kept as sent, so that the same list
+	 * is not offered (and warned about) again at every scan */
 	free(s->current);
 	s->current = TAKE_PTR(want);
 	s->n_current = n;
-	return 1;
+	return r;
 }
 
 int caad_irqbalance_sync_restore(struct caad_irqbalance_sync *s)
@@ -363,8 +518,18 @@ int caad_irqbalance_sync_restore(struct caad_irqbalance_sync *s)
 	if (!s || !s->path || s->n_current == 0)
 		return 0;
 	r = caad_irqbalance_set_banned(s->path, s->original, s->n_original);
+	if (r == -ENOENT || r == -ECONNREFUSED) {
+		/* irqbalance went away, and caad's bans with it */
+		journal_drop(s);
+		free(s->current);
+		s->current = NULL;
+		s->n_current = 0;
+		return 0;
+	}
 	if (r < 0)
-		return log_warning_errno(r, "Failed to give irqbalance its banned IRQs back at %s: %m", s->path);
+		return log_warning_errno(r, "Failed to give irqbalance its banned IRQs back at %s (%s kept): %m",
+		                         s->path, s->journal ? s->journal : "no journal");
+	journal_drop(s);
 	log_info("irqbalance's banned IRQs restored (%zu)", s->n_original);
 	free(s->current);
 	s->current = NULL;

@@ -197,7 +197,7 @@ static void test_sync(void **state)
 	struct caad_irqbalance_sync *s = NULL;
 	int a[] = { 121, 120, 121 }, b[] = { 120 };
 
-	assert_int_equal(caad_irqbalance_sync_new(f->root, &s), 0);
+	assert_int_equal(caad_irqbalance_sync_new(f->root, NULL, &s), 0);
 	assert_int_equal(caad_irqbalance_sync_restore(s), 0); /* nothing banned yet */
 	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 1);
 	assert_string_equal(f->banned, "5 7 120 121");
@@ -223,20 +223,88 @@ static void test_sync(void **state)
 
 	/* warn and ignore never talk to irqbalance */
 	before = f->requests;
-	assert_int_equal(caad_irqbalance_sync_new(f->root, &s), 0);
+	assert_int_equal(caad_irqbalance_sync_new(f->root, NULL, &s), 0);
 	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_WARN, a, ARRAY_SIZE(a)), 0);
 	caad_irqbalance_sync_free(s);
-	assert_int_equal(caad_irqbalance_sync_new(f->root, &s), 0);
+	assert_int_equal(caad_irqbalance_sync_new(f->root, NULL, &s), 0);
 	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_IGNORE, a, ARRAY_SIZE(a)), 0);
 	caad_irqbalance_sync_free(s);
 	assert_int_equal(f->requests, before);
 	assert_string_equal(f->banned, "5 7");
 
 	/* no irqbalance: nothing to do, no error */
-	assert_int_equal(caad_irqbalance_sync_new("/nonexistent-caad-root", &s), 0);
+	assert_int_equal(caad_irqbalance_sync_new("/nonexistent-caad-root", NULL, &s), 0);
 	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 0);
 	assert_int_equal(caad_irqbalance_sync_restore(s), 0);
 	caad_irqbalance_sync_free(s);
+}
+
+/* The journal: irqbalance's own list, kept while caad's bans are in. */
+static void test_sync_journal(void **state)
+{
+	struct fake *f = *state;
+	struct caad_irqbalance_sync *s = NULL;
+	_cleanup_free_ char *journal = NULL, *text = NULL, *want = NULL;
+	int a[] = { 120 }, b[] = { 121 }, many[300];
+
+	assert_true(asprintf(&journal, "%s/irqbalance-journal", f->root) > 0);
+	assert_true(asprintf(&want, "%s\t5 7", f->path) > 0);
+
+	/* banned: the journal holds the list before */
+	assert_int_equal(caad_irqbalance_sync_new(f->root, journal, &s), 0);
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 1);
+	assert_string_equal(f->banned, "5 7 120");
+	assert_int_equal(caad_read_file(journal, &text), 0);
+	assert_string_equal(text, want);
+	free(text);
+	text = NULL;
+	caad_irqbalance_sync_free(s); /* a crash: nothing given back */
+	assert_string_equal(f->banned, "5 7 120");
+
+	/* a start that could not give it back takes the journal's list for
+	 * irqbalance's own, not what irqbalance holds (caad's 120 in it) */
+	assert_int_equal(caad_irqbalance_sync_new(f->root, journal, &s), 0);
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, b, ARRAY_SIZE(b)), 1);
+	assert_string_equal(f->banned, "5 7 121");
+	caad_irqbalance_sync_free(s); /* a crash again */
+
+	/* the next start gives the list back and drops the journal */
+	assert_int_equal(caad_irqbalance_journal_restore(journal), 1);
+	assert_string_equal(f->banned, "5 7");
+	assert_int_equal(access(journal, F_OK), -1);
+	assert_int_equal(caad_irqbalance_journal_restore(journal), 0);
+
+	/* a clean restore drops it too; no IRQs left to ban, likewise */
+	assert_int_equal(caad_irqbalance_sync_new(f->root, journal, &s), 0);
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 1);
+	assert_int_equal(access(journal, F_OK), 0);
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, NULL, 0), 1);
+	assert_int_equal(access(journal, F_OK), -1);
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 1);
+	assert_int_equal(caad_irqbalance_sync_restore(s), 1);
+	assert_string_equal(f->banned, "5 7");
+	assert_int_equal(access(journal, F_OK), -1);
+
+	/* too many IRQs: refused once, not offered again at every scan */
+	for (size_t i = 0; i < ARRAY_SIZE(many); i++)
+		many[i] = 1000 + (int)i;
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, many, ARRAY_SIZE(many)), 0);
+	unsigned before = f->requests;
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, many, ARRAY_SIZE(many)), 0);
+	assert_int_equal(f->requests, before);
+	assert_string_equal(f->banned, "5 7");
+	caad_irqbalance_sync_free(s);
+
+	/* an irqbalance that is gone took the bans with it; junk is dropped */
+	free(text);
+	assert_true(asprintf(&text, "%s/run/irqbalance/irqbalance9999.sock\t1 2\n", f->root) > 0);
+	assert_int_equal(caad_write_file_atomic(journal, text, strlen(text), 0600), 0);
+	assert_int_equal(caad_irqbalance_journal_restore(journal), 0);
+	assert_int_equal(access(journal, F_OK), -1);
+	assert_int_equal(caad_write_file_atomic(journal, "junk", 4, 0600), 0);
+	assert_int_equal(caad_irqbalance_journal_restore(journal), 0);
+	assert_int_equal(access(journal, F_OK), -1);
+	assert_string_equal(f->banned, "5 7");
 }
 
 static void test_absent(void **state)
@@ -262,6 +330,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ban_and_restore, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_bad_answers, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_sync, setup_fake, teardown_fake),
+		cmocka_unit_test_setup_teardown(test_sync_journal, setup_fake, teardown_fake),
 		cmocka_unit_test(test_absent),
 	};
 
