@@ -51,6 +51,14 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
+/* CONSUMER_LEFT alone: a burst of new and closed flows that fills
+ * "events" between two scans must not crowd out the one event caad
+ * acts on at once (its stay entry is gone once it is sent). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} urgent SEC(".maps");
+
 /* While this CPU runs the NET_RX softirq: nonzero (when it entered it, in
  * ns, while a thread is watched; else 1), else 0. */
 struct {
@@ -100,8 +108,12 @@ static __always_inline bool in_target_netns(const struct sock *sk)
  */
 static __always_inline void emit(__u32 type, __u64 skp, __u64 bytes)
 {
-	struct caad_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct caad_event *e;
 
+	if (type == CAAD_EVENT_CONSUMER_LEFT)
+		e = bpf_ringbuf_reserve(&urgent, sizeof(*e), 0);
+	else
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count(CAAD_COUNTER_EVENTS_LOST);
 		return;
@@ -201,7 +213,11 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	if (!s) {
 		struct caad_flow_stats init = {};
 
-		if (!in_target_netns(sk))
+		/* Not in the namespace we watch; or closed already: a read
+		 * after TCP_CLOSE (data queued before a RST or the peer's FIN
+		 * in FIN_WAIT2) would add an entry no close deletes, which a
+		 * new socket at the same address would then inherit. */
+		if (!in_target_netns(sk) || sk->__sk_common.skc_state == TCP_CLOSE)
 			return 0;
 
 		init.sk = key;
@@ -355,6 +371,8 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 		return 0;
 	emit(CAAD_EVENT_FLOW_CLOSE, key, s->bytes);
 	bpf_map_delete_elem(&flows, &key);
+	/* a steered flow's: a new socket at this address is not its reader */
+	bpf_map_delete_elem(&stay, &key);
 	return 0;
 }
 

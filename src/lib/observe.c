@@ -145,6 +145,9 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), handle_event, o, NULL);
 	if (!o->rb)
 		return log_error_errno(errno ? errno : ENOMEM, "Failed to set up the BPF ring buffer: %m");
+	r = ring_buffer__add(o->rb, bpf_map__fd(o->skel->maps.urgent), handle_event, o);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the BPF ring buffer of urgent events: %m");
 
 	log_debug("BPF observer attached (netns %u, %u flows max)", opts->netns_inode,
 	          bpf_map__max_entries(o->skel->maps.flows));
@@ -304,7 +307,7 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
 			flows = nf;
 	}
 	caad_flows_update_rates(flows, n, o->prev, o->n_prev, o->prev_ns ? now - o->prev_ns : 0, now);
-	caad_flows_update_history(flows, n, o->prev, o->n_prev);
+	caad_flows_update_history(flows, n, o->prev, o->n_prev, o->prev_ns);
 
 	/* keep the base of the next rates and consumer histories */
 	struct caad_flow_base *base = n ? malloc(n * sizeof(*base)) : NULL;
