@@ -74,7 +74,9 @@ void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows,
  * snapshot, fill rate_bps of the new snapshot's flows from their byte
  * deltas over interval_ns, the time between the two snapshots; a flow not
  * in the previous one is rated from its first_ns to now_ns, when the new
- * snapshot was taken. Both must be sorted by id (caad_flows_sort).
+ * snapshot was taken. So is one first seen after the previous snapshot
+ * though its id was in it: another socket at the same address, or a flow
+ * the map evicted and saw again. Both must be sorted by id (caad_flows_sort).
  */
 void caad_flows_sort(struct caad_flow *flows, size_t n);
 void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev, size_t n_prev,
@@ -83,9 +85,10 @@ void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct c
  * The consumer's window: given the previous snapshot's bases and the new
  * snapshot (both sorted by id), fill consumer_history of the new flows with
  * the previous consumer_cpu and history, the latest first. A flow that is
- * new, whose socket was reused (bytes went backwards) or that another
+ * new (first seen after prev_ns, the previous snapshot's time; 0: not
+ * known), whose socket was reused (bytes went backwards) or that another
  * thread reads now starts with an empty history; so does one whose
  * consumer CPU is unknown.
  */
 void caad_flows_update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev,
-                               size_t n_prev);
+                               size_t n_prev, uint64_t prev_ns);

@@ -165,7 +165,12 @@ void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct c
 		while (j < n_prev && prev[j].id < f->id)
 			j++;
 
-		if (j < n_prev && prev[j].id == f->id)
+		/* First seen since the previous snapshot, though its id was in
+		 * it: another socket at the same address, or evicted and seen
+		 * again. Its bytes are its own since first_ns. */
+		bool again = now_ns >= interval_ns && f->first_ns > now_ns - interval_ns;
+
+		if (j < n_prev && prev[j].id == f->id && !again)
 			/* Bytes going backwards: the socket address was reused. */
 			f->rate_bps = f->bytes < prev[j].bytes ? 0 : rate_bps(f->bytes - prev[j].bytes, interval_ns);
 		else
@@ -174,7 +179,7 @@ void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct c
 }
 
 void caad_flows_update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev,
-                               size_t n_prev)
+                               size_t n_prev, uint64_t prev_ns)
 {
 	size_t j = 0;
 
@@ -196,7 +201,7 @@ void caad_flows_update_history(struct caad_flow *cur, size_t n_cur, const struct
 		p = &prev[j];
 		/* another socket at the same address, or another reader */
 		if (f->consumer_cpu < 0 || p->consumer_cpu < 0 || p->consumer_cpu > UINT16_MAX || f->bytes < p->bytes ||
-		    f->tid != p->tid)
+		    f->tid != p->tid || (prev_ns && f->first_ns > prev_ns))
 			continue;
 		f->consumer_history[n++] = (uint16_t)p->consumer_cpu;
 		for (unsigned h = 0; h < p->n_consumer_history && n < CAAD_CONSUMER_HISTORY; h++)

@@ -266,13 +266,14 @@ static void update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_
 	caad_flows_update_rates(cur, n_cur, base, n_prev, interval_ns, now_ns);
 }
 
-static void update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev)
+static void update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
+                           uint64_t prev_ns)
 {
 	_cleanup_free_ struct caad_flow_base *base = n_prev ? calloc(n_prev, sizeof(*base)) : NULL;
 
 	assert_true(base || n_prev == 0);
 	caad_flows_base(base, prev, n_prev);
-	caad_flows_update_history(cur, n_cur, base, n_prev);
+	caad_flows_update_history(cur, n_cur, base, n_prev, prev_ns);
 }
 
 /* A snapshot's time in these tests, when a call does not say otherwise. */
@@ -322,6 +323,27 @@ static void test_rates_bytes_reset(void **state)
 
 	update_rates(cur, 1, prev, 1, NSEC_PER_SEC, NOW);
 	assert_int_equal(cur[0].rate_bps, 0);
+}
+
+/* An id of the snapshot before, first seen since: another socket at the
+ * same address (or evicted and seen again), rated as new, whether it read
+ * more or less than the old one. */
+static void test_rates_address_reused(void **state)
+{
+	struct caad_flow prev[] = { flow_at(10, 5000000, 0), flow_at(20, 1000, 0) };
+	struct caad_flow cur[] = {
+		flow_at(10, 1000000, NOW - NSEC_PER_SEC / 2), /* less: 1 MB over 0.5 s */
+		flow_at(20, 3000000, NOW - NSEC_PER_SEC / 4), /* more: 3 MB over 0.25 s */
+	};
+
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC, NOW);
+	assert_int_equal(cur[0].rate_bps, 16000000);
+	assert_int_equal(cur[1].rate_bps, 96000000);
+
+	/* first seen exactly at the snapshot before: the same flow */
+	cur[1].first_ns = NOW - NSEC_PER_SEC;
+	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC, NOW);
+	assert_int_equal(cur[1].rate_bps, (3000000 - 1000) * 8);
 }
 
 static void test_rates_new_flow(void **state)
@@ -496,7 +518,7 @@ static void test_history(void **state)
 	prev[5].consumer_history[1] = 10;
 	prev[5].consumer_history[2] = 11;
 	prev[5].n_consumer_history = 3;
-	update_history(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev));
+	update_history(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NOW - NSEC_PER_SEC);
 	{
 		const int want[] = { 4, 6 };
 		assert_history(&cur[0], 2, want);
@@ -512,7 +534,7 @@ static void test_history(void **state)
 	struct caad_flow a = reader(1, 10, 4, 0), b;
 	for (int cpu = 5; cpu <= 9; cpu++) {
 		b = reader(1, 10, cpu, (uint64_t)cpu);
-		update_history(&b, 1, &a, 1);
+		update_history(&b, 1, &a, 1, 0);
 		a = b;
 	}
 	{
@@ -521,8 +543,19 @@ static void test_history(void **state)
 		assert_history(&a, 3, want);
 	}
 
+	/* another socket at the address, first seen since the snapshot
+	 * before, read by the same thread: its window starts over */
+	a = reader(1, 10, 4, 100);
+	b = reader(1, 10, 5, 200);
+	b.first_ns = NOW - NSEC_PER_SEC / 2;
+	update_history(&b, 1, &a, 1, NOW - NSEC_PER_SEC);
+	assert_history(&b, 0, NULL);
+	b.first_ns = NOW - 2 * NSEC_PER_SEC; /* seen before it: the same flow */
+	update_history(&b, 1, &a, 1, NOW - NSEC_PER_SEC);
+	assert_int_equal(b.n_consumer_history, 1);
+
 	/* nothing before: nothing kept */
-	update_history(cur, ARRAY_SIZE(cur), NULL, 0);
+	update_history(cur, ARRAY_SIZE(cur), NULL, 0, 0);
 	for (size_t i = 0; i < ARRAY_SIZE(cur); i++)
 		assert_int_equal(cur[i].n_consumer_history, 0);
 }
@@ -543,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_rates_normal),
 		cmocka_unit_test(test_rates_bytes_reset),
 		cmocka_unit_test(test_rates_new_flow),
+		cmocka_unit_test(test_rates_address_reused),
 		cmocka_unit_test(test_rates_zero_interval),
 		cmocka_unit_test(test_rates_large),
 		cmocka_unit_test(test_rates_merge),
