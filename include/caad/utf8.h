@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
  * Make s valid UTF-8, in place and without changing its length: every byte
@@ -13,3 +14,7 @@
  * Returns s.
  */
 char *caad_utf8_sanitize(char *s, bool text);
+
+/* The length of the valid UTF-8 sequence (as above) s starts with: 1 for
+ * an ASCII byte (NUL included), 0 when s does not start one. */
+size_t caad_utf8_sequence(const char *s);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "caad/json.h"
 #include "caad/macro.h"
 #include "caad/utf8.h"
 
@@ -79,6 +80,36 @@ static void test_exhaustive_pairs(void **state)
 		}
 }
 
+/* JSON strings: valid UTF-8 kept, a byte that starts no valid sequence
+ * (a 15-byte thread name cut inside a character) written as U+FFFD. */
+static void json(const char *in, const char *want)
+{
+	_cleanup_free_ char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	caad_json_string(f, in);
+	assert_int_equal(fclose(f), 0);
+	if (!streq(out, want))
+		fail_msg("json(\"%s\") = %s, wanted %s", in, out, want);
+}
+
+static void test_json_string(void **state)
+{
+	json("iperf3", "\"iperf3\"");
+	json("a\"b\\c\n\t\x01\x7f", "\"a\\\"b\\\\c\\n\\t\\u0001\\u007f\"");
+	json("\xe6\x95\xb0\xe6\x8d\xae", "\"\xe6\x95\xb0\xe6\x8d\xae\"");       /* kept */
+	json("a\xe6\x95\xb0\xe6\x8d", "\"a\xe6\x95\xb0\\ufffd\\ufffd\"");      /* cut */
+	json("\xff\xc0\xafz", "\"\\ufffd\\ufffd\\ufffdz\"");                  /* never valid */
+	json("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");                    /* a surrogate */
+	json("\xf0\x9f\x98\x80!", "\"\xf0\x9f\x98\x80!\"");
+	assert_int_equal(caad_utf8_sequence("\xf0\x9f\x98\x80"), 4);
+	assert_int_equal(caad_utf8_sequence("\xf0\x9f\x98"), 0);
+	assert_int_equal(caad_utf8_sequence("a"), 1);
+	assert_int_equal(caad_utf8_sequence(""), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -86,6 +117,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_replaced),
 		cmocka_unit_test(test_controls),
 		cmocka_unit_test(test_exhaustive_pairs),
+		cmocka_unit_test(test_json_string),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
