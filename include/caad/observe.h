@@ -63,4 +63,16 @@ void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid);
 uint64_t caad_observer_thread_ns(struct caad_observer *o);
 
 /* Inode of the calling process's network namespace. */
+/*
+ * Whether reading caad's BPF maps (lookup, next key, batch) needs a
+ * capability of its own once caad keeps only CAP_NET_ADMIN and
+ * CAP_SYS_NICE: before Linux 5.19 every bpf() command was refused without
+ * CAP_BPF (or CAP_SYS_ADMIN) while kernel.unprivileged_bpf_disabled was
+ * set; 5.19 narrowed that to loading programs and creating maps.
+ * release: uname(2)'s; disabled: the sysctl's value (-1 unknown). Returns
+ * 0 when none is needed, else the capability to keep: CAP_BPF from 5.8,
+ * CAP_SYS_ADMIN before it. A release that does not parse counts as old.
+ */
+int caad_bpf_read_capability(const char *release, int disabled);
+
 int caad_netns_self_inode(uint32_t *ret);

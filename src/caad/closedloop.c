@@ -223,6 +223,10 @@ static int cpu_for_relation(const struct daemon *d, int c, enum caad_relation re
 {
 	const struct caad_topology *t = d->topo;
 
+	/* a consumer CPU the topology does not know (an XML of another
+	 * host, a CPU come online since) has no relation to anything */
+	if (c < 0 || (unsigned)c >= t->n_cpus || !t->cpus[c].present || t->cpus[c].core < 0)
+		return -1;
 	if (rel == CAAD_RELATION_SAME_CORE)
 		return c;
 	if (rel != CAAD_RELATION_SMT_SIBLING)

@@ -5,13 +5,16 @@
  * everything on exit. Single-threaded, on sd-event.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/utsname.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 #include <time.h>
@@ -40,23 +43,60 @@ static uint64_t now_usec(clockid_t clock)
 }
 
 
+/* kernel.unprivileged_bpf_disabled, -1 when unknown */
+static int unprivileged_bpf_disabled(void)
+{
+	char buf[16];
+	int v;
+
+	if (caad_read_line("/proc/sys/kernel/unprivileged_bpf_disabled", buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%d", &v) != 1)
+		return -1;
+	return v;
+}
+
 /* After BPF is attached caad needs only: CAP_NET_ADMIN (rps_cpus, netlink),
- * CAP_SYS_NICE (threaded-NAPI kthread affinity). /proc/irq and the journal
- * are owned by root, which caad stays. */
+ * CAP_SYS_NICE (threaded-NAPI kthread affinity); before Linux 5.19, with
+ * unprivileged BPF disabled, CAP_BPF too, to read its own maps. /proc/irq
+ * and the journal are owned by root, which caad stays. Of these, only what
+ * the service manager left it can be kept. */
 static int drop_privileges(void)
 {
-	static const cap_value_t keep[] = { CAP_NET_ADMIN, CAP_SYS_NICE };
+	cap_value_t want[3] = { CAP_NET_ADMIN, CAP_SYS_NICE }, keep[3];
+	size_t n_want = 2, n_keep = 0;
+	struct utsname u;
 	cap_t caps;
-	int r = 0;
+	int r = 0, bpf_cap;
 
 	if (geteuid() != 0) {
 		log_debug("Not root: no capabilities to drop");
 		return 0;
 	}
+	bpf_cap = caad_bpf_read_capability(uname(&u) == 0 ? u.release : NULL, unprivileged_bpf_disabled());
+	if (bpf_cap > 0) {
+		want[n_want++] = (cap_value_t)bpf_cap;
+		log_info("Keeping %s: this kernel reads BPF maps only with it while kernel.unprivileged_bpf_disabled "
+		         "is set",
+		         cap_to_name((cap_value_t)bpf_cap));
+	}
+	caps = cap_get_proc();
+	if (!caps)
+		return log_error_errno(errno, "Failed to read our capabilities: %m");
+	for (size_t i = 0; i < n_want; i++) {
+		cap_flag_value_t v = CAP_CLEAR;
+
+		if (cap_get_flag(caps, want[i], CAP_PERMITTED, &v) == 0 && v == CAP_SET)
+			keep[n_keep++] = want[i];
+		else
+			log_warning("%s is not ours to keep (the service's CapabilityBoundingSet=, or a container): "
+			            "what needs it will fail",
+			            cap_to_name(want[i]));
+	}
+	cap_free(caps);
 	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
 		bool k = false;
-		for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
-			k = k || keep[i] == c;
+		for (size_t i = 0; i < n_want; i++)
+			k = k || want[i] == c;
 		if (k || !CAP_IS_SUPPORTED(c) || cap_get_bound(c) != 1)
 			continue; /* kept, unknown to the kernel, or not in the bounding set anyway */
 		if (cap_drop_bound(c) >= 0)
@@ -73,15 +113,16 @@ static int drop_privileges(void)
 	caps = cap_init();
 	if (!caps)
 		return -ENOMEM;
-	if (cap_set_flag(caps, CAP_PERMITTED, ARRAY_SIZE(keep), keep, CAP_SET) < 0 ||
-	    cap_set_flag(caps, CAP_EFFECTIVE, ARRAY_SIZE(keep), keep, CAP_SET) < 0 || cap_set_proc(caps) < 0)
+	if ((n_keep > 0 && (cap_set_flag(caps, CAP_PERMITTED, (int)n_keep, keep, CAP_SET) < 0 ||
+	                    cap_set_flag(caps, CAP_EFFECTIVE, (int)n_keep, keep, CAP_SET) < 0)) ||
+	    cap_set_proc(caps) < 0)
 		r = log_error_errno(errno, "Failed to drop capabilities: %m");
 	cap_free(caps);
 	if (r < 0)
 		return r;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return log_error_errno(errno, "Failed to set no_new_privs: %m");
-	log_debug("Capabilities dropped to cap_net_admin,cap_sys_nice");
+	log_debug("Capabilities dropped to the %zu kept", n_keep);
 	return 0;
 }
 
@@ -465,7 +506,13 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	if (r == -ENOMEM)
 		return sd_event_exit(d->event, r);
 	daemon_metrics_file_update(d);
-	return sd_event_source_set_time(s, usec + (uint64_t)d->config.interval_ms * 1000);
+	/* from when this one was due, so scans keep their pace; but a scan
+	 * (or a stall) longer than the interval does not make the next ones
+	 * run back to back to catch up */
+	uint64_t iv = (uint64_t)d->config.interval_ms * 1000, next = usec + iv, now = now_usec(CLOCK_MONOTONIC);
+	if (next < now + iv / 2)
+		next = now + iv / 2;
+	return sd_event_source_set_time(s, next);
 }
 
 /*
@@ -633,7 +680,8 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
 int daemon_run(struct daemon *d)
 {
 	struct args *a = d->args;
-	_cleanup_free_ char *journal = NULL, *irqb_journal = NULL;
+	_cleanup_free_ char *journal = NULL, *irqb_journal = NULL, *lock_path = NULL;
+	_cleanup_close_ int lock = -1;
 	uint32_t netns;
 	sigset_t mask;
 	int r;
@@ -642,6 +690,22 @@ int daemon_run(struct daemon *d)
 	    asprintf(&irqb_journal, "%s/irqbalance", a->runtime_dir) < 0 ||
 	    asprintf(&d->state_path, "%s/state.json", a->runtime_dir) < 0)
 		return -ENOMEM;
+
+	/* One caad per runtime directory: a second one (or a --restore while
+	 * caad runs) would restore the first one's journal under it, and the
+	 * two would fight over the values. The lock goes with the process. */
+	r = caad_mkdir_p(a->runtime_dir, 0755);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create %s: %m", a->runtime_dir);
+	if (asprintf(&lock_path, "%s/lock", a->runtime_dir) < 0)
+		return -ENOMEM;
+	lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lock < 0)
+		return log_error_errno(errno, "Failed to open %s: %m", lock_path);
+	if (flock(lock, LOCK_EX | LOCK_NB) < 0)
+		return log_error_errno(errno, "Another caad runs with the runtime directory %s (%s is locked)%s: %m",
+		                       a->runtime_dir, lock_path,
+		                       a->restore_only ? "; it restores the host itself when it stops" : "");
 
 	/* A journal left by a crashed run comes first: put the host back,
 	 * and irqbalance's banned list. */

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "caad-config.h"
 #include "caad/config.h"
 #include "caad/log.h"
+#include "caad/macro.h"
 #include "caad/scenario.h"
 #include "caad/topology.h"
 #include "daemon.h"
@@ -198,6 +200,18 @@ static int simulate(const struct args *a, const struct caad_config *c)
 	return EXIT_SUCCESS;
 }
 
+/* daemon(3) changes to /: a path given relative to where caad started
+ * (--config, read again at every reload; --runtime-dir; ...) must keep
+ * its meaning. Returns p, or an absolute copy in *owned. */
+static const char *absolute(const char *p, char **owned)
+{
+	char cwd[PATH_MAX];
+
+	if (!p || p[0] == '/' || !getcwd(cwd, sizeof(cwd)) || asprintf(owned, "%s/%s", cwd, p) < 0)
+		return p;
+	return *owned;
+}
+
 int main(int argc, char **argv)
 {
 	struct args args = { .runtime_dir = CAAD_RUNTIME_DIR, .state_dir = CAAD_STATE_DIR, .log_level = -1 };
@@ -247,7 +261,14 @@ int main(int argc, char **argv)
 		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	}
 
+	_cleanup_free_ char *abs_config = NULL, *abs_sysroot = NULL, *abs_topology = NULL, *abs_runtime = NULL,
+	                    *abs_state = NULL;
 	if (!args.foreground && !getenv("NOTIFY_SOCKET") && !args.restore_only) {
+		args.config_path = absolute(args.config_path, &abs_config);
+		args.sysroot = absolute(args.sysroot, &abs_sysroot);
+		args.topology_path = absolute(args.topology_path, &abs_topology);
+		args.runtime_dir = absolute(args.runtime_dir, &abs_runtime);
+		args.state_dir = absolute(args.state_dir, &abs_state);
 		if (daemon(0, 0) < 0) {
 			log_error_errno(errno, "Failed to go to the background: %m");
 			return EXIT_FAILURE;

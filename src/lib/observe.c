@@ -75,6 +75,28 @@ int caad_netns_self_inode(uint32_t *ret)
 	return 0;
 }
 
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+#ifndef CAP_SYS_ADMIN
+#define CAP_SYS_ADMIN 21
+#endif
+
+int caad_bpf_read_capability(const char *release, int disabled)
+{
+	unsigned major, minor;
+
+	if (disabled == 0)
+		return 0;
+	if (!release || sscanf(release, "%u.%u", &major, &minor) != 2)
+		return CAP_BPF; /* unknown: keep what reads the maps on 5.8 and later */
+	if (major > 5 || (major == 5 && minor >= 19))
+		return 0;
+	if (major == 5 && minor >= 8)
+		return CAP_BPF;
+	return CAP_SYS_ADMIN;
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct caad_observer *o = ctx;

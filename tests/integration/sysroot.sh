@@ -111,6 +111,14 @@ ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runt
 CAAD_PID=$!
 start_flow 3
 wait_for 5 irq100_is 0 || { cat "$TMP/caad3.log"; fail "not steered before kill -9"; }
+# a --restore while caad runs would put the values back under it: refused
+if "$CAAD" --restore --runtime-dir "$TMP/rt3" >"$TMP/restore-live.log" 2>&1; then
+	fail "caad --restore ran beside a caad with the same runtime directory"
+fi
+grep -q "Another caad runs with the runtime directory $TMP/rt3" "$TMP/restore-live.log" ||
+	{ cat "$TMP/restore-live.log"; fail "--restore beside a running caad: no clear error"; }
+irq100_is 0 && [ -s "$TMP/rt3/journal" ] || fail "--restore beside a running caad changed the tree or the journal"
+info "--restore beside a running caad: refused, nothing touched"
 kill -KILL "$CAAD_PID"; wait "$CAAD_PID" 2>/dev/null || true; CAAD_PID=
 irq100_is 0 || fail "expected the change to survive kill -9"
 [ -s "$TMP/rt3/journal" ] || fail "no journal after kill -9"

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Which capability caad keeps to read its BPF maps, by kernel release and
+ * kernel.unprivileged_bpf_disabled. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <linux/capability.h>
+
+#include "caad/observe.h"
+
+static void test_bpf_read_capability(void **state)
+{
+	(void)state;
+	/* 5.19 and later: reading maps needs nothing, whatever the sysctl */
+	assert_int_equal(caad_bpf_read_capability("5.19.0", 2), 0);
+	assert_int_equal(caad_bpf_read_capability("6.1.0-27-amd64", 1), 0);
+	assert_int_equal(caad_bpf_read_capability("6.18.44-fc-v669", -1), 0);
+	assert_int_equal(caad_bpf_read_capability("10.0.0", 2), 0);
+	/* before it, with the sysctl set (or unknown): CAP_BPF from 5.8 */
+	assert_int_equal(caad_bpf_read_capability("5.15.0-91-generic", 2), CAP_BPF);
+	assert_int_equal(caad_bpf_read_capability("5.18.19", 1), CAP_BPF);
+	assert_int_equal(caad_bpf_read_capability("5.8.0", -1), CAP_BPF);
+	/* ... CAP_SYS_ADMIN before CAP_BPF existed */
+	assert_int_equal(caad_bpf_read_capability("5.7.19", 1), CAP_SYS_ADMIN);
+	assert_int_equal(caad_bpf_read_capability("4.19.0-26-amd64", 2), CAP_SYS_ADMIN);
+	/* the sysctl off: nothing, even on old kernels */
+	assert_int_equal(caad_bpf_read_capability("5.10.0", 0), 0);
+	assert_int_equal(caad_bpf_read_capability("4.19.0", 0), 0);
+	/* a release that does not parse counts as old */
+	assert_int_equal(caad_bpf_read_capability("weird", 1), CAP_BPF);
+	assert_int_equal(caad_bpf_read_capability(NULL, 1), CAP_BPF);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bpf_read_capability),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
