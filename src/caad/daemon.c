@@ -192,6 +192,35 @@ static void note_ntuple(struct daemon *d, const struct caad_inventory *inv)
 	}
 }
 
+/*
+ * An interface that left the inventory: down or no longer selected, its
+ * values stay and are restored at exit; renamed, they follow the new
+ * name; gone, or re-created as a new device (another ifindex), they went
+ * with it: nothing to restore there. With loaded false, one of the old
+ * inventory when the new one could not be loaded (a configured interface
+ * is missing): only a rename is followed; what is left of a vanished one
+ * (its IRQs) is restored at exit.
+ */
+static void iface_left(struct daemon *d, const struct caad_iface *old, bool loaded)
+{
+	char now[IF_NAMESIZE];
+	int r = caad_inventory_iface_fate(d->args->sysroot, old->name, old->ifindex, now);
+
+	if (r == CAAD_IFACE_STILL_THERE) {
+		if (loaded)
+			log_info("%s is no longer managed (down, or not selected): what caad changed there is restored "
+			         "at exit",
+			         old->name);
+	} else if (r == CAAD_IFACE_RENAMED) {
+		if (caad_actuator_rename_iface(d->actuator, old->name, now) > 0)
+			log_notice("%s (ifindex %d) is now %s: what caad changed there is restored under that name",
+			           old->name, old->ifindex, now);
+	} else if (r >= 0 && loaded && caad_actuator_forget_iface(d->actuator, old->name) > 0) {
+		log_notice("%s (ifindex %d) is gone or was re-created: caad forgets what it changed there", old->name,
+		           old->ifindex);
+	}
+}
+
 static int reload_inventory(struct daemon *d)
 {
 	struct caad_inventory *inv = NULL;
@@ -208,8 +237,14 @@ static int reload_inventory(struct daemon *d)
 	}
 	r = caad_inventory_load(d->args->sysroot, names, n_names, &inv);
 	caad_strv_free(auto_names);
-	if (r < 0)
-		return r; /* keep the old one; try again next scan */
+	if (r < 0) {
+		/* Keep the old one; try again next scan. A configured interface
+		 * that was renamed or went away meanwhile took caad's values
+		 * with it: the journal follows. */
+		for (size_t i = 0; d->inv && d->actuator && i < d->inv->n_ifaces; i++)
+			iface_left(d, &d->inv->ifaces[i], false);
+		return r;
+	}
 	(void)caad_inventory_locate(inv, d->topo);
 	note_ntuple(d, inv);
 	if (d->actuator)
@@ -221,30 +256,14 @@ static int reload_inventory(struct daemon *d)
 			if (rq->irq >= 0 && caad_actuator_irq_unmovable(d->actuator, rq->irq))
 				rq->irq_managed = true;
 		}
-	/* An interface that left the inventory: down or no longer selected,
-	 * its values stay and are restored at exit; renamed, they follow the
-	 * new name; gone, or re-created as a new device (another ifindex),
-	 * they went with it: nothing to restore there. */
 	for (size_t i = 0; d->inv && d->actuator && i < d->inv->n_ifaces; i++) {
 		const struct caad_iface *old = &d->inv->ifaces[i];
-		char now[IF_NAMESIZE];
 		bool same = false;
 
 		for (size_t j = 0; j < inv->n_ifaces; j++)
 			same = same || (streq(inv->ifaces[j].name, old->name) && inv->ifaces[j].ifindex == old->ifindex);
-		if (same)
-			continue;
-		r = caad_inventory_iface_fate(d->args->sysroot, old->name, old->ifindex, now);
-		if (r == CAAD_IFACE_STILL_THERE)
-			log_info("%s is no longer managed (down, or not selected): what caad changed there is restored "
-			         "at exit",
-			         old->name);
-		else if (r == CAAD_IFACE_RENAMED && caad_actuator_rename_iface(d->actuator, old->name, now) >= 0)
-			log_notice("%s (ifindex %d) is now %s: what caad changed there is restored under that name",
-			           old->name, old->ifindex, now);
-		else if (caad_actuator_forget_iface(d->actuator, old->name) > 0)
-			log_notice("%s (ifindex %d) is gone or was re-created: caad forgets what it changed there",
-			           old->name, old->ifindex);
+		if (!same)
+			iface_left(d, old, true);
 	}
 	caad_inventory_free(d->inv);
 	d->inv = inv;

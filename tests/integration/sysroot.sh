@@ -186,6 +186,25 @@ irq100_is 0-1 || fail "IRQ 100 not restored after its interface vanished"
 grep -q "gone, nothing to restore" "$TMP/caad6.log" || fail "the vanished rps_cpus was not reported as gone"
 info "vanished interface: reported once, IRQ restored, its queues reported gone"
 
+# 5b. the interface is renamed mid-run (same ifindex): what caad changed
+#     there is restored under the new name on exit.
+make_tree
+ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt8" \
+	>"$TMP/caad8.log" 2>&1 &
+CAAD_PID=$!
+start_flow 3
+wait_for 5 irq100_is 0 || { cat "$TMP/caad8.log"; fail "not steered before the interface was renamed"; }
+[ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" = 0 ] || fail "rx-0 RPS not turned off before the rename"
+mv "$R/sys/class/net/fk0" "$R/sys/class/net/fk9"
+wait_for 3 grep -q "fk0 (ifindex [0-9]*) is now fk9" "$TMP/caad8.log" ||
+	{ cat "$TMP/caad8.log"; fail "the rename was not followed"; }
+grep -q "/sys/class/net/fk9/queues/rx-0/rps_cpus" "$TMP/rt8/journal" || fail "the journal does not name fk9"
+wait "$CLI" || true
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
+irq100_is 0-1 || fail "IRQ 100 not restored after its interface was renamed"
+[ "$(cat "$R/sys/class/net/fk9/queues/rx-0/rps_cpus")" = 3 ] || fail "rx-0 rps_cpus not restored under fk9"
+info "renamed interface (fk0 -> fk9): journal followed, restored under the new name"
+
 # 6. a bad sysroot: clear error naming the interface, nothing written
 make_tree
 rm "$R/sys/class/net/fk0/ifindex"
