@@ -479,8 +479,12 @@ static int scan(struct daemon *d)
 
 		/* Placement=measure: a trial's turn or a verdict overrides the rules */
 		r = closed_loop_prepare(d, flows, n, t0 * 1000);
-		if (r < 0)
+		if (r < 0) {
+			/* no plan shown: the last one may name the interfaces of
+			 * an inventory read again since */
+			keep_scan(d, &flows, n, &plan);
 			return log_error_errno(r, "Closed loop failed: %m");
+		}
 		struct caad_policy policy = d->config.policy;
 
 		/* no more IRQs onto CPUs that ran out of vectors (RPS may go there) */
@@ -491,6 +495,7 @@ static int scan(struct daemon *d)
 		d->last_plan_usec = now_usec(CLOCK_MONOTONIC) - t0;
 		if (r < 0) {
 			d->errors++;
+			keep_scan(d, &flows, n, &plan); /* as above */
 			return log_error_errno(r, "Planning failed: %m");
 		}
 		log_decisions(d, flows, plan);
