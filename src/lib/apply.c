@@ -227,8 +227,9 @@ static bool label_of_iface(const char *label, const char *ifname)
 }
 
 /* Back-offs and refusals of the objects under a path prefix (an
- * interface's sysfs directory) go, and so does what dry-run announced. */
-static void forget_paths(struct caad_actuator *a, const char *sys)
+ * interface's sysfs directory) go, and so does what dry-run announced;
+ * with n entries changed, the journal is written again. Returns n. */
+static int forget_paths(struct caad_actuator *a, const char *sys, int n)
 {
 	size_t k = 0;
 
@@ -250,6 +251,12 @@ static void forget_paths(struct caad_actuator *a, const char *sys)
 	}
 	a->n_refusals = k;
 	planned_clear(a);
+	if (n > 0) {
+		int r = journal_write(a);
+		if (r < 0)
+			return r;
+	}
+	return n;
 }
 
 int caad_actuator_forget_iface(struct caad_actuator *a, const char *ifname)
@@ -272,13 +279,7 @@ int caad_actuator_forget_iface(struct caad_actuator *a, const char *ifname)
 	/* back-offs are by path: the interface's sysfs files */
 	if (asprintf(&sys, "/sys/class/net/%s/", ifname) < 0)
 		return -ENOMEM;
-	forget_paths(a, sys);
-	if (n > 0) {
-		int r = journal_write(a);
-		if (r < 0)
-			return r;
-	}
-	return n;
+	return forget_paths(a, sys, n);
 }
 
 
@@ -1586,11 +1587,5 @@ int caad_actuator_rename_iface(struct caad_actuator *a, const char *from, const 
 		e->label = label;
 		n++;
 	}
-	forget_paths(a, sys_from);
-	if (n > 0) {
-		int r = journal_write(a);
-		if (r < 0)
-			return r;
-	}
-	return n;
+	return forget_paths(a, sys_from, n);
 }
