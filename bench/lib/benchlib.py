@@ -998,7 +998,14 @@ def machine_info():
             model = line.split(':', 1)[1].strip()
     with open('/proc/loadavg') as f:
         load = f.read().split()[:3]
+    # the source as the bench starts (and builds), not as it ends
+    commit = subprocess.run(['git', '-C', REPO, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True)
+    dirty = subprocess.run(['git', '-C', REPO, 'status', '--porcelain', '--untracked-files=no'],
+                           capture_output=True, text=True)
+    source = (f'commit {commit.stdout.strip()}{" with uncommitted changes" if dirty.stdout.strip() else ""}'
+              if commit.returncode == 0 else None)
     return {
+        'source': source,
         'cpu_model': model,
         'nproc': os.cpu_count(),
         'online_cpus': format_cpulist(online_cpus()),
