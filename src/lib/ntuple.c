@@ -116,6 +116,10 @@ static int free_location(const char *ifname, uint32_t n_rules, uint32_t table_si
 	r = ethtool(ifname, all);
 	if (r < 0)
 		return r;
+	/* GRXCLSRLCNT may leave the table's size at 0 (ixgbe does): this
+	 * answer has it, as ethtool(8) reads it */
+	if (table_size == 0)
+		table_size = (uint32_t)all->data;
 	for (uint32_t loc = table_size; loc-- > 0;) {
 		bool used = false;
 
@@ -168,7 +172,9 @@ int caad_ntuple_get(const char *ifname, uint32_t loc, struct caad_ntuple_flow *r
 	r = ethtool(ifname, &get);
 	if (r < 0)
 		return r;
-	switch (get.fs.flow_type & ~(FLOW_EXT | FLOW_MAC_EXT | FLOW_RSS)) {
+	/* exactly caad's kind of rule: no VLAN/user-def or MAC extension, and
+	 * a queue, not an offset into an RSS context */
+	switch (get.fs.flow_type) {
 	case TCP_V4_FLOW:
 		f.family = AF_INET;
 		memcpy(f.raddr, &get.fs.h_u.tcp_ip4_spec.ip4src, 4);

@@ -1722,6 +1722,7 @@ static void test_rfs_refused(void **state)
 /* A NIC's rx classifier: NIC_SIZE locations, what caad asked of it. */
 static struct fake_nic {
 	bool ntuple_feature, loc_any, no_rxnfc;
+	bool size_in_all_only; /* GRXCLSRLCNT says 0 for the table's size (ixgbe) */
 	int insert_error;
 	bool used[NIC_SIZE];
 	struct ethtool_rx_flow_spec rules[NIC_SIZE];
@@ -1753,7 +1754,7 @@ static int fake_ethtool(void *userdata, const char *ifname, void *cmd)
 		if (nic.no_rxnfc)
 			return -EOPNOTSUPP;
 		rx->rule_cnt = nic_count();
-		rx->data = NIC_SIZE | (nic.loc_any ? RX_CLS_LOC_SPECIAL : 0);
+		rx->data = (nic.size_in_all_only ? 0 : NIC_SIZE) | (nic.loc_any ? RX_CLS_LOC_SPECIAL : 0);
 		return 0;
 	case ETHTOOL_GRXCLSRLALL:
 		for (unsigned i = 0; i < NIC_SIZE; i++)
@@ -1999,6 +2000,29 @@ static void test_ntuple_location(void **state)
 	assert_int_equal(nic.inserted[1].location, NIC_SIZE - 3);
 	assert_int_equal(caad_actuator_restore(a), 0);
 	assert_int_equal(nic_count(), 1);
+
+	/* the table's size only in GRXCLSRLALL's answer (ixgbe): the same */
+	nic.size_in_all_only = true;
+	nic.inserts = 0;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_int_equal(nic.inserted[0].location, NIC_SIZE - 2);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_int_equal(nic_count(), 1);
+
+	/* an operator's rule for the same 4-tuple and queue with a VLAN match
+	 * (FLOW_EXT), or into an RSS context, is not caad's to find (and
+	 * delete after a crash); the plain one is */
+	uint32_t loc = 99;
+	nic.used[0] = true;
+	caad_ntuple_spec(&s[0].rule, 1, 0, &nic.rules[0]);
+	nic.rules[0].flow_type |= FLOW_EXT;
+	assert_int_equal(caad_ntuple_find("vb", &s[0].rule, 1, &loc), -ENOENT);
+	nic.rules[0].flow_type = TCP_V4_FLOW | FLOW_RSS;
+	assert_int_equal(caad_ntuple_find("vb", &s[0].rule, 1, &loc), -ENOENT);
+	nic.rules[0].flow_type = TCP_V4_FLOW;
+	assert_int_equal(caad_ntuple_find("vb", &s[0].rule, 1, &loc), 0);
+	assert_int_equal(loc, 0);
+	nic.used[0] = false;
 }
 
 /* Refused (a full table): said once, not tried again while planned, until
