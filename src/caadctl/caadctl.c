@@ -4,6 +4,7 @@
  * system D-Bus) what it sees and does, and tell it what to do.
  * Exit status: 0 ok, 1 failure (caad not running, refused, failed), 2 usage.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <locale.h>
@@ -101,8 +102,13 @@ static int parse_options(struct ctl *c, int argc, char **argv)
 		case ':':
 			return ctl_usage_error(c, "option '%s' needs an argument", argv[optind - 1]);
 		default:
-			if (optopt)
+			/* a short option letter; a long option given a value it
+			 * does not take (--json=1) sets optopt to its code */
+			if (optopt > 0 && optopt < 128 && isalnum(optopt) && argv[optind - 1][1] != '-')
 				return ctl_usage_error(c, "unknown option '-%c'", optopt);
+			if (optopt && strncmp(argv[optind - 1], "--", 2) == 0 && strchr(argv[optind - 1], '='))
+				return ctl_usage_error(c, "option '%.*s' takes no value", (int)strcspn(argv[optind - 1], "="),
+				                       argv[optind - 1]);
 			return ctl_usage_error(c, "unknown option '%s'", argv[optind - 1]);
 		}
 	}

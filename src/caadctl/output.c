@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "caad/utf8.h"
 #include "caadctl.h"
 
 static int fail_v(struct ctl *c, int status, const char *fmt, va_list ap)
@@ -16,6 +17,8 @@ static int fail_v(struct ctl *c, int status, const char *fmt, va_list ap)
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (c->json) {
+		/* what the user typed may be any bytes; JSON is UTF-8 */
+		caad_utf8_sanitize(msg, true);
 		struct json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "error", json_object_new_string(msg));

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,11 +396,44 @@ int ctl_prom_parse(const char *text, struct ctl_prom **ret, char *err, size_t er
 	return 0;
 }
 
-/* A value as JSON: the number as written, or a string for NaN and the infinities (not JSON numbers). */
+/* Whether s is a JSON number as written: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)? */
+static bool json_number_text(const char *s)
+{
+	if (*s == '-')
+		s++;
+	if (*s == '0')
+		s++;
+	else if (*s >= '1' && *s <= '9')
+		while (isdigit((unsigned char)*s))
+			s++;
+	else
+		return false;
+	if (*s == '.') {
+		if (!isdigit((unsigned char)*++s))
+			return false;
+		while (isdigit((unsigned char)*s))
+			s++;
+	}
+	if (*s == 'e' || *s == 'E') {
+		if (*++s == '+' || *s == '-')
+			s++;
+		if (!isdigit((unsigned char)*s))
+			return false;
+		while (isdigit((unsigned char)*s))
+			s++;
+	}
+	return *s == '\0';
+}
+
+/* A value as JSON: the number as written when that is a JSON number
+ * (Prometheus also takes "+1", ".5", "007"), else as json-c writes the
+ * double; a string for NaN and the infinities (not JSON numbers). */
 static struct json_object *json_value(const struct ctl_prom_sample *s)
 {
 	if (isnan(s->v) || isinf(s->v))
 		return json_object_new_string(s->value);
+	if (!json_number_text(s->value))
+		return json_object_new_double(s->v);
 	return json_object_new_double_s(s->v, s->value);
 }
 

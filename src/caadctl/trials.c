@@ -43,7 +43,9 @@ static uint64_t count(struct json_object *o, const char *key)
 {
 	double v = number(o, key);
 
-	return v > 0 ? (uint64_t)v : 0;
+	if (!(v > 0)) /* NaN too */
+		return 0;
+	return v >= 0x1p64 ? UINT64_MAX : (uint64_t)v;
 }
 
 /* "0.871", or "-" for 0: not known. */
@@ -162,7 +164,9 @@ static int trials_table(struct ctl *c, struct json_object *trials)
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *t = json_object_array_get_idx(trials, i), *cands = get(t, "candidates");
 
-		for (size_t k = 0; cands && k < json_object_array_length(cands); k++)
+		if (!json_object_is_type(cands, json_type_array))
+			continue; /* not caad's shape: nothing to show */
+		for (size_t k = 0; k < json_object_array_length(cands); k++)
 			if (candidate_row(tb, t, json_object_array_get_idx(cands, k)) < 0)
 				return -ENOMEM;
 	}
@@ -219,8 +223,8 @@ int ctl_trials(struct ctl *c, const struct ctl_command *cmd)
 	if (r)
 		return r;
 	r = sd_bus_message_read(reply, "s", &json);
-	if (r < 0)
-		return ctl_fail(c, "GetTrials: unexpected reply from caad: %s", strerror(-r));
+	if (r <= 0) /* 0: a reply without its string */
+		return ctl_fail(c, "GetTrials: unexpected reply from caad: %s", strerror(r < 0 ? -r : EBADMSG));
 	doc = json_tokener_parse_verbose(json, &jerr);
 	trials = get(doc, "trials");
 	if (!doc || !json_object_is_type(trials, json_type_array))

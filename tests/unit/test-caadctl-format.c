@@ -139,6 +139,39 @@ static void test_prom_json(void **state)
 	                    "{\"name\":\"caad_q\",\"labels\":{\"interface\":\"eth0\",\"queue\":\"3\"},\"value\":\"+Inf\"}]}");
 }
 
+/* Prometheus numbers that are not JSON numbers ("+1", ".5", "007", "5.")
+ * come out as JSON numbers all the same. */
+static void test_prom_json_numbers(void **state)
+{
+	static const char text[] = "# HELP a A.\n# TYPE a gauge\n"
+	                           "a{k=\"0\"} +1\na{k=\"1\"} .5\na{k=\"2\"} 007\na{k=\"3\"} 5.\na{k=\"4\"} -0.25e-2\n";
+	_cleanup_(ctl_prom_freep) struct ctl_prom *p = NULL;
+	_cleanup_(ctl_json_putp) struct json_object *j = NULL, *back = NULL;
+	const char *out;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(ctl_prom_parse(text, &p, err, sizeof(err)), 0);
+	j = ctl_prom_to_json(p);
+	assert_non_null(j);
+	out = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
+	back = json_tokener_parse(out); /* strict enough to refuse +1 and .5 */
+	if (!back)
+		fail_msg("not JSON: %s", out);
+	struct json_object *samples = json_object_object_get(json_object_array_get_idx(back, 0), "samples");
+	const double want[] = { 1, 0.5, 7, 5, -0.0025 };
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		struct json_object *v = json_object_object_get(json_object_array_get_idx(samples, i), "value");
+		assert_true(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int));
+		assert_true(json_object_get_double(v) == want[i]);
+	}
+	assert_non_null(strstr(out, "\"value\":-0.25e-2")); /* a JSON number: kept as written */
+	assert_null(strstr(out, ":+1"));
+	assert_null(strstr(out, ":.5"));
+	assert_null(strstr(out, ":007"));
+	assert_null(strstr(out, ":5.}"));
+}
+
 /* Each text is refused, and the message names the line and the fault. */
 static void test_prom_bad(void **state)
 {
@@ -266,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_usec_int),
 		cmocka_unit_test(test_prom_good),
 		cmocka_unit_test(test_prom_json),
+		cmocka_unit_test(test_prom_json_numbers),
 		cmocka_unit_test(test_prom_bad),
 		cmocka_unit_test(test_caad_metrics_pass),
 		cmocka_unit_test(test_table_fit),
