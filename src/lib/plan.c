@@ -625,8 +625,26 @@ static bool window_fills_llc(const struct caad_topology *t, const struct consume
 	return true;
 }
 
+static inline void consumer_of_anchored(const struct caad_topology *t, const struct caad_flow *f, int prev_anchor,
+                                        struct consumer *ret);
+
 static inline void consumer_of(const struct caad_topology *t, const struct caad_flow *f, struct consumer *ret)
 {
+	consumer_of_anchored(t, f, -1, ret);
+}
+
+/*
+ * consumer_of(), where the previous plan chose its target for prev_anchor
+ * (-1 none): of two LLCs the window read in as often, that one's stays
+ * home. The latest scan's would flip the home, and the target with it
+ * (forced, past the dwell time), at every scan of a thread that hops
+ * between them.
+ */
+static inline void consumer_of_anchored(const struct caad_topology *t, const struct caad_flow *f, int prev_anchor,
+                                        struct consumer *ret)
+{
+	int prev_llc = cpu_known(t, prev_anchor) ? t->cpus[prev_anchor].llc : -1;
+
 	ret->n_scans = ret->n_cpus = ret->n_home = 0;
 	ret->home = -1;
 	if (!cpu_known(t, f->consumer_cpu))
@@ -646,7 +664,9 @@ static inline void consumer_of(const struct caad_topology *t, const struct caad_
 		unsigned count = scans_in_llc(t, ret, x);
 		bool seen = false;
 
-		if (count > ret->n_home) {
+		if (count > ret->n_home ||
+		    (count == ret->n_home && prev_llc >= 0 && t->cpus[x].llc == prev_llc &&
+		     t->cpus[ret->home].llc != prev_llc)) {
 			ret->home = x;
 			ret->n_home = count;
 		}
@@ -1291,8 +1311,12 @@ static void window_note(const struct planner *pl, const struct caad_flow *f, int
 	}
 	if (other == 0 || n < 0 || (size_t)n >= size)
 		return;
-	snprintf(buf + n, size - (size_t)n, "; planned for %s, where it read %s (%u of its last %u scans%s)",
-	         llc_name(pl, home, where, sizeof(where)), other < cs.n_home ? "most" : "last", cs.n_home, cs.n_scans,
+	/* a tie goes to the LLC its target was chosen for, else the latest */
+	const char *why = other < cs.n_home                                   ? "it read most"
+	                  : t->cpus[home].llc == t->cpus[f->consumer_cpu].llc ? "it read last"
+	                                                                      : "its target was chosen";
+	snprintf(buf + n, size - (size_t)n, "; planned for %s, where %s (%u of its last %u scans%s)",
+	         llc_name(pl, home, where, sizeof(where)), why, cs.n_home, cs.n_scans,
 	         other < cs.n_home ? "" : ", as many as elsewhere");
 }
 
@@ -1762,7 +1786,7 @@ static int ntuple_move(struct planner *pl, uint32_t k, unsigned from_slot)
 	pl->slots[is->base + (unsigned)free_q].owner = (int32_t)k;
 	d->ntuple = true;
 	d->queue = (int)ifc->rx[free_q].index;
-	snprintf(tail, sizeof(tail), "; moved by an ntuple rule from %s (steered to CPU %d for a faster flow) to rx-%u", from,
+	snprintf(tail, sizeof(tail), "; moved by an ntuple rule from %s (steered to CPU %d for the flow that owns it) to rx-%u", from,
 	         pl->plan->decisions[pl->slots[from_slot].owner].steer_cpu, ifc->rx[free_q].index);
 	return steer(pl, k, cpu, cpu == (pd ? pd->steer_cpu : -1) ? pd : NULL, what, tail, why.buf) < 0 ? -ENOMEM : 1;
 }
@@ -1868,7 +1892,7 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 		pl->ntuple_cands[pl->n_ntuple_cands++] = k; /* ntuple_moves() may move it */
 	if (!sl->conflict_reason)
 		sl->conflict_reason = arena_printf(pl->plan,
-		                                   "conflicted: %s is steered to CPU %d for a faster flow (%s%s%s, "
+		                                   "conflicted: %s is steered to CPU %d for the flow that owns it (%s%s%s, "
 		                                   "consumer on CPU %d), not a peer core of this flow's consumer",
 		                                   label, od->steer_cpu, name, name[0] ? ", " : "",
 		                                   fmt_rate(of->rate_bps, rate, sizeof(rate)), od->consumer_cpu);
@@ -2298,6 +2322,22 @@ const char *caad_plan_light_reason(const struct caad_flow *f, const struct caad_
 
 /* Heavy flow k (of this rate and id, the latest seen) becomes the fastest
  * of a group if it is faster than the fastest so far. */
+/*
+ * The rate a flow bids for its queue with (rule 6: the fastest owns it).
+ * The one that owned it in the previous plan bids a quarter more: two
+ * flows of about the same rate would otherwise take the queue from each
+ * other, and move its IRQ, at every scan their rates cross (rule 7).
+ */
+#define OWNER_MARGIN_DIV 4
+static inline uint64_t owner_rate(const struct caad_flow *f, const struct caad_decision *pd, int queue)
+{
+	uint64_t r = f->rate_bps;
+
+	if (pd && pd->steer_cpu >= 0 && !pd->shares_queue && pd->queue == queue && queue >= 0)
+		r = r + r / OWNER_MARGIN_DIV < r ? UINT64_MAX : r + r / OWNER_MARGIN_DIV;
+	return r;
+}
+
 static inline void offer(int32_t *best, struct key *best_key, uint32_t k, uint64_t rate, uint64_t id)
 {
 	if (*best < 0 || before_key(rate, id, best_key)) {
@@ -2386,7 +2426,7 @@ static int collect(struct planner *pl, size_t n_flows)
 
 		k = (uint32_t)plan->n_decisions++;
 		d = &plan->decisions[k];
-		consumer_of(t, f, &cs);
+		consumer_of_anchored(t, f, pd && pd->steer_cpu >= 0 ? pd->anchor_cpu : -1, &cs);
 		c = cs.home;
 		*d = (struct caad_decision){
 			.flow = (uint32_t)i,
@@ -2433,10 +2473,18 @@ static int collect(struct planner *pl, size_t n_flows)
 		}
 		if (pl->ntuple_on && ifc->ntuple && pl->prev)
 			ntuple_keep(pl, d, pl->hv[k].pd, &slot);
+		/* a queue with nothing caad may set (no movable IRQ, no RPS, no
+		 * NAPI kthread, or Mechanisms= allows none): a target would be
+		 * a decision without a setting */
+		if (slot < is->base + ifc->n_rx && !queue_steerable(pl, &ifc->rx[slot - is->base])) {
+			d->reason = "its rx queue has nothing caad may set: no movable IRQ, no RPS and no NAPI kthread "
+			            "(or Mechanisms= allows none of those there)";
+			continue;
+		}
 		struct slot_tally *ta = &pl->tally[slot];
 		pl->hv[k].slot = (int32_t)slot;
 		ta->n++; /* counted for group_members() */
-		offer(&ta->best, &ta->best_key, k, f->rate_bps, f->id);
+		offer(&ta->best, &ta->best_key, k, owner_rate(f, pd, d->queue), f->id);
 
 		/* Until it is placed or follows an owner, its texts are those of
 		 * its consumer CPU having no candidate: most flows of a host with

@@ -26,6 +26,7 @@
 #include "test-util.h"
 
 #define GBIT UINT64_C(1000000000)
+#define MBIT UINT64_C(1000000)
 
 #define ETH0_IFINDEX 2
 #define VETH_IFINDEX 7
@@ -98,6 +99,14 @@ static struct caad_flow make_flow(uint64_t id, int consumer_cpu, int ifindex, in
 
 	snprintf(f.comm, sizeof(f.comm), "iperf3-%u", (unsigned)id);
 	return f;
+}
+
+static void set_history(struct caad_flow *f, unsigned n, const int *h)
+{
+	assert_true(n <= CAAD_CONSUMER_HISTORY);
+	for (unsigned i = 0; i < n; i++)
+		f->consumer_history[i] = (uint16_t)h[i];
+	f->n_consumer_history = (uint8_t)n;
 }
 
 static struct caad_cpumask single(unsigned cpu)
@@ -1432,6 +1441,121 @@ static void test_hysteresis_within_llc(void **state)
 	assert_int_equal(p3->decisions[0].since_ns, NOW);
 }
 
+/* Rule 6 with rule 7: the flow that owns a queue keeps it while another
+ * is less than a quarter faster; rates that cross do not move the IRQ. */
+static void test_owner_keeps_queue(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL, *p3 = NULL, *fresh = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 4, 0);
+	/* on rx-1: a reads on CPU 2 (package 0), b on CPU 5 (package 1) */
+	struct caad_flow fl[] = { make_flow(10, 2, ETH0_IFINDEX, 1, 5100 * MBIT),
+		                  make_flow(11, 5, ETH0_IFINDEX, 1, 5000 * MBIT) };
+
+	p1 = compute(t, &f.inv, fl, 2, &policy);
+	int s = p1->decisions[0].steer_cpu;
+	assert_true(s >= 0);
+	assert_int_equal(t->cpus[s].package, 0);
+	assert_int_equal(p1->decisions[1].steer_cpu, -1);
+
+	/* the rates cross: a still owns rx-1, b is conflicted, nothing moves */
+	fl[0].rate_bps = 5000 * MBIT;
+	fl[1].rate_bps = 5100 * MBIT;
+	fresh = compute_at(t, &f.inv, fl, 2, &policy, NULL, NOW + 10000 * MSEC);
+	assert_true(fresh->decisions[1].steer_cpu >= 0); /* without a past: the faster */
+	p2 = compute_at(t, &f.inv, fl, 2, &policy, p1, NOW + 10000 * MSEC);
+	assert_int_equal(p2->decisions[0].steer_cpu, s);
+	assert_int_equal(p2->decisions[1].steer_cpu, -1);
+	assert_non_null(strstr(p2->decisions[1].reason, "conflicted: "));
+	assert_non_null(strstr(p2->decisions[1].reason, "for the flow that owns it (iperf3-10"));
+	struct caad_cpumask want = single((unsigned)s);
+	assert_mask_equal(&setting_of(p2, CAAD_SETTING_IRQ_AFFINITY, 0, 1)->cpus, &want);
+
+	/* a quarter faster and more: b takes the queue */
+	fl[1].rate_bps = 6300 * MBIT;
+	p3 = compute_at(t, &f.inv, fl, 2, &policy, p2, NOW + 20000 * MSEC);
+	assert_true(p3->decisions[1].steer_cpu >= 0);
+	assert_int_equal(t->cpus[p3->decisions[1].steer_cpu].package, 1);
+	assert_int_equal(p3->decisions[0].steer_cpu, -1);
+}
+
+/* A thread that reads as often in two LLCs keeps the home its target was
+ * chosen for: the latest scan's would flip it, and force a move, at every
+ * scan. */
+static void test_window_tie_keeps_anchor(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL, *p3 = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 1, 0);
+	/* latest on 5 (package 1), before on 2 (package 0): one scan each */
+	struct caad_flow fl = make_flow(1, 5, ETH0_IFINDEX, 0, 9 * GBIT);
+	set_history(&fl, 1, (const int[]){ 2 });
+	p1 = compute(t, &f.inv, &fl, 1, &policy);
+	int s = p1->decisions[0].steer_cpu;
+	assert_int_equal(p1->decisions[0].anchor_cpu, 5);
+	assert_int_equal(t->cpus[s].package, 1);
+
+	/* then latest on 2, before on 5: still one each; the target stays */
+	fl.consumer_cpu = 2;
+	set_history(&fl, 1, (const int[]){ 5 });
+	p2 = compute_at(t, &f.inv, &fl, 1, &policy, p1, NOW + 250 * MSEC);
+	assert_int_equal(p2->decisions[0].steer_cpu, s);
+	assert_int_equal(p2->decisions[0].consumer_cpu, 5);
+	assert_non_null(strstr(p2->decisions[0].reason, "where its target was chosen (1 of its last 2 scans, as many "
+	                                                "as elsewhere)"));
+	assert_int_equal(p2->n_forced, 0);
+	assert_int_equal(p2->n_moves, 0);
+
+	/* read most in package 0 now (2 of 3 scans): it follows, forced */
+	set_history(&fl, 2, (const int[]){ 5, 2 });
+	p3 = compute_at(t, &f.inv, &fl, 1, &policy, p2, NOW + 500 * MSEC);
+	assert_int_equal(p3->decisions[0].consumer_cpu, 2);
+	assert_int_equal(t->cpus[p3->decisions[0].steer_cpu].package, 0);
+}
+
+/* Rule 5: a queue with nothing caad may set gets no owner, and its flow no
+ * target without a setting. */
+static void test_unsteerable_queue(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL, *q = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 2, 0);
+	f.eth0[1].irq = -1;       /* no IRQ of its own ... */
+	f.eth0[1].has_rps = false; /* ... and rps_cpus unreadable (or no CONFIG_RPS) */
+	struct caad_flow fl[] = { make_flow(1, 2, ETH0_IFINDEX, 1, 9 * GBIT),
+		                  make_flow(2, 4, ETH0_IFINDEX, 0, 9 * GBIT) };
+
+	p = compute(t, &f.inv, fl, 2, &policy);
+	assert_int_equal(p->decisions[0].steer_cpu, -1);
+	assert_int_equal(p->decisions[0].relation, CAAD_RELATION_UNSTEERED);
+	assert_non_null(strstr(p->decisions[0].reason, "nothing caad may set"));
+	assert_true(p->decisions[1].steer_cpu >= 0); /* rx-0 is steered as ever */
+	for (size_t i = 0; i < p->n_settings; i++)
+		assert_int_equal(p->settings[i].queue, 0);
+
+	/* Mechanisms= without irq-affinity: rx-0's IRQ is no use either, RPS is */
+	policy.disabled_mechanisms = 1u << CAAD_SETTING_IRQ_AFFINITY;
+	q = compute(t, &f.inv, fl, 2, &policy);
+	assert_int_equal(q->decisions[0].steer_cpu, -1);
+	assert_true(q->decisions[1].steer_cpu >= 0);
+	assert_non_null(setting_of(q, CAAD_SETTING_RPS_CPUS, 0, 0));
+}
+
 /* An invalid target moves at once, whatever dwell time and bound. */
 static void test_hysteresis_forced(void **state)
 {
@@ -1745,14 +1869,6 @@ static void test_synthetic_layouts(void **state)
 /* ---- the consumer's window (rule 1) ------------------------------------ */
 
 /* The consumer read on h[0] at the scan before, h[1] before that, ... */
-static void set_history(struct caad_flow *f, unsigned n, const int *h)
-{
-	assert_true(n <= CAAD_CONSUMER_HISTORY);
-	for (unsigned i = 0; i < n; i++)
-		f->consumer_history[i] = (uint16_t)h[i];
-	f->n_consumer_history = (uint8_t)n;
-}
-
 /* A consumer hopping between CPUs 4 and 6 of one LLC gets a peer that is
  * neither, nor their siblings 16 and 18. Peers 0 and 2 are banned, so
  * without the window CPU 4 (the least loaded, lowest) would be chosen. */
@@ -1995,11 +2111,21 @@ static enum tier best_tier(const struct caad_topology *t, const struct caad_poli
  * into *cores; returns the CPU to plan for, the latest of the LLC with the
  * most scans (ties: the latest), or -1 when consumer_cpu is unknown.
  */
-static int window_of(const struct caad_topology *t, const struct caad_flow *f, struct caad_cpumask *window,
+/* The CPU the previous plan chose flow id's target for, -1 none. */
+static int prev_anchor(const struct caad_plan *prev, uint64_t id)
+{
+	const struct caad_decision *pd = prev ? caad_plan_find(prev, id) : NULL;
+
+	return pd && pd->steer_cpu >= 0 ? pd->anchor_cpu : -1;
+}
+
+static int window_of(const struct caad_topology *t, const struct caad_flow *f, int anchor, struct caad_cpumask *window,
                      struct caad_cpumask *cores)
 {
 	int scans[1 + CAAD_CONSUMER_HISTORY], home = -1;
 	unsigned n = 0, best = 0;
+	/* a tie goes to the LLC of the CPU the previous target was chosen for */
+	int anchor_llc = anchor >= 0 && (unsigned)anchor < t->n_cpus && t->cpus[anchor].present ? t->cpus[anchor].llc : -1;
 
 	caad_cpumask_zero(window);
 	caad_cpumask_zero(cores);
@@ -2014,7 +2140,8 @@ static int window_of(const struct caad_topology *t, const struct caad_flow *f, s
 
 		for (unsigned j = 0; j < n; j++)
 			count += t->cpus[scans[j]].llc == t->cpus[scans[i]].llc;
-		if (count > best) {
+		if (count > best || (count == best && anchor_llc >= 0 && t->cpus[scans[i]].llc == anchor_llc &&
+		                     t->cpus[home].llc != anchor_llc)) {
 			best = count;
 			home = scans[i];
 		}
@@ -2056,7 +2183,7 @@ static bool target_must_change(const struct caad_topology *t, const struct caad_
 	if (rel == CAAD_RELATION_SAME_CORE || (rel == CAAD_RELATION_SMT_SIBLING && !policy->allow_smt_sibling) ||
 	    (rel == CAAD_RELATION_OTHER_PACKAGE && !policy->allow_other_package))
 		return true;
-	window_of(t, f, &window, &window_cores);
+	window_of(t, f, pd->anchor_cpu, &window, &window_cores);
 	if (caad_cpumask_test(&window, (unsigned)s0) ||
 	    (rel != CAAD_RELATION_SMT_SIBLING && caad_cpumask_test(&window_cores, (unsigned)s0)))
 		return true;
@@ -2096,7 +2223,8 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 	caad_cpumask_zero(&consumer_cpus);
 	for (size_t k = 0; k < p->n_decisions; k++) {
 		struct caad_cpumask window, cores;
-		int home = window_of(t, &fl[p->decisions[k].flow], &window, &cores);
+		int home = window_of(t, &fl[p->decisions[k].flow], prev_anchor(prev, fl[p->decisions[k].flow].id), &window,
+		                     &cores);
 
 		assert_int_equal(p->decisions[k].consumer_cpu, home);
 		caad_cpumask_or(&consumer_cores, &consumer_cores, &cores);
@@ -2131,7 +2259,7 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 
 		unsigned s = (unsigned)d->steer_cpu, c = (unsigned)d->consumer_cpu;
 		struct caad_cpumask window, window_cores;
-		window_of(t, f, &window, &window_cores);
+		window_of(t, f, prev_anchor(prev, f->id), &window, &window_cores);
 		/* never a CPU of its consumer's window, nor one of their cores
 		 * (but for the planned-for CPU's SMT sibling, when allowed) */
 		if (caad_cpumask_test(&window, s))
@@ -3268,6 +3396,9 @@ int main(void)
 		cmocka_unit_test(test_age_and_rate_band),
 		cmocka_unit_test(test_hysteresis_within_llc),
 		cmocka_unit_test(test_hysteresis_forced),
+		cmocka_unit_test(test_owner_keeps_queue),
+		cmocka_unit_test(test_window_tie_keeps_anchor),
+		cmocka_unit_test(test_unsteerable_queue),
 		cmocka_unit_test(test_dwell),
 		cmocka_unit_test(test_moves_bound),
 		cmocka_unit_test(test_collision_with_consumer),
