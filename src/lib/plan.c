@@ -547,7 +547,8 @@ struct planner {
 		uint64_t rate; /* its flow's rate_bps, at hand */
 	} *members;                 /* heavy flows by slot (see slot.first), in flow order */
 	struct slot *slots;
-	struct slot_tally *tally;   /* collect()'s, per slot */
+	struct slot_tally *tally;
+	uint64_t *unsteerable;       /* per slot, a bit: a queue with nothing caad may set (queue_steerable()) */   /* collect()'s, per slot */
 	unsigned n_slots;
 	struct iface_state *ifs;
 	struct ifindex_pos {
@@ -865,6 +866,8 @@ static int build_tables(struct planner *pl)
 	return 0;
 }
 
+static bool queue_steerable(const struct planner *pl, const struct caad_queue *q);
+
 static int build_ifaces(struct planner *pl)
 {
 	const struct caad_topology *t = pl->topo;
@@ -933,12 +936,19 @@ static int build_ifaces(struct planner *pl)
 	pl->n_slots = base;
 	pl->slots = malloc((base ? base : 1) * sizeof(struct slot));
 	pl->tally = malloc((base ? base : 1) * sizeof(struct slot_tally));
-	if (!pl->slots || !pl->tally)
+	/* a bit a slot, looked at for every heavy flow: 512 bytes for 4096
+	 * queues, where the queues themselves are 6 MB */
+	pl->unsteerable = calloc(base / 64 + 1, sizeof(uint64_t));
+	if (!pl->slots || !pl->tally || !pl->unsteerable)
 		return -ENOMEM;
 	for (size_t i = 0; i < pl->inv->n_ifaces; i++)
 		for (unsigned q = 0; q <= pl->inv->ifaces[i].n_rx; q++) {
-			pl->slots[pl->ifs[i].base + q] = (struct slot){ .best = -1, .owner = -1, .iface = (int)i };
-			pl->tally[pl->ifs[i].base + q] = (struct slot_tally){ .best = -1 };
+			unsigned slot = pl->ifs[i].base + q;
+
+			pl->slots[slot] = (struct slot){ .best = -1, .owner = -1, .iface = (int)i };
+			pl->tally[slot] = (struct slot_tally){ .best = -1 };
+			if (q < pl->inv->ifaces[i].n_rx && !queue_steerable(pl, &pl->inv->ifaces[i].rx[q]))
+				pl->unsteerable[slot / 64] |= UINT64_C(1) << (slot % 64);
 		}
 	return 0;
 }
@@ -947,6 +957,7 @@ static void planner_done(struct planner *pl)
 {
 	free(pl->pu_start);
 	free(pl->pus);
+	free(pl->unsteerable);
 	free(pl->core_load);
 	free(pl->core_first);
 	free(pl->core_state);
@@ -2476,7 +2487,7 @@ static int collect(struct planner *pl, size_t n_flows)
 		/* a queue with nothing caad may set (no movable IRQ, no RPS, no
 		 * NAPI kthread, or Mechanisms= allows none): a target would be
 		 * a decision without a setting */
-		if (slot < is->base + ifc->n_rx && !queue_steerable(pl, &ifc->rx[slot - is->base])) {
+		if (pl->unsteerable[slot / 64] & (UINT64_C(1) << (slot % 64))) {
 			d->reason = "its rx queue has nothing caad may set: no movable IRQ, no RPS and no NAPI kthread "
 			            "(or Mechanisms= allows none of those there)";
 			continue;
