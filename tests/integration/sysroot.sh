@@ -103,14 +103,22 @@ grep -q "No interface configured: managing fk0 " "$TMP/caad2.log" || fail "fk0 w
 [ ! -e "$TMP/rt2/journal" ] || fail "--dry-run wrote a journal"
 info "auto-selected fk0; dry run wrote nothing"
 
-# 3. kill -9 leaves the changes; "caad --restore" puts back the originals.
+# 3. kill -9 leaves the changes, and caad's bans in irqbalance; "caad
+#    --restore" puts back the originals and irqbalance's own list.
 make_tree
 before=$(snapshot)
+mkdir -p "$R/run/irqbalance"
+python3 "$(dirname "$0")/fake-irqbalance.py" "$R/run/irqbalance/irqbalance4243.sock" "$TMP/irqb" 5 &
+IRQB=$!
+wait_for 5 test -S "$R/run/irqbalance/irqbalance4243.sock" || fail "fake irqbalance did not start"
 ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt3" \
 	>"$TMP/caad3.log" 2>&1 &
 CAAD_PID=$!
 start_flow 3
 wait_for 5 irq100_is 0 || { cat "$TMP/caad3.log"; fail "not steered before kill -9"; }
+banned_has_100() { grep -qw 100 "$TMP/irqb"; }
+wait_for 3 banned_has_100 || fail "irqbalance's banned list is \"$(cat "$TMP/irqb")\", wanted IRQ 100 in it"
+[ "$(cut -f2 "$TMP/rt3/irqbalance")" = 5 ] || fail "irqbalance's own list not journaled: $(cat "$TMP/rt3/irqbalance")"
 # a --restore while caad runs would put the values back under it: refused
 if "$CAAD" --restore --runtime-dir "$TMP/rt3" >"$TMP/restore-live.log" 2>&1; then
 	fail "caad --restore ran beside a caad with the same runtime directory"
@@ -123,10 +131,14 @@ kill -KILL "$CAAD_PID"; wait "$CAAD_PID" 2>/dev/null || true; CAAD_PID=
 irq100_is 0 || fail "expected the change to survive kill -9"
 [ -s "$TMP/rt3/journal" ] || fail "no journal after kill -9"
 wait "$CLI" || true
+banned_has_100 || fail "caad's bans did not survive kill -9: \"$(cat "$TMP/irqb")\""
 "$CAAD" --restore --runtime-dir "$TMP/rt3" >"$TMP/restore.log" 2>&1 || { cat "$TMP/restore.log"; fail "caad --restore failed"; }
 [ "$(snapshot)" = "$before" ] || fail "the tree differs from the original after --restore"
 [ ! -e "$TMP/rt3/journal" ] || fail "journal still there after --restore"
-info "kill -9 then --restore: tree byte-for-byte original"
+banned_is 5 || fail "irqbalance's banned list is \"$(cat "$TMP/irqb")\" after --restore, wanted its own \"5\""
+[ ! -e "$TMP/rt3/irqbalance" ] || fail "irqbalance journal still there after --restore"
+kill "$IRQB"; wait "$IRQB" 2>/dev/null || true
+info "kill -9 then --restore: tree byte-for-byte original, irqbalance's own list (5) back"
 
 # 4. --topology: plan for a dual-socket hwloc XML (24em64t-2n6c2t-pci.xml:
 #    package 0 = even CPUs, package 1 = odd, SMT siblings n and n+12). The
