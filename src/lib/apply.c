@@ -282,7 +282,6 @@ int caad_actuator_forget_iface(struct caad_actuator *a, const char *ifname)
 	return forget_paths(a, sys, n);
 }
 
-
 void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec)
 {
 	a->backoff_sec = sec;
