@@ -86,6 +86,23 @@ int ctl_call(struct ctl *c, const char *method, sd_bus_message **reply, const ch
 	return r;
 }
 
+int ctl_call_string(struct ctl *c, const char *method, sd_bus_message **reply, const char **ret, const char *types,
+                    ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, types);
+	r = call_v(c, BUS_INTERFACE, method, reply, types, ap);
+	va_end(ap);
+	if (r)
+		return r;
+	r = sd_bus_message_read(*reply, "s", ret);
+	if (r <= 0) /* 0: a reply without its string */
+		return ctl_fail(c, "%s: unexpected reply from caad: %s", method, strerror(r < 0 ? -r : EBADMSG));
+	return 0;
+}
+
 static int properties(struct ctl *c, sd_bus_message **reply, ...)
 {
 	va_list ap;

@@ -182,6 +182,10 @@ int ctl_bus(struct ctl *c);
 /* Call org.caad1.Manager.method; on failure report and return the exit
  * status (> 0). */
 int ctl_call(struct ctl *c, const char *method, sd_bus_message **reply, const char *types, ...);
+/* The same for a method that returns one string: *ret lives as long as
+ * *reply. A reply without it is reported too. */
+int ctl_call_string(struct ctl *c, const char *method, sd_bus_message **reply, const char **ret, const char *types,
+                    ...);
 
 /* The Manager's properties (GetAll). Strings live as long as reply. */
 struct ctl_status {

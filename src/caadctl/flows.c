@@ -147,12 +147,9 @@ int ctl_explain(struct ctl *c, const struct ctl_command *cmd)
 	const char *text;
 	int r;
 
-	r = ctl_call(c, "Explain", &reply, "s", cmd->arg);
+	r = ctl_call_string(c, "Explain", &reply, &text, "s", cmd->arg);
 	if (r)
 		return r;
-	r = sd_bus_message_read(reply, "s", &text);
-	if (r <= 0) /* 0: a reply without its string */
-		return ctl_fail(c, "Explain: unexpected reply from caad: %s", strerror(r < 0 ? -r : EBADMSG));
 	if (c->json) {
 		struct json_object *o = json_object_new_object();
 

@@ -13,12 +13,9 @@ int ctl_metrics(struct ctl *c, const struct ctl_command *cmd)
 	char err[256];
 	int r;
 
-	r = ctl_call(c, "GetMetrics", &reply, NULL);
+	r = ctl_call_string(c, "GetMetrics", &reply, &text, NULL);
 	if (r)
 		return r;
-	r = sd_bus_message_read(reply, "s", &text);
-	if (r <= 0) /* 0: a reply without its string */
-		return ctl_fail(c, "GetMetrics: unexpected reply from caad: %s", strerror(r < 0 ? -r : EBADMSG));
 	if (!c->json) {
 		fputs(text, stdout);
 		return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;

@@ -363,12 +363,9 @@ static int daemon_json(struct ctl *c, struct json_object **ret)
 	const char *text;
 	int r;
 
-	r = ctl_call(c, "GetTopology", &reply, NULL);
+	r = ctl_call_string(c, "GetTopology", &reply, &text, NULL);
 	if (r)
 		return r;
-	r = sd_bus_message_read(reply, "s", &text);
-	if (r <= 0) /* 0: a reply without its string */
-		return ctl_fail(c, "GetTopology: unexpected reply from caad: %s", strerror(r < 0 ? -r : EBADMSG));
 	*ret = json_tokener_parse_verbose(text, &jerr);
 	if (!*ret || !json_object_is_type(*ret, json_type_object)) {
 		json_object_put(*ret);

@@ -219,12 +219,9 @@ int ctl_trials(struct ctl *c, const struct ctl_command *cmd)
 	size_t n_trials, n_verdicts;
 	int r;
 
-	r = ctl_call(c, "GetTrials", &reply, NULL);
+	r = ctl_call_string(c, "GetTrials", &reply, &json, NULL);
 	if (r)
 		return r;
-	r = sd_bus_message_read(reply, "s", &json);
-	if (r <= 0) /* 0: a reply without its string */
-		return ctl_fail(c, "GetTrials: unexpected reply from caad: %s", strerror(r < 0 ? -r : EBADMSG));
 	doc = json_tokener_parse_verbose(json, &jerr);
 	trials = get(doc, "trials");
 	if (!doc || !json_object_is_type(trials, json_type_array))
