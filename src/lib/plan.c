@@ -547,8 +547,8 @@ struct planner {
 		uint64_t rate; /* its flow's rate_bps, at hand */
 	} *members;                 /* heavy flows by slot (see slot.first), in flow order */
 	struct slot *slots;
-	struct slot_tally *tally;
-	uint64_t *unsteerable;       /* per slot, a bit: a queue with nothing caad may set (queue_steerable()) */   /* collect()'s, per slot */
+	struct slot_tally *tally;   /* collect()'s, per slot */
+	uint64_t *unsteerable;      /* per slot, a bit: a queue with nothing caad may set (queue_steerable()) */
 	unsigned n_slots;
 	struct iface_state *ifs;
 	struct ifindex_pos {
@@ -1700,7 +1700,6 @@ static const char *queue_label(const struct planner *pl, int iface, unsigned slo
 }
 
 static bool ntuple_flow_of(const struct caad_flow *f, struct caad_ntuple_flow *ret);
-static bool queue_steerable(const struct planner *pl, const struct caad_queue *q);
 
 /* Whether cpu, steered for another flow, serves flow k too: a peer core in
  * its consumer's LLC, and not a core its consumer read on lately. */
