@@ -56,52 +56,6 @@ const struct caad_iface *caad_inventory_find_ifindex(const struct caad_inventory
 	return NULL;
 }
 
-/* The ifindex in SYSROOT/sys/class/net/NAME/ifindex, or < 0. */
-static int ifindex_of(const char *sysroot, const char *name)
-{
-	_cleanup_free_ char *path = NULL;
-	char buf[32], *end;
-	long idx;
-
-	if (caad_path(&path, sysroot, "/sys/class/net/%s/ifindex", name) < 0)
-		return -ENOMEM;
-	if (caad_read_line(path, buf, sizeof(buf)) < 0)
-		return -ENOENT;
-	errno = 0;
-	idx = strtol(buf, &end, 10);
-	if (errno || end == buf || *end || idx <= 0 || idx > INT_MAX)
-		return -EINVAL;
-	return (int)idx;
-}
-
-int caad_inventory_iface_fate(const char *sysroot, const char *name, int ifindex, char ret_name[static IF_NAMESIZE])
-{
-	_cleanup_free_ char *dir = NULL;
-	struct dirent *de;
-	int r = CAAD_IFACE_GONE;
-	DIR *d;
-
-	if (ifindex <= 0)
-		return CAAD_IFACE_GONE;
-	if (ifindex_of(sysroot, name) == ifindex) {
-		snprintf(ret_name, IF_NAMESIZE, "%s", name);
-		return CAAD_IFACE_STILL_THERE;
-	}
-	if (caad_path(&dir, sysroot, "/sys/class/net") < 0)
-		return -ENOMEM;
-	d = opendir(dir);
-	if (!d)
-		return CAAD_IFACE_GONE;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.' && strlen(de->d_name) < IF_NAMESIZE && ifindex_of(sysroot, de->d_name) == ifindex) {
-			snprintf(ret_name, IF_NAMESIZE, "%s", de->d_name);
-			r = CAAD_IFACE_RENAMED;
-			break;
-		}
-	closedir(d);
-	return r;
-}
-
 /* Parse a decimal number of at most max that ends at end (or at NUL). */
 static int parse_number(const char *s, const char *end, unsigned long max, unsigned *ret)
 {
@@ -132,6 +86,50 @@ static int parse_index(const char *s, const char *end, unsigned *ret)
 static int parse_irq(const char *s, const char *end, unsigned *ret)
 {
 	return parse_number(s, end, INT_MAX, ret);
+}
+
+/* The ifindex in SYSROOT/sys/class/net/NAME/ifindex, or < 0. */
+static int ifindex_of(const char *sysroot, const char *name)
+{
+	_cleanup_free_ char *path = NULL;
+	char buf[32];
+	unsigned idx;
+
+	if (caad_path(&path, sysroot, "/sys/class/net/%s/ifindex", name) < 0)
+		return -ENOMEM;
+	if (caad_read_line(path, buf, sizeof(buf)) < 0)
+		return -ENOENT;
+	if (parse_number(buf, NULL, INT_MAX, &idx) < 0 || idx == 0)
+		return -EINVAL;
+	return (int)idx;
+}
+
+int caad_inventory_iface_fate(const char *sysroot, const char *name, int ifindex, char ret_name[static IF_NAMESIZE])
+{
+	_cleanup_free_ char *dir = NULL;
+	struct dirent *de;
+	int r = CAAD_IFACE_GONE;
+	DIR *d;
+
+	if (ifindex <= 0)
+		return CAAD_IFACE_GONE;
+	if (ifindex_of(sysroot, name) == ifindex) {
+		snprintf(ret_name, IF_NAMESIZE, "%s", name);
+		return CAAD_IFACE_STILL_THERE;
+	}
+	if (caad_path(&dir, sysroot, "/sys/class/net") < 0)
+		return -ENOMEM;
+	d = opendir(dir);
+	if (!d)
+		return CAAD_IFACE_GONE;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && strlen(de->d_name) < IF_NAMESIZE && ifindex_of(sysroot, de->d_name) == ifindex) {
+			snprintf(ret_name, IF_NAMESIZE, "%s", de->d_name);
+			r = CAAD_IFACE_RENAMED;
+			break;
+		}
+	closedir(d);
+	return r;
 }
 
 static int cmp_unsigned(const void *a, const void *b)
