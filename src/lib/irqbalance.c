@@ -140,6 +140,26 @@ out:
 	return r;
 }
 
+/* Append IRQ number text (0..max, nothing else) to *irqs: -EINVAL when it
+ * is not one, -ENOMEM. */
+static int push_irq(int **irqs, size_t *n, const char *text, long max)
+{
+	char *end;
+	long irq;
+	int *m;
+
+	errno = 0;
+	irq = strtol(text, &end, 10);
+	if (errno || *end || end == text || irq < 0 || irq > max)
+		return -EINVAL;
+	m = reallocarray(*irqs, *n + 1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	*irqs = m;
+	(*irqs)[(*n)++] = (int)irq;
+	return 0;
+}
+
 int caad_irqbalance_get_banned(const char *socket_path, int **ret)
 {
 	_cleanup_free_ char *reply = NULL;
@@ -156,8 +176,7 @@ int caad_irqbalance_get_banned(const char *socket_path, int **ret)
 		                         socket_path, reply);
 	/* "... IRQ <n> LOAD ... " per banned IRQ, until "BANNED <mask>" */
 	for (char *tok = strtok_r(reply, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-		char *num, *end;
-		long irq;
+		char *num;
 
 		if (streq(tok, "BANNED"))
 			break;
@@ -166,16 +185,12 @@ int caad_irqbalance_get_banned(const char *socket_path, int **ret)
 		num = strtok_r(NULL, " \n", &save);
 		if (!num)
 			break;
-		errno = 0;
-		irq = strtol(num, &end, 10);
-		if (errno || *end || irq < 0 || irq > 1 << 20)
+		r = push_irq(&irqs, &n, num, 1 << 20);
+		if (r == -EINVAL)
 			return log_warning_errno(EBADMSG, "irqbalance at %s: bad IRQ \"%s\" in its setup", socket_path,
 			                         num);
-		int *m = reallocarray(irqs, n + 1, sizeof(int));
-		if (!m)
-			return -ENOMEM;
-		irqs = m;
-		irqs[n++] = (int)irq;
+		if (r < 0)
+			return r;
 	}
 	*ret = TAKE_PTR(irqs);
 	return (int)n;
@@ -303,19 +318,12 @@ static int journal_parse(const char *journal, char *text, char **ret_socket, int
 	*tab = '\0';
 	if (!streq(tab + 1, "NONE"))
 		for (char *t = strtok_r(tab + 1, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-			char *end;
-			long irq;
-			int *m;
+			int r = push_irq(&irqs, &n, t, INT_MAX);
 
-			errno = 0;
-			irq = strtol(t, &end, 10);
-			if (errno || *end || end == t || irq < 0 || irq > INT_MAX)
+			if (r == -EINVAL)
 				return log_warning_errno(EBADMSG, "%s: bad IRQ \"%s\", ignored", journal, t);
-			m = reallocarray(irqs, n + 1, sizeof(*m));
-			if (!m)
-				return -ENOMEM;
-			irqs = m;
-			irqs[n++] = (int)irq;
+			if (r < 0)
+				return r;
 		}
 	*ret_socket = text;
 	*ret_irqs = TAKE_PTR(irqs);
