@@ -549,6 +549,7 @@ struct planner {
 	struct slot *slots;
 	struct slot_tally *tally;   /* collect()'s, per slot */
 	uint64_t *unsteerable;      /* per slot, a bit: a queue with nothing caad may set (queue_steerable()) */
+	uint64_t *irq_shared;       /* per slot, a bit: its IRQ serves another rx queue too (irq_movable()) */
 	unsigned n_slots;
 	struct iface_state *ifs;
 	struct ifindex_pos {
@@ -866,7 +867,49 @@ static int build_tables(struct planner *pl)
 	return 0;
 }
 
-static bool queue_steerable(const struct planner *pl, const struct caad_queue *q);
+static bool queue_steerable(const struct planner *pl, unsigned slot, const struct caad_queue *q);
+
+static int cmp_irq_slot(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return (*x > *y) - (*x < *y);
+}
+
+/*
+ * An IRQ that serves several rx queues (a driver with fewer vectors than
+ * queues, or queues of one NAPI) cannot follow two targets: it is no
+ * queue's movable IRQ, and those queues get RPS (rule 5) as a managed
+ * one's do. Marked by sorting (IRQ, slot) pairs: 4096 queues, a few
+ * microseconds.
+ */
+static int mark_shared_irqs(struct planner *pl)
+{
+	uint64_t *pairs;
+	size_t n = 0;
+
+	for (size_t i = 0; i < pl->inv->n_ifaces; i++)
+		n += pl->inv->ifaces[i].n_rx;
+	pairs = malloc((n ? n : 1) * sizeof(*pairs));
+	if (!pairs)
+		return -ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < pl->inv->n_ifaces; i++)
+		for (unsigned q = 0; q < pl->inv->ifaces[i].n_rx; q++)
+			if (pl->inv->ifaces[i].rx[q].irq >= 0)
+				pairs[n++] = (uint64_t)(unsigned)pl->inv->ifaces[i].rx[q].irq << 32 | (pl->ifs[i].base + q);
+	qsort(pairs, n, sizeof(*pairs), cmp_irq_slot);
+	for (size_t j = 0; j < n; j++) {
+		bool shared = (j > 0 && pairs[j - 1] >> 32 == pairs[j] >> 32) ||
+		              (j + 1 < n && pairs[j + 1] >> 32 == pairs[j] >> 32);
+		uint32_t slot = (uint32_t)pairs[j];
+
+		if (shared)
+			pl->irq_shared[slot / 64] |= UINT64_C(1) << (slot % 64);
+	}
+	free(pairs);
+	return 0;
+}
 
 static int build_ifaces(struct planner *pl)
 {
@@ -939,7 +982,8 @@ static int build_ifaces(struct planner *pl)
 	/* a bit a slot, looked at for every heavy flow: 512 bytes for 4096
 	 * queues, where the queues themselves are 6 MB */
 	pl->unsteerable = calloc(base / 64 + 1, sizeof(uint64_t));
-	if (!pl->slots || !pl->tally || !pl->unsteerable)
+	pl->irq_shared = calloc(base / 64 + 1, sizeof(uint64_t));
+	if (!pl->slots || !pl->tally || !pl->unsteerable || !pl->irq_shared || mark_shared_irqs(pl) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < pl->inv->n_ifaces; i++)
 		for (unsigned q = 0; q <= pl->inv->ifaces[i].n_rx; q++) {
@@ -947,7 +991,7 @@ static int build_ifaces(struct planner *pl)
 
 			pl->slots[slot] = (struct slot){ .best = -1, .owner = -1, .iface = (int)i };
 			pl->tally[slot] = (struct slot_tally){ .best = -1 };
-			if (q < pl->inv->ifaces[i].n_rx && !queue_steerable(pl, &pl->inv->ifaces[i].rx[q]))
+			if (q < pl->inv->ifaces[i].n_rx && !queue_steerable(pl, slot, &pl->inv->ifaces[i].rx[q]))
 				pl->unsteerable[slot / 64] |= UINT64_C(1) << (slot % 64);
 		}
 	return 0;
@@ -958,6 +1002,7 @@ static void planner_done(struct planner *pl)
 	free(pl->pu_start);
 	free(pl->pus);
 	free(pl->unsteerable);
+	free(pl->irq_shared);
 	free(pl->core_load);
 	free(pl->core_first);
 	free(pl->core_state);
@@ -1746,7 +1791,7 @@ static int ntuple_move(struct planner *pl, uint32_t k, unsigned from_slot)
 		if (is->base + q == from_slot)
 			continue;
 		if (sl->owner < 0) {
-			if (sl->best < 0 && free_q < 0 && queue_steerable(pl, &ifc->rx[q]))
+			if (sl->best < 0 && free_q < 0 && queue_steerable(pl, is->base + q, &ifc->rx[q]))
 				free_q = (int)q;
 			continue;
 		}
@@ -2100,9 +2145,17 @@ static unsigned rfs_settings(struct planner *pl, int iface, const struct caad_qu
 	return 0;
 }
 
+/* Whether caad may write queue q's IRQ affinity (slot: its slot): an IRQ
+ * of its own, not kernel-managed, and Mechanisms= allows it. */
+static bool irq_movable(const struct planner *pl, unsigned slot, const struct caad_queue *q)
+{
+	return q->irq >= 0 && !q->irq_managed && !(pl->irq_shared[slot / 64] & (UINT64_C(1) << (slot % 64))) &&
+	       !(pl->policy->disabled_mechanisms & (1u << CAAD_SETTING_IRQ_AFFINITY));
+}
+
 /* One mechanism per queue (see above), and RFS (see rfs_settings()). */
-static unsigned queue_settings(struct planner *pl, int iface, const struct caad_queue *q, pid_t kthread,
-                               const struct caad_decision *d)
+static unsigned queue_settings(struct planner *pl, int iface, unsigned slot, const struct caad_queue *q,
+                               pid_t kthread, const struct caad_decision *d)
 {
 	struct caad_cpumask m, none;
 	enum caad_setting_kind kind;
@@ -2113,8 +2166,7 @@ static unsigned queue_settings(struct planner *pl, int iface, const struct caad_
 
 	if (kthread > 0 && !(off & (1u << CAAD_SETTING_KTHREAD_AFFINITY)))
 		kind = CAAD_SETTING_KTHREAD_AFFINITY;
-	else if (q->irq >= 0 && !q->irq_managed && !(off & (1u << CAAD_SETTING_IRQ_AFFINITY)) &&
-	         !irq_banned(pl->policy, q, cpu))
+	else if (irq_movable(pl, slot, q) && !irq_banned(pl->policy, q, cpu))
 		kind = CAAD_SETTING_IRQ_AFFINITY;
 	else if (!(off & (1u << CAAD_SETTING_RPS_CPUS)))
 		kind = CAAD_SETTING_RPS_CPUS;
@@ -2140,12 +2192,11 @@ static unsigned queue_settings(struct planner *pl, int iface, const struct caad_
 
 /* Whether Mechanisms= allows anything on queue q (an ntuple rule moving a
  * flow there is of use only then). */
-static bool queue_steerable(const struct planner *pl, const struct caad_queue *q)
+static bool queue_steerable(const struct planner *pl, unsigned slot, const struct caad_queue *q)
 {
 	unsigned off = pl->policy->disabled_mechanisms;
 
-	return (q->napi_kthread > 0 && !(off & (1u << CAAD_SETTING_KTHREAD_AFFINITY))) ||
-	       (q->irq >= 0 && !q->irq_managed && !(off & (1u << CAAD_SETTING_IRQ_AFFINITY))) ||
+	return (q->napi_kthread > 0 && !(off & (1u << CAAD_SETTING_KTHREAD_AFFINITY))) || irq_movable(pl, slot, q) ||
 	       (q->has_rps && !(off & (1u << CAAD_SETTING_RPS_CPUS)));
 }
 
@@ -2262,7 +2313,8 @@ static size_t emit_settings(struct planner *pl)
 			if (o < 0)
 				continue; /* no heavy flow: left as it is */
 			d = &pl->plan->decisions[o];
-			n += queue_settings(pl, (int)i, &ifc->rx[q], queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]), d);
+			n += queue_settings(pl, (int)i, is->base + q, &ifc->rx[q],
+			                    queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]), d);
 		}
 	}
 	n += rfs_table_setting(pl);

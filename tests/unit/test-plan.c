@@ -175,6 +175,17 @@ static const struct caad_decision *decision_of(const struct caad_plan *p, size_t
 }
 
 /* The only setting of kind for (iface, queue), or NULL. */
+/* How many rx queues of inv fire IRQ irq. */
+static unsigned irq_users(const struct caad_inventory *inv, int irq)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < inv->n_ifaces; i++)
+		for (unsigned q = 0; q < inv->ifaces[i].n_rx; q++)
+			n += inv->ifaces[i].rx[q].irq == irq;
+	return n;
+}
+
 static const struct caad_setting *setting_of(const struct caad_plan *p, enum caad_setting_kind kind, int iface,
                                              unsigned queue)
 {
@@ -363,6 +374,38 @@ static void test_setting_kinds(void **state)
 		assert_int_equal(p->settings[0].queue, 2);
 		want = single((unsigned)p->decisions[0].steer_cpu);
 		assert_mask_equal(&p->settings[0].cpus, &want);
+	}
+
+	/* Two queues of one IRQ (fewer vectors than queues), each with a
+	 * heavy flow whose consumers want different places: the IRQ cannot
+	 * follow both, so it stays where it is and RPS steers each queue. */
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl[] = {
+			make_flow(1, 4, ETH0_IFINDEX, 0, 10 * GBIT),
+			make_flow(2, 16, ETH0_IFINDEX, 1, 9 * GBIT),
+		};
+
+		fake_inv_init(&f, 4, 1);
+		f.eth0[1].irq = f.eth0[0].irq;
+		p = compute(t, &f.inv, fl, ARRAY_SIZE(fl), &policy);
+		assert_int_equal(p->n_decisions, 2);
+		for (unsigned q = 0; q < 2; q++) {
+			const struct caad_setting *rps = setting_of(p, CAAD_SETTING_RPS_CPUS, 0, q);
+
+			assert_true(p->decisions[q].steer_cpu >= 0);
+			assert_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, q));
+			assert_non_null(rps);
+			want = single((unsigned)p->decisions[q].steer_cpu);
+			assert_mask_equal(&rps->cpus, &want);
+		}
+		/* the other queues keep an IRQ of their own */
+		f.eth0[1].irq = ETH0_FIRST_IRQ + 1;
+		fl[1].rx_queue = 2;
+		caad_plan_free(p);
+		p = compute(t, &f.inv, fl, ARRAY_SIZE(fl), &policy);
+		assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 0));
+		assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 2));
 	}
 
 	/* A movable IRQ without RPS (kernel without CONFIG_RPS): the IRQ only. */
@@ -2339,6 +2382,8 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 			assert_false(caad_cpumask_empty(&st->cpus));
 			assert_int_equal(st->irq, q->irq);
 			assert_false(q->irq_managed);
+			/* an IRQ of its own: one serving two queues cannot follow two targets */
+			assert_int_equal(irq_users(inv, q->irq), 1);
 			assert_int_equal(q->napi_kthread, 0);
 			assert_int_equal(st->pid, 0);
 			break;
@@ -2358,7 +2403,8 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 					                  p->settings[j].iface == st->iface && p->settings[j].queue == st->queue);
 				assert_true(other);
 			} else
-				assert_true(q->napi_kthread == 0 && (q->irq < 0 || q->irq_managed));
+				assert_true(q->napi_kthread == 0 &&
+				            (q->irq < 0 || q->irq_managed || irq_users(inv, q->irq) > 1));
 			break;
 		case CAAD_SETTING_RFS_FLOW_CNT:
 			/* on for a same-core target, off (0) where it was on for any other */
@@ -2477,6 +2523,8 @@ static void random_inventory(uint64_t *rng, const struct caad_topology *t, struc
 	fake_inv_init(f, 1 + rng_below(rng, 8), rng_below(rng, 3));
 	for (unsigned i = 0; i < f->ifaces[0].n_rx; i++) {
 		f->eth0[i].irq_managed = rng_below(rng, 5) == 0;
+		if (i > 0 && rng_below(rng, 6) == 0)
+			f->eth0[i].irq = f->eth0[0].irq; /* fewer vectors than queues */
 		f->eth0[i].has_rps = rng_below(rng, 6) != 0;
 		if (rng_below(rng, 8) == 0)
 			f->eth0[i].napi_kthread = 5000 + (pid_t)i;
