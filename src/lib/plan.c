@@ -1774,7 +1774,7 @@ static int ntuple_move(struct planner *pl, uint32_t k, unsigned from_slot)
 	const struct caad_decision *pd;
 	struct caad_ntuple_flow nf;
 	struct text why = {};
-	char from[64], tail[192], where[64], what[64];
+	char from[64], tail[192], where[64], what[64], note[256];
 	const char *hold_why;
 	int free_q = -1, cpu;
 	enum tier tier = TIER_LLC;
@@ -1798,11 +1798,12 @@ static int ntuple_move(struct planner *pl, uint32_t k, unsigned from_slot)
 		od = &pl->plan->decisions[sl->owner];
 		if (od->steer_cpu < 0 || !serves_too(pl, k, od->steer_cpu))
 			continue;
+		nic_note(pl, d, note, sizeof(note));
 		d->reason = arena_printf(pl->plan,
 		                         "moved by an ntuple rule from %s to rx-%u, whose CPU %d (steered for a faster "
-		                         "flow, consumer on CPU %d) is a peer core in this consumer's LLC too (%s)",
+		                         "flow, consumer on CPU %d) is a peer core in this consumer's LLC too (%s)%s",
 		                         from, ifc->rx[q].index, od->steer_cpu, od->consumer_cpu,
-		                         llc_name(pl, od->steer_cpu, where, sizeof(where)));
+		                         llc_name(pl, od->steer_cpu, where, sizeof(where)), note);
 		if (!d->reason)
 			return -ENOMEM;
 		d->considered = "";
@@ -1900,7 +1901,7 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 	struct slot *sl = &pl->slots[owner_slot];
 	const struct caad_decision *od;
 	const struct caad_flow *of;
-	char label[64], where[64], rate[32], name[48];
+	char label[64], where[64], rate[32], name[48], note[256];
 
 	if (sl->owner < 0) {
 		/* every consumer CPU of the queue was tried: this one has no candidate */
@@ -1919,12 +1920,17 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 	if (caad_topology_relation(pl->topo, (unsigned)d->consumer_cpu, (unsigned)od->steer_cpu) ==
 	        CAAD_RELATION_PEER_CORE_SAME_LLC &&
 	    !on_consumer_core(pl->topo, &pl->flows[d->flow], od->steer_cpu)) {
-		if (!sl->shared_reason)
+		/* made once per slot: every flow sharing it has its consumer in
+		 * the LLC of the queue's CPU, so on one package and one note */
+		if (!sl->shared_reason) {
+			nic_note(pl, d, note, sizeof(note));
 			sl->shared_reason = arena_printf(pl->plan,
 			                                 "shares %s with a faster flow (%s%sconsumer on CPU %d): its CPU "
-			                                 "%d is a peer core in this consumer's LLC too (%s)",
+			                                 "%d is a peer core in this consumer's LLC too (%s)%s",
 			                                 label, name, name[0] ? ", " : "", od->consumer_cpu,
-			                                 od->steer_cpu, llc_name(pl, od->steer_cpu, where, sizeof(where)));
+			                                 od->steer_cpu, llc_name(pl, od->steer_cpu, where, sizeof(where)),
+			                                 note);
+		}
 		if (!sl->shared_reason)
 			return -ENOMEM;
 		d->steer_cpu = od->steer_cpu;

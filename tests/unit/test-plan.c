@@ -1366,6 +1366,19 @@ static void test_nic_locality_note(void **state)
 		} else
 			assert_null(note);
 	}
+
+	/* a flow sharing its queue with a faster one is told so too */
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl[] = {
+			make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT),
+			make_flow(2, 2, ETH0_IFINDEX, 0, 5 * GBIT),
+		};
+
+		p = compute(t, &f.inv, fl, ARRAY_SIZE(fl), &policy);
+		assert_true(p->decisions[1].shares_queue);
+		assert_non_null(strstr(p->decisions[1].reason, "NIC is local to package 1, the consumer runs on package 0"));
+	}
 }
 
 /* Heavy = rate and age; a flow with a target stays heavy down to half the rate. */
