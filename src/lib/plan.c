@@ -375,6 +375,7 @@ struct slot {
 	int32_t best;    /* heavy index of the fastest flow in it, -1 */
 	int32_t owner;   /* heavy index of the placed owner, -1 */
 	uint32_t first, end; /* its flows: planner.members[first..end) */
+	uint64_t rate;   /* the sum of its heavy flows' rates */
 	struct key best_key;
 	const char *shared_reason, *conflict_reason;
 	int iface;       /* index into inventory->ifaces */
@@ -382,7 +383,7 @@ struct slot {
 
 /*
  * What collect() updates of a slot for every heavy flow, apart from the
- * rest of it: 24 bytes a slot instead of 56 keep the tallies of thousands
+ * rest of it: 32 bytes a slot instead of 64 keep the tallies of thousands
  * of queues in the L1/L2 cache while a million flows stream past (the
  * slots' lines missed once every few flows), and are copied into the
  * slots once collect() is done.
@@ -390,6 +391,7 @@ struct slot {
 struct slot_tally {
 	int32_t best;  /* slot.best */
 	uint32_t n;    /* its heavy flows */
+	uint64_t rate; /* slot.rate */
 	struct key best_key;
 };
 
@@ -1049,6 +1051,14 @@ static void add_load(struct planner *pl, int cpu, uint64_t rate)
 		*core = UINT64_MAX;
 }
 
+static void sub_load(struct planner *pl, int cpu, uint64_t rate)
+{
+	uint64_t *core = &pl->core_load[pl->topo->cpus[cpu].core];
+
+	pl->load[cpu] = pl->load[cpu] > rate ? pl->load[cpu] - rate : 0;
+	*core = *core > rate ? *core - rate : 0;
+}
+
 /* Spread over cores first, then over the threads of a core: the least
  * loaded core, its least loaded CPU, the lowest number. */
 static bool better(const struct planner *pl, int cpu, int best)
@@ -1556,6 +1566,35 @@ static int next_of_slot(struct planner *pl, unsigned s)
 	return best >= 0 ? push_cand(pl, (uint32_t)best, s) : 0;
 }
 
+/* A flow an ntuple rule moves off from_slot: its load leaves the CPU of
+ * that queue's owner (add_followers_load()), for to_cpu (-1: counted). */
+static void move_load(struct planner *pl, unsigned from_slot, int to_cpu, uint64_t rate)
+{
+	sub_load(pl, pl->plan->decisions[pl->slots[from_slot].owner].steer_cpu, rate);
+	if (to_cpu >= 0)
+		add_load(pl, to_cpu, rate);
+}
+
+/*
+ * Every heavy flow of a placed owner's queue is processed on its CPU, steered
+ * with it or conflicted, and counts for the owners placed after it (steer()
+ * counted the owner's own rate). An owner of unknown queue holds every
+ * queue of its interface, with all their flows.
+ */
+static void add_followers_load(struct planner *pl, const struct cand *cd)
+{
+	const struct caad_decision *d = &pl->plan->decisions[cd->k];
+	const struct iface_state *is = &pl->ifs[d->iface];
+	unsigned whole = is->base + pl->inv->ifaces[d->iface].n_rx;
+	uint64_t rate = 0, own = pl->flows[d->flow].rate_bps;
+
+	for (unsigned s = cd->slot == whole ? is->base : cd->slot; s <= cd->slot; s++)
+		if (__builtin_add_overflow(rate, pl->slots[s].rate, &rate))
+			rate = UINT64_MAX;
+	if (rate > own)
+		add_load(pl, d->steer_cpu, rate - own);
+}
+
 /* Place a round of slot owners: kept targets first (their load counts for
  * the others), then the rest fastest first. Failures queue the next flow
  * of their slot for the following round. */
@@ -1587,6 +1626,7 @@ static int run_rounds(struct planner *pl)
 					return r;
 				if (r > 0) {
 					pl->slots[cd->slot].owner = (int32_t)cd->k;
+					add_followers_load(pl, cd);
 					continue;
 				}
 				r = next_of_slot(pl, cd->slot);
@@ -1814,7 +1854,7 @@ static int ntuple_move(struct planner *pl, uint32_t k, unsigned from_slot)
 		d->anchor_cpu = d->consumer_cpu;
 		d->ntuple = true;
 		d->queue = (int)ifc->rx[q].index;
-		add_load(pl, od->steer_cpu, pl->flows[d->flow].rate_bps);
+		move_load(pl, from_slot, od->steer_cpu, pl->flows[d->flow].rate_bps);
 		return 1;
 	}
 	if (free_q < 0)
@@ -1844,7 +1884,10 @@ static int ntuple_move(struct planner *pl, uint32_t k, unsigned from_slot)
 	d->queue = (int)ifc->rx[free_q].index;
 	snprintf(tail, sizeof(tail), "; moved by an ntuple rule from %s (steered to CPU %d for the flow that owns it) to rx-%u", from,
 	         pl->plan->decisions[pl->slots[from_slot].owner].steer_cpu, ifc->rx[free_q].index);
-	return steer(pl, k, cpu, cpu == (pd ? pd->steer_cpu : -1) ? pd : NULL, what, tail, why.buf) < 0 ? -ENOMEM : 1;
+	if (steer(pl, k, cpu, cpu == (pd ? pd->steer_cpu : -1) ? pd : NULL, what, tail, why.buf) < 0)
+		return -ENOMEM;
+	move_load(pl, from_slot, -1, pl->flows[d->flow].rate_bps); /* steer() counted it on its new CPU */
+	return 1;
 }
 
 /*
@@ -1940,8 +1983,7 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 		d->anchor_cpu = d->consumer_cpu;
 		d->reason = sl->shared_reason;
 		d->considered = "";
-		add_load(pl, od->steer_cpu, pl->flows[d->flow].rate_bps);
-		return 0;
+		return 0; /* its load counted with its owner's (add_followers_load()) */
 	}
 	if (pl->fail_reason[d->consumer_cpu]) {
 		/* it could not have been steered anywhere anyway: say that */
@@ -2552,6 +2594,8 @@ static int collect(struct planner *pl, size_t n_flows)
 		struct slot_tally *ta = &pl->tally[slot];
 		pl->hv[k].slot = (int32_t)slot;
 		ta->n++; /* counted for group_members() */
+		if (__builtin_add_overflow(ta->rate, f->rate_bps, &ta->rate))
+			ta->rate = UINT64_MAX;
 		offer(&ta->best, &ta->best_key, k, owner_rate(f, pd, d->queue), f->id);
 
 		/* Until it is placed or follows an owner, its texts are those of
@@ -2569,6 +2613,7 @@ static int collect(struct planner *pl, size_t n_flows)
 		pl->slots[s].best = pl->tally[s].best;
 		pl->slots[s].best_key = pl->tally[s].best_key;
 		pl->slots[s].end = pl->tally[s].n;
+		pl->slots[s].rate = pl->tally[s].rate;
 	}
 	return 0;
 }

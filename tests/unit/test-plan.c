@@ -1185,6 +1185,29 @@ static void test_shared_queue(void **state)
 	/* the owner's settings only */
 	assert_int_equal(p->n_settings, 2);
 	assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 2));
+
+	/* All three are processed on the queue's CPU, steered with its owner
+	 * or conflicted: an owner placed after it sees their 17 Gbit/s there. */
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p2 = NULL;
+		struct caad_flow fl2[ARRAY_SIZE(fl) + 1];
+		char busy[64];
+
+		memcpy(fl2, fl, sizeof(fl));
+		fl2[3] = make_flow(4, 6, ETH0_IFINDEX, 1, 2 * GBIT);
+		p2 = compute(t, &f.inv, fl2, ARRAY_SIZE(fl2), &policy);
+		owner = decision_of(p2, 1);
+		assert_true(decision_of(p2, 3)->steer_cpu >= 0);
+		assert_int_not_equal(decision_of(p2, 3)->steer_cpu, owner->steer_cpu);
+		/* named by its core's least loaded CPU: the owner's CPU's SMT sibling */
+		int sibling = -1;
+		CAAD_CPUMASK_FOREACH(cpu, &t->cores[t->cpus[owner->steer_cpu].core].cpus)
+			if (cpu != owner->steer_cpu)
+				sibling = cpu;
+		snprintf(busy, sizeof(busy), "%d busier (17.0 Gbit/s steered to its core)", sibling);
+		if (!strstr(decision_of(p2, 3)->considered, busy))
+			fail_msg("want \"%s\" in: %s", busy, decision_of(p2, 3)->considered);
+	}
 }
 
 /* The owner of a queue cannot be placed: the next flow of the queue gets it. */
