@@ -274,6 +274,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 __u64 watch_in_ns = 0;    /* ktime when it was last switched in, 0: not running */
 __u64 watch_in_sum = 0;   /* its sum_exec_runtime then */
 __u64 watch_total_ns = 0; /* its on-CPU time since watch_tid was set */
+__u64 watch_start_ns = 0; /* ktime when user space set watch_tid */
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(caad_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
@@ -288,10 +289,22 @@ int BPF_PROG(caad_sched_switch, bool preempt, struct task_struct *prev, struct t
 		if (sum > watch_in_sum)
 			__sync_fetch_and_add(&watch_total_ns, sum - watch_in_sum);
 		watch_in_ns = 0;
+	} else if (prev->pid == tid && watch_start_ns) {
+		/* On CPU already when the watch began, switched out for the
+		 * first time since: this stretch's run time (since it was
+		 * picked, prev_sum_exec_runtime), but none of it before the
+		 * watch began. A thread that never leaves its CPU would
+		 * otherwise count nothing at all. */
+		__u64 stretch = prev->se.sum_exec_runtime - prev->se.prev_sum_exec_runtime;
+		__u64 now = bpf_ktime_get_ns(), since = now > watch_start_ns ? now - watch_start_ns : 0;
+
+		__sync_fetch_and_add(&watch_total_ns, stretch < since ? stretch : since);
+		watch_start_ns = 0;
 	}
 	if (next->pid == tid) {
 		watch_in_sum = next->se.sum_exec_runtime;
 		watch_in_ns = bpf_ktime_get_ns();
+		watch_start_ns = 0; /* its stretches are known from here on */
 	}
 	return 0;
 }

@@ -432,7 +432,9 @@ void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid)
 	o->skel->bss->watch_in_sum = 0;
 	o->skel->bss->watch_total_ns = 0;
 	o->thread_ns_last = 0;
-	o->skel->bss->watch_tid = tid;
+	/* CLOCK_MONOTONIC is the BPF program's ktime */
+	o->skel->bss->watch_start_ns = tid ? now_ns() : 0;
+	__atomic_store_n(&o->skel->bss->watch_tid, tid, __ATOMIC_RELEASE);
 }
 
 uint64_t caad_observer_thread_ns(struct caad_observer *o)

@@ -1015,6 +1015,58 @@ static void *spin(void *arg)
 	return NULL;
 }
 
+struct runner {
+	volatile pid_t tid;
+	volatile bool watched;
+	uint64_t cpu_ns; /* its own CPU time from seeing the watch to sleeping */
+};
+
+/* Spin until the watch is on, then 200 ms of CPU more, then sleep. */
+static void *run_on(void *arg)
+{
+	struct runner *s = arg;
+	uint64_t t0;
+
+	s->tid = gettid();
+	while (!s->watched)
+		;
+	t0 = thread_cpu_now();
+	while (thread_cpu_now() - t0 < 200000000ull)
+		;
+	s->cpu_ns = thread_cpu_now() - t0;
+	usleep(100000);
+	return NULL;
+}
+
+/* A thread on CPU when the watch begins: its time from then on counts at
+ * its first switch-out (none of it had been seen switching in), and none
+ * of its time before the watch. */
+static void test_thread_time_running_at_start(void **state)
+{
+	struct caad_observer *o = *state;
+	struct runner s = {};
+	pthread_t t;
+	uint64_t got;
+
+	REQUIRE_ROOT();
+
+	assert_int_equal(pthread_create(&t, NULL, run_on, &s), 0);
+	while (!s.tid)
+		usleep(1000);
+	usleep(300000); /* 300 ms on CPU before the watch */
+	caad_observer_watch_thread(o, (uint32_t)s.tid);
+	s.watched = true;
+	assert_int_equal(pthread_join(t, NULL), 0);
+	usleep(50000);
+	got = caad_observer_thread_ns(o);
+	print_message("thread on CPU at the watch's start: %.1f ms by sched_switch, %.1f ms by its own clock\n",
+	              got / 1e6, s.cpu_ns / 1e6);
+	assert_true(got >= s.cpu_ns * 95 / 100);
+	/* not the 300 ms before the watch */
+	assert_true(got <= s.cpu_ns + 50000000ull);
+	caad_observer_watch_thread(o, 0);
+}
+
 /* The watched thread's on-CPU time from sched_switch matches the
  * kernel's own account of it; an unwatched thread adds nothing; NET_RX
  * softirq time is counted while a thread is watched, and only then. */
@@ -1046,8 +1098,8 @@ static void test_thread_time_and_net_rx(void **state)
 	/* the watch began before the spinning, so it saw that, and no more
 	 * than the thread's whole life: the same scheduler clock as the
 	 * thread's own, so steal does not widen the gap. The 20 ms above is
-	 * the usleep polling before the spin; below, a slice it was already
-	 * on CPU for when the watch began is not seen (2 ms with CPU hogs). */
+	 * the usleep polling before the spin; below, 5% for the scheduler's
+	 * and the thread's clocks read at different moments. */
 	assert_true(got >= s.cpu_ns * 95 / 100);
 	assert_true(got <= s.cpu_ns + 20000000ull);
 	/* after it ended, nothing more accrues */
@@ -1090,6 +1142,7 @@ int main(void)
 		cmocka_unit_test(test_events_lost),
 		cmocka_unit_test_setup_teardown(test_consumer_left, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_thread_time_and_net_rx, setup_observer, teardown_observer),
+		cmocka_unit_test_setup_teardown(test_thread_time_running_at_start, setup_observer, teardown_observer),
 	};
 	cpu_set_t set;
 	int r;
