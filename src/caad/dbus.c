@@ -129,7 +129,12 @@ static int check_root(sd_bus_message *m, const char *method, sd_bus_error *error
 	pid_t pid = 0;
 	int r;
 
-	r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID | SD_BUS_CREDS_AUGMENT, &creds);
+	/* From the bus (the broker's SO_PEERCRED of the caller), never
+	 * augmented from /proc/PID: a PID read there may be reused by another
+	 * process by then (sd_bus_query_sender_creds(3)) */
+	r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID, &creds);
+	if (r >= 0 && (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID))
+		r = -EPERM;
 	if (r >= 0)
 		r = sd_bus_creds_get_euid(creds, &euid);
 	if (r < 0)
