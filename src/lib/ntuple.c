@@ -139,13 +139,19 @@ int caad_ntuple_insert(const char *ifname, const struct caad_ntuple_flow *flow, 
 	uint32_t loc = RX_CLS_LOC_ANY;
 	int r;
 
-	r = ethtool(ifname, &cnt);
-	if (r < 0)
-		return r;
-	if (!(cnt.data & RX_CLS_LOC_SPECIAL)) {
-		r = free_location(ifname, cnt.rule_cnt, (uint32_t)cnt.data, &loc);
+	/* a rule added between the count and the list (EMSGSIZE): count again */
+	for (int tries = 0;; tries++) {
+		r = ethtool(ifname, &cnt);
 		if (r < 0)
 			return r;
+		if (cnt.data & RX_CLS_LOC_SPECIAL)
+			break;
+		r = free_location(ifname, cnt.rule_cnt, (uint32_t)cnt.data, &loc);
+		if (r >= 0)
+			break;
+		if (r != -EMSGSIZE || tries == 2)
+			return r;
+		cnt = (struct ethtool_rxnfc){ .cmd = ETHTOOL_GRXCLSRLCNT };
 	}
 	caad_ntuple_spec(flow, queue, loc, &ins.fs);
 	r = ethtool(ifname, &ins);
