@@ -399,6 +399,7 @@ struct iface_state {
 	enum iface_mode mode;
 	unsigned base;        /* first slot; slot base + n_rx is "every queue" */
 	int32_t queue_best;   /* fastest of the queue slots' best, -1 */
+	bool queues_started;  /* the queue slots' flows have had their turn */
 	int *qpos;            /* rx queue index -> position in rx[], -1 */
 	unsigned n_qpos;
 	bool *nic_package;    /* per package: holds CPUs local to the NIC */
@@ -1547,7 +1548,7 @@ static bool tried(const struct planner *pl, uint32_t k)
  * fails only when its consumer CPU has none (find_hopeless()), so this one
  * will not: a slot is scanned once, O(flows on it).
  */
-static int next_of_slot(struct planner *pl, unsigned s)
+static int32_t next_member(struct planner *pl, unsigned s)
 {
 	const struct slot *sl = &pl->slots[s];
 	int32_t best = -1;
@@ -1563,7 +1564,32 @@ static int next_of_slot(struct planner *pl, unsigned s)
 			best_rate = m->rate;
 		}
 	}
+	return best;
+}
+
+static int next_of_slot(struct planner *pl, unsigned s)
+{
+	int32_t best = next_member(pl, s);
+
 	return best >= 0 ? push_cand(pl, (uint32_t)best, s) : 0;
+}
+
+/*
+ * The whole-interface slot's candidate could not be placed, before the
+ * queues' own flows had their turn: the next flow of unknown queue takes
+ * every queue only if it too is faster than each queue's fastest flow
+ * (round 0's rule); else the slot stays without owner and place_owners()
+ * gives the queues theirs.
+ */
+static bool whole_turn_over(struct planner *pl, unsigned s)
+{
+	const struct iface_state *is = &pl->ifs[pl->slots[s].iface];
+	int32_t next;
+
+	if (s != is->base + pl->inv->ifaces[pl->slots[s].iface].n_rx || is->queues_started || is->queue_best < 0)
+		return false;
+	next = next_member(pl, s);
+	return next >= 0 && !before(pl, (uint32_t)next, (uint32_t)is->queue_best);
 }
 
 /* A flow an ntuple rule moves off from_slot: its load leaves the CPU of
@@ -1629,6 +1655,8 @@ static int run_rounds(struct planner *pl)
 					add_followers_load(pl, cd);
 					continue;
 				}
+				if (whole_turn_over(pl, cd->slot))
+					continue;
 				r = next_of_slot(pl, cd->slot);
 				if (r < 0)
 					return r;
@@ -1650,8 +1678,9 @@ static bool queues_owned(const struct planner *pl, size_t i)
 
 static int start_queue_slots(struct planner *pl, size_t i)
 {
-	const struct iface_state *is = &pl->ifs[i];
+	struct iface_state *is = &pl->ifs[i];
 
+	is->queues_started = true;
 	for (unsigned q = 0; q < pl->inv->ifaces[i].n_rx; q++) {
 		const struct slot *sl = &pl->slots[is->base + q];
 

@@ -1260,6 +1260,28 @@ static void test_owner_without_peer(void **state)
 		assert_int_equal(p->n_settings, 2);
 		assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 3));
 	}
+
+	/* The fastest flow of unknown queue took every queue and cannot be
+	 * placed: the next flow of unknown queue takes them only if it too is
+	 * faster than each queue's fastest; here rx-3's flow is, and gets its
+	 * queue, and the slower flow of unknown queue is not given them all. */
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl[] = {
+			make_flow(1, 0, ETH0_IFINDEX, -1, 9 * GBIT),
+			make_flow(2, 5, ETH0_IFINDEX, -1, 2 * GBIT),
+			make_flow(3, 3, ETH0_IFINDEX, 3, 4 * GBIT),
+		};
+
+		p = compute(t, &f.inv, fl, ARRAY_SIZE(fl), &policy);
+		assert_int_equal(decision_of(p, 0)->steer_cpu, -1);
+		assert_true(decision_of(p, 2)->steer_cpu >= 0);
+		assert_false(decision_of(p, 2)->shares_queue);
+		assert_int_equal(decision_of(p, 1)->steer_cpu, -1);
+		assert_non_null(strstr(decision_of(p, 1)->reason, "its rx queue is unknown"));
+		assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 3));
+		assert_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 0));
+	}
 }
 
 /* Threaded NAPI: the kthread gets the CPU (and RPS goes off), not the IRQ. */
