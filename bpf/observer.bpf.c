@@ -172,11 +172,14 @@ int BPF_PROG(caad_softirq_entry, unsigned int vec)
 
 /* Leaving NET_RX: while a thread is watched, its time adds to the CPU's
  * NET_RX_NS counter (what the closed loop charges to the processing side
- * of a placement). */
+ * of a placement). A softirq runs on top of the task it interrupted (or
+ * that enabled bottom halves): on top of the watched thread itself it
+ * goes to NET_RX_ON_WATCHED_NS, which a kernel without IRQ time
+ * accounting already billed to that thread's sum_exec_runtime. */
 SEC("tp_btf/softirq_exit")
 int BPF_PROG(caad_softirq_exit, unsigned int vec)
 {
-	__u32 zero = 0, which = CAAD_COUNTER_NET_RX_NS;
+	__u32 zero = 0, which = CAAD_COUNTER_NET_RX_NS, tid = watch_tid;
 	__u64 *v, *total;
 
 	if (vec != NET_RX_SOFTIRQ)
@@ -185,8 +188,13 @@ int BPF_PROG(caad_softirq_exit, unsigned int vec)
 	if (!v)
 		return 0;
 	/* 1: entered while nothing was watched */
-	if (*v > 1 && watch_tid && (total = bpf_map_lookup_elem(&counters, &which)))
-		*total += bpf_ktime_get_ns() - *v;
+	if (*v > 1 && tid) {
+		if ((__u32)bpf_get_current_pid_tgid() == tid)
+			which = CAAD_COUNTER_NET_RX_ON_WATCHED_NS;
+		total = bpf_map_lookup_elem(&counters, &which);
+		if (total)
+			*total += bpf_ktime_get_ns() - *v;
+	}
 	*v = 0;
 	return 0;
 }

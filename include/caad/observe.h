@@ -62,6 +62,19 @@ uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c);
 void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid);
 uint64_t caad_observer_thread_ns(struct caad_observer *o);
 
+/*
+ * NET_RX softirq time while a thread is watched that its thread time does
+ * not hold already, in ns: on top of other tasks; on top of the watched
+ * thread too only where the kernel accounts IRQ time apart (elsewhere the
+ * scheduler billed that to the thread's sum_exec_runtime, and adding it
+ * again made a same-core placement look costlier than it is).
+ */
+uint64_t caad_observer_net_rx_ns(struct caad_observer *o);
+
+/* Whether a kernel with this config (text of /boot/config-RELEASE) and
+ * command line accounts IRQ time apart from tasks' run time. */
+bool caad_irq_time_accounting(const char *config, const char *cmdline);
+
 /* Inode of the calling process's network namespace. */
 /*
  * Whether reading caad's BPF maps (lookup, next key, batch) needs a

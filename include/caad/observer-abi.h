@@ -99,6 +99,9 @@ struct caad_event {
 enum caad_counter {
 	CAAD_COUNTER_EVENTS_LOST = 0,  /* ring buffer full */
 	CAAD_COUNTER_MAP_FULL = 1,     /* flows map update failed */
-	CAAD_COUNTER_NET_RX_NS = 2,    /* time spent in NET_RX softirq while a thread is watched (watch_tid), ns */
-	CAAD_COUNTER_MAX = 3,
+	CAAD_COUNTER_NET_RX_NS = 2,    /* time spent in NET_RX softirq while a thread is watched (watch_tid),
+	                                * on top of any other task, ns */
+	CAAD_COUNTER_NET_RX_ON_WATCHED_NS = 3, /* the same, on top of the watched thread itself (in its own
+	                                        * sum_exec_runtime too unless the kernel accounts IRQ time) */
+	CAAD_COUNTER_MAX = 4,
 };

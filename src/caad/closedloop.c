@@ -176,7 +176,7 @@ static void read_counters(struct daemon *d, const struct caad_flow *f, struct ca
 	};
 	/* the consumer's time from BPF (ProtectProc=invisible hides its /proc);
 	 * a NAPI kthread is root's and visible */
-	c->cpu_ns = caad_observer_thread_ns(d->observer) + caad_observer_counter(d->observer, CAAD_COUNTER_NET_RX_NS);
+	c->cpu_ns = caad_observer_thread_ns(d->observer) + caad_observer_net_rx_ns(d->observer);
 	if (f->proc_kthread)
 		c->cpu_ns += thread_cpu_ns(root, f->proc_kthread, f->proc_kthread);
 	cpu_times(root, &c->steal_ns, &c->total_ns);

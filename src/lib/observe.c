@@ -5,11 +5,14 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 
 #include "caad/log.h"
 #include "caad/observe.h"
+#include "caad/sysfs.h"
 #include "observer.skel.h"
 
 #define SNAPSHOT_BATCH 1024u
@@ -25,6 +28,7 @@ struct caad_observer {
 	uint32_t batch;              /* flows a batch lookup */
 	unsigned snapshot_calls;     /* bpf() calls the last snapshot took */
 	uint64_t thread_ns_last;     /* caad_observer_thread_ns() said so last */
+	bool irq_time;               /* the kernel accounts IRQ time (kernel_irq_time_accounting()) */
 	size_t n_prev;
 	uint64_t prev_ns;
 
@@ -97,6 +101,44 @@ int caad_bpf_read_capability(const char *release, int disabled)
 	return CAP_SYS_ADMIN;
 }
 
+bool caad_irq_time_accounting(const char *config, const char *cmdline)
+{
+	static const char want[] = "CONFIG_IRQ_TIME_ACCOUNTING=y";
+
+	/* x86's tsc=noirqtime switches it off at boot */
+	if (cmdline && strstr(cmdline, "noirqtime"))
+		return false;
+	for (const char *line = config; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+
+		if (len == sizeof(want) - 1 && memcmp(line, want, len) == 0)
+			return true;
+		line = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/* From /boot/config-RELEASE (and /proc/cmdline); a kernel whose config is
+ * not there is taken not to account IRQ time (see caad_observer_net_rx_ns()). */
+static bool kernel_irq_time_accounting(void)
+{
+	_cleanup_free_ char *path = NULL, *config = NULL, *cmdline = NULL;
+	struct utsname u;
+	bool on;
+
+	if (uname(&u) < 0 || asprintf(&path, "/boot/config-%s", u.release) < 0)
+		return false;
+	if (caad_read_file(path, &config) < 0) {
+		log_debug("%s not readable: NET_RX time on top of a watched thread is taken to be in its own time", path);
+		return false;
+	}
+	(void)caad_read_file("/proc/cmdline", &cmdline);
+	on = caad_irq_time_accounting(config, cmdline);
+	log_debug("IRQ time accounting: %s (%s)", on ? "on" : "off", path);
+	return on;
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct caad_observer *o = ctx;
@@ -135,6 +177,7 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
+	o->irq_time = kernel_irq_time_accounting();
 	o->n_cpus = libbpf_num_possible_cpus();
 	if (o->n_cpus <= 0)
 		return log_error_errno(o->n_cpus ? o->n_cpus : -EINVAL, "Failed to count possible CPUs: %m");
@@ -435,6 +478,18 @@ void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid)
 	/* CLOCK_MONOTONIC is the BPF program's ktime */
 	o->skel->bss->watch_start_ns = tid ? now_ns() : 0;
 	__atomic_store_n(&o->skel->bss->watch_tid, tid, __ATOMIC_RELEASE);
+}
+
+uint64_t caad_observer_net_rx_ns(struct caad_observer *o)
+{
+	uint64_t ns;
+
+	if (!o)
+		return 0;
+	ns = caad_observer_counter(o, CAAD_COUNTER_NET_RX_NS);
+	if (o->irq_time)
+		ns += caad_observer_counter(o, CAAD_COUNTER_NET_RX_ON_WATCHED_NS);
+	return ns;
 }
 
 uint64_t caad_observer_thread_ns(struct caad_observer *o)

@@ -1125,6 +1125,39 @@ static void test_thread_time_and_net_rx(void **state)
 	              (rx1 - rx0) / 1e6);
 	assert_true(rx1 > rx0);
 	conn_close(&c);
+
+	/* On loopback the sender runs NET_RX itself, when it enables bottom
+	 * halves again: watching the sender, that time is on top of the
+	 * watched thread, counted apart (the scheduler may have billed it to
+	 * the thread already). */
+	{
+		struct worker rd = { .cpu = cpu_reader, .len = STREAM_BYTES, .cpu_after = -1 };
+		_cleanup_free_ char *buf = malloc(256 * KIB);
+		uint64_t on0, on1, other0, other1;
+		size_t sent = 0;
+		pthread_t tr;
+
+		assert_non_null(buf);
+		memset(buf, 's', 256 * KIB);
+		conn_new(&c);
+		rd.fd = c.server;
+		on0 = caad_observer_counter(o, CAAD_COUNTER_NET_RX_ON_WATCHED_NS);
+		other0 = caad_observer_counter(o, CAAD_COUNTER_NET_RX_NS);
+		assert_int_equal(pthread_create(&tr, NULL, reader_main, &rd), 0);
+		while (sent < STREAM_BYTES) {
+			ssize_t k = send(c.client, buf, MIN(STREAM_BYTES - sent, 256 * KIB), MSG_NOSIGNAL);
+			assert_true(k > 0);
+			sent += (size_t)k;
+		}
+		assert_int_equal(pthread_join(tr, NULL), 0);
+		assert_int_equal(rd.err, 0);
+		on1 = caad_observer_counter(o, CAAD_COUNTER_NET_RX_ON_WATCHED_NS);
+		other1 = caad_observer_counter(o, CAAD_COUNTER_NET_RX_NS);
+		print_message("NET_RX while the watched thread sends on loopback: %.2f ms on top of it, %.2f ms elsewhere\n",
+		              (on1 - on0) / 1e6, (other1 - other0) / 1e6);
+		assert_true(on1 > on0);
+		conn_close(&c);
+	}
 	caad_observer_watch_thread(o, 0);
 }
 

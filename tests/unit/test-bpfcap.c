@@ -34,10 +34,25 @@ static void test_bpf_read_capability(void **state)
 	assert_int_equal(caad_bpf_read_capability(NULL, 1), CAP_BPF);
 }
 
+/* Whether NET_RX time on top of a watched thread is in its run time too. */
+static void test_irq_time_accounting(void **state)
+{
+	(void)state;
+	assert_true(caad_irq_time_accounting("CONFIG_X=y\nCONFIG_IRQ_TIME_ACCOUNTING=y\nCONFIG_Y=m\n", "ro quiet"));
+	assert_true(caad_irq_time_accounting("CONFIG_IRQ_TIME_ACCOUNTING=y", NULL));
+	assert_false(caad_irq_time_accounting("# CONFIG_IRQ_TIME_ACCOUNTING is not set\n", NULL));
+	assert_false(caad_irq_time_accounting("CONFIG_IRQ_TIME_ACCOUNTING=yes\nXCONFIG_IRQ_TIME_ACCOUNTING=y\n", NULL));
+	assert_false(caad_irq_time_accounting("", NULL));
+	assert_false(caad_irq_time_accounting(NULL, NULL));
+	/* x86: tsc=noirqtime switches it off at boot */
+	assert_false(caad_irq_time_accounting("CONFIG_IRQ_TIME_ACCOUNTING=y\n", "ro tsc=noirqtime quiet"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bpf_read_capability),
+		cmocka_unit_test(test_irq_time_accounting),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
