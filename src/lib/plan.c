@@ -870,6 +870,17 @@ static int build_tables(struct planner *pl)
 	return 0;
 }
 
+/* The planner's bitmaps: a bit per slot or per heavy flow. */
+static inline void bit_set(uint64_t *map, size_t i)
+{
+	map[i / 64] |= UINT64_C(1) << (i % 64);
+}
+
+static inline bool bit_test(const uint64_t *map, size_t i)
+{
+	return map[i / 64] >> (i % 64) & 1;
+}
+
 static bool queue_steerable(const struct planner *pl, unsigned slot, const struct caad_queue *q);
 
 static int cmp_irq_slot(const void *a, const void *b)
@@ -888,15 +899,12 @@ static int cmp_irq_slot(const void *a, const void *b)
  */
 static int mark_shared_irqs(struct planner *pl)
 {
-	uint64_t *pairs;
+	/* a slot per rx queue, and one per interface for all of them */
+	uint64_t *pairs = malloc((pl->n_slots ? pl->n_slots : 1) * sizeof(*pairs));
 	size_t n = 0;
 
-	for (size_t i = 0; i < pl->inv->n_ifaces; i++)
-		n += pl->inv->ifaces[i].n_rx;
-	pairs = malloc((n ? n : 1) * sizeof(*pairs));
 	if (!pairs)
 		return -ENOMEM;
-	n = 0;
 	for (size_t i = 0; i < pl->inv->n_ifaces; i++)
 		for (unsigned q = 0; q < pl->inv->ifaces[i].n_rx; q++)
 			if (pl->inv->ifaces[i].rx[q].irq >= 0)
@@ -908,7 +916,7 @@ static int mark_shared_irqs(struct planner *pl)
 		uint32_t slot = (uint32_t)pairs[j];
 
 		if (shared)
-			pl->irq_shared[slot / 64] |= UINT64_C(1) << (slot % 64);
+			bit_set(pl->irq_shared, slot);
 	}
 	free(pairs);
 	return 0;
@@ -995,7 +1003,7 @@ static int build_ifaces(struct planner *pl)
 			pl->slots[slot] = (struct slot){ .best = -1, .owner = -1, .iface = (int)i };
 			pl->tally[slot] = (struct slot_tally){ .best = -1 };
 			if (q < pl->inv->ifaces[i].n_rx && !queue_steerable(pl, slot, &pl->inv->ifaces[i].rx[q]))
-				pl->unsteerable[slot / 64] |= UINT64_C(1) << (slot % 64);
+				bit_set(pl->unsteerable, slot);
 		}
 	return 0;
 }
@@ -1539,7 +1547,7 @@ static int push_cand(struct planner *pl, uint32_t k, unsigned slot)
 
 static bool tried(const struct planner *pl, uint32_t k)
 {
-	return pl->tried[k / 64] >> (k % 64) & 1;
+	return bit_test(pl->tried, k);
 }
 
 /*
@@ -1646,7 +1654,7 @@ static int run_rounds(struct planner *pl)
 
 				if (kept != (pass == 0))
 					continue;
-				pl->tried[cd->k / 64] |= UINT64_C(1) << (cd->k % 64);
+				bit_set(pl->tried, cd->k);
 				r = place(pl, cd);
 				if (r < 0)
 					return r;
@@ -2226,7 +2234,7 @@ static unsigned rfs_settings(struct planner *pl, int iface, const struct caad_qu
  * of its own, not kernel-managed, and Mechanisms= allows it. */
 static bool irq_movable(const struct planner *pl, unsigned slot, const struct caad_queue *q)
 {
-	return q->irq >= 0 && !q->irq_managed && !(pl->irq_shared[slot / 64] & (UINT64_C(1) << (slot % 64))) &&
+	return q->irq >= 0 && !q->irq_managed && !bit_test(pl->irq_shared, slot) &&
 	       !(pl->policy->disabled_mechanisms & (1u << CAAD_SETTING_IRQ_AFFINITY));
 }
 
@@ -2615,7 +2623,7 @@ static int collect(struct planner *pl, size_t n_flows)
 		/* a queue with nothing caad may set (no movable IRQ, no RPS, no
 		 * NAPI kthread, or Mechanisms= allows none): a target would be
 		 * a decision without a setting */
-		if (pl->unsteerable[slot / 64] & (UINT64_C(1) << (slot % 64))) {
+		if (bit_test(pl->unsteerable, slot)) {
 			d->reason = "its rx queue has nothing caad may set: no movable IRQ, no RPS and no NAPI kthread "
 			            "(or Mechanisms= allows none of those there)";
 			continue;
