@@ -18,11 +18,11 @@
 #define CAAD_TRIAL_MAX_CANDS 4
 
 struct caad_trial_params {
-	unsigned rounds;       /* paired rounds: every candidate has one turn per round (>= 2) */
+	unsigned rounds;       /* every candidate has one turn per round (>= 2) */
 	unsigned turn_ms;      /* length of a turn */
 	unsigned settle_ms;    /* start of a turn not measured: the move settles (< turn_ms) */
 	unsigned margin_pct;   /* an alternative must beat the prior's median by this much ... */
-	unsigned win_pct;      /* ... and be ahead in at least this share of the paired rounds */
+	unsigned win_pct;      /* ... and be ahead in at least this share of its paired turns */
 	uint64_t collapse_bps; /* a measured turn slower than this aborts: the flow's rate collapsed */
 };
 
@@ -65,9 +65,9 @@ struct caad_trial_cand {
 struct caad_trial_score {
 	double goodput_bps;    /* median over its turns */
 	double efficiency;     /* median bytes per CPU-second, 0 unknown */
-	double goodput_ratio;  /* median over rounds of this / prior in the same round */
+	double goodput_ratio;  /* median over its turns of this / the prior's turns around it */
 	double efficiency_ratio; /* the same for efficiency, 0 unknown */
-	unsigned pairs;        /* rounds where both were measured */
+	unsigned pairs;        /* its turns paired so (the prior: its turns with goodput) */
 	unsigned goodput_wins, efficiency_wins; /* ... where this one was ahead */
 	uint64_t ooo, retrans; /* summed over its turns */
 	double steal_pct;      /* steal share of all CPU time over its turns */
@@ -80,9 +80,12 @@ struct caad_trial_result {
 };
 
 /*
- * The rule: an alternative replaces the prior only when, over the paired
- * rounds (at least 2), (a) its median goodput ratio to the prior is at
- * least 1 + margin, it is ahead in at least win_pct of the rounds, and its
+ * samples[0..n) in the order of their turns. Each turn of an alternative
+ * is paired with the mean of the prior's nearest turns before and after
+ * it (one at the ends of the trial), which cancels a steady drift.
+ * The rule: an alternative replaces the prior only when, over its pairs
+ * (at least 2), (a) its median goodput ratio to the prior is at
+ * least 1 + margin, it is ahead in at least win_pct of its pairs, and its
  * median efficiency ratio is not below 1 - margin; or (b) the same holds
  * for efficiency with its median goodput ratio at least 1. Of several,
  * the one with the higher goodput ratio. Anything else keeps the prior.
@@ -127,8 +130,9 @@ int caad_trial_start(struct caad_trial *t, unsigned id, uint64_t flow_id, const 
                      const struct caad_trial_cand *cands, unsigned n_cands, uint64_t now_ns);
 void caad_trial_done(struct caad_trial *t);
 
-/* Which candidate has turn number turn: rounds rotate the order, so that
- * each candidate goes first, second, ... equally often. */
+/* Which candidate has turn number turn. Every turn is a move (never the
+ * candidate of the turn before, and the first is not the prior): two
+ * candidates alternate, more rotate their order from round to round. */
 unsigned caad_trial_turn_cand(const struct caad_trial *t, unsigned turn);
 
 /*

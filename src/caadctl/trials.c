@@ -57,7 +57,7 @@ static void format_ratio(double v, char *buf, size_t size)
 		snprintf(buf, size, "-");
 }
 
-/* "5/6": rounds ahead of the prior, of the paired ones. */
+/* "5/6": paired turns ahead of the prior, of all its paired turns. */
 static void format_wins(uint64_t wins, uint64_t pairs, char *buf, size_t size)
 {
 	if (pairs)

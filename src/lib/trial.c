@@ -51,17 +51,50 @@ static double median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static const struct caad_trial_sample *find_sample(const struct caad_trial_sample *s, size_t n, unsigned round,
-                                                   unsigned cand)
+/*
+ * The prior's goodput and efficiency around turn i: the mean over its
+ * nearest turn before i and its nearest turn after it (one of them at the
+ * ends of a trial), so that a steady drift of the flow's rate favours
+ * neither side. 0 where unknown.
+ */
+static void prior_around(const struct caad_trial_sample *s, size_t n, size_t i, double *goodput, double *eff)
 {
-	for (size_t i = 0; i < n; i++)
-		if (s[i].round == round && s[i].cand == cand)
-			return &s[i];
-	return NULL;
+	const struct caad_trial_sample *nb[2] = { NULL, NULL };
+	double g = 0, e = 0;
+	unsigned ng = 0, ne = 0;
+
+	for (size_t j = i; j-- > 0;)
+		if (s[j].cand == 0) {
+			nb[0] = &s[j];
+			break;
+		}
+	for (size_t j = i + 1; j < n; j++)
+		if (s[j].cand == 0) {
+			nb[1] = &s[j];
+			break;
+		}
+	for (size_t k = 0; k < 2; k++) {
+		double v;
+
+		if (!nb[k])
+			continue;
+		v = caad_trial_sample_goodput_bps(nb[k]);
+		if (v > 0) {
+			g += v;
+			ng++;
+		}
+		v = caad_trial_sample_efficiency(nb[k]);
+		if (v > 0) {
+			e += v;
+			ne++;
+		}
+	}
+	*goodput = ng ? g / ng : 0;
+	*eff = ne ? e / ne : 0;
 }
 
-static void score(const struct caad_trial_sample *samples, size_t n, unsigned cand, unsigned max_round,
-                  struct caad_trial_score *sc, double *buf_a, double *buf_b)
+static void score(const struct caad_trial_sample *samples, size_t n, unsigned cand, struct caad_trial_score *sc,
+                  double *buf_a, double *buf_b)
 {
 	size_t na = 0, nb = 0, ng = 0, ne = 0;
 	uint64_t steal = 0, total = 0;
@@ -82,23 +115,26 @@ static void score(const struct caad_trial_sample *samples, size_t n, unsigned ca
 	sc->goodput_bps = median(buf_a, na);
 	sc->efficiency = median(buf_b, nb);
 	sc->steal_pct = total ? 100.0 * (double)steal / (double)total : 0;
+	if (cand == 0) { /* paired with itself: its turns with some goodput */
+		for (size_t i = 0; i < na; i++)
+			sc->pairs += buf_a[i] > 0;
+		return;
+	}
 
-	/* paired with the prior, round by round */
-	for (unsigned r = 0; r <= max_round; r++) {
-		const struct caad_trial_sample *a = find_sample(samples, n, r, cand), *p = find_sample(samples, n, r, 0);
+	/* each of its turns paired with the prior's turns around it */
+	for (size_t i = 0; i < n; i++) {
 		double pg, pe, ag, ae;
 
-		if (!a || !p)
+		if (samples[i].cand != cand)
 			continue;
-		pg = caad_trial_sample_goodput_bps(p);
-		ag = caad_trial_sample_goodput_bps(a);
+		prior_around(samples, n, i, &pg, &pe);
 		if (pg <= 0)
 			continue;
+		ag = caad_trial_sample_goodput_bps(&samples[i]);
 		sc->pairs++;
 		buf_a[ng++] = ag / pg;
 		sc->goodput_wins += ag > pg;
-		pe = caad_trial_sample_efficiency(p);
-		ae = caad_trial_sample_efficiency(a);
+		ae = caad_trial_sample_efficiency(&samples[i]);
 		if (pe > 0 && ae > 0) {
 			buf_b[ne++] = ae / pe;
 			sc->efficiency_wins += ae > pe;
@@ -113,7 +149,6 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 {
 	_cleanup_free_ double *a = NULL, *b = NULL;
 	double margin = p->margin_pct / 100.0, best_ratio = 0;
-	unsigned max_round = 0;
 
 	if (n_cands < 1 || n_cands > CAAD_TRIAL_MAX_CANDS)
 		return -EINVAL;
@@ -122,11 +157,8 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 	b = malloc((n ? n : 1) * sizeof(double));
 	if (!a || !b)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		max_round = MAX(max_round, samples[i].round);
-
 	for (unsigned c = 0; c < n_cands; c++)
-		score(samples, n, c, max_round, &ret->scores[c], a, b);
+		score(samples, n, c, &ret->scores[c], a, b);
 	ret->scores[0].goodput_ratio = ret->scores[0].pairs ? 1 : 0;
 	ret->scores[0].efficiency_ratio = ret->scores[0].efficiency > 0 ? 1 : 0;
 	ret->scores[0].goodput_wins = ret->scores[0].efficiency_wins = 0;
@@ -152,7 +184,7 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 	if (ret->winner) {
 		const struct caad_trial_score *s = &ret->scores[ret->winner];
 		snprintf(ret->reason, sizeof(ret->reason),
-		         "candidate %u won: median goodput %.3fx the prior's (ahead in %u of %u rounds), "
+		         "candidate %u won: median goodput %.3fx the prior's (ahead in %u of %u turns), "
 		         "bytes per CPU-second %.3fx (ahead in %u)",
 		         ret->winner, s->goodput_ratio, s->goodput_wins, s->pairs, s->efficiency_ratio,
 		         s->efficiency_wins);
@@ -166,7 +198,7 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 			snprintf(ret->reason, sizeof(ret->reason), "the prior stands: too few paired rounds to compare");
 		else
 			snprintf(ret->reason, sizeof(ret->reason),
-			         "the prior stands: no alternative won by %u%% in %u%% of the rounds (best: candidate %u, "
+			         "the prior stands: no alternative won by %u%% in %u%% of its turns (best: candidate %u, "
 			         "median goodput %.3fx, ahead in %u of %u; bytes per CPU-second %.3fx, ahead in %u)",
 			         p->margin_pct, p->win_pct, best, ret->scores[best].goodput_ratio,
 			         ret->scores[best].goodput_wins, ret->scores[best].pairs,
@@ -206,7 +238,15 @@ unsigned caad_trial_turn_cand(const struct caad_trial *t, unsigned turn)
 {
 	unsigned round = turn / t->n_cands, pos = turn % t->n_cands;
 
-	return (pos + round) % t->n_cands;
+	/* Every turn begins with a move: a turn that continued the one
+	 * before would be measured longer after its move than the others
+	 * (and read 10% apart from them on a 2-vCPU VM). Two candidates
+	 * alternate, starting with the alternative (the flow is on the
+	 * prior); more rotate, starting with candidate 1, which never
+	 * repeats a candidate across rounds. */
+	if (t->n_cands == 2)
+		return (turn + 1) % 2;
+	return (1 + round + pos) % t->n_cands;
 }
 
 void caad_trial_abort(struct caad_trial *t, uint64_t now_ns, const char *why)

@@ -47,7 +47,7 @@ stop_caad() {
 	kill -TERM "$CAAD_PID"
 	local rc=0; wait "$CAAD_PID" || rc=$?
 	CAAD_PID=
-	[ "$rc" = 0 ] || fail "caad exited with $rc"
+	[ "$rc" = 0 ] || { tail -n 30 "$TMP/caad-$1.log"; fail "caad exited with $rc"; }
 }
 retrans_a() { in_a nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ {print $2}'; }
 
@@ -95,6 +95,10 @@ jq -e --arg v "$verdict" '.placement == "measure" and (.trials | length) == 1 an
 	and ([.trials[0].candidates[] | select(.goodput_bps > 0 and .pairs == '"$ROUNDS"')] | length) == 2
 	and (.trials[0].samples | length) == '"$(( ROUNDS * 2 ))"'
 	and (.store.verdicts | length) == 1' "$tj" >/dev/null || { jq . "$tj"; fail "trials.json does not report the trial"; }
+# caad's own rounds, as the A/B below prints its own
+jq -r '.trials[0] as $t | $t.samples | group_by(.round)[] |
+	"caad round \(.[0].round + 1): " + (map("CPU \($t.candidates[.candidate].cpu) \(.bytes * 8 / .ns * 100 | floor / 100) Gbit/s") | join(", "))' \
+	"$tj" | sed 's/^/# /'
 
 # --- 2. retransmits: trial vs steady state ------------------------------------
 steady_rate=$(( (r1 - r0) * 1000 / (steady_ms > 0 ? steady_ms : 1) ))
@@ -112,7 +116,7 @@ in_a iperf3 -c "$TB_DST" -p 5202 -t $(( STEADY_MS / 1000 + 4 )) -A 0 -J >"$TMP/c
 grep -q "^Trial 2:" "$TMP/caad-1.log" && fail "a second trial ran for the same application"
 grep -qE "takes the verdict of trial 1 without a trial of its own: $verdict" "$TMP/caad-1.log" ||
 	{ cat "$TMP/caad-1.log"; fail "the second flow did not reuse the verdict"; }
-stop_caad
+stop_caad 1
 
 # --- 3. the independent A/B, caad stopped --------------------------------------
 # the candidates as caad logged them
@@ -173,5 +177,5 @@ in_a iperf3 -c "$TB_DST" -p 5204 -t $(( STEADY_MS / 1000 + 3 )) -A 0 -J >/dev/nu
 grep -q "^Trial" "$TMP/caad-2.log" && fail "a trial ran after the restart: $(grep '^Trial' "$TMP/caad-2.log")"
 grep -q "takes the verdict of trial 1 without a trial of its own: $verdict" "$TMP/caad-2.log" ||
 	{ cat "$TMP/caad-2.log"; fail "the verdict was not reused after the restart"; }
-stop_caad
+stop_caad 2
 echo "PASS: trial"

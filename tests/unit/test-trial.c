@@ -192,29 +192,101 @@ static unsigned run(struct caad_trial *t, uint64_t *now, struct caad_trial_count
 
 static void test_schedule_interleaves(void **state)
 {
+	static const struct caad_trial_cand cands3[] = { { 0, CAAD_RELATION_PEER_CORE_SAME_LLC },
+		                                          { 1, CAAD_RELATION_SAME_CORE },
+		                                          { 2, CAAD_RELATION_SMT_SIBLING } };
 	struct caad_trial_params p = params();
 	struct caad_trial t;
 
 	p.rounds = 4;
-	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 2, 0), 0);
-	/* each round has each candidate once, and the first one alternates */
-	unsigned first[4];
-	for (unsigned r = 0; r < 4; r++) {
-		unsigned a = caad_trial_turn_cand(&t, 2 * r), b = caad_trial_turn_cand(&t, 2 * r + 1);
-		assert_int_not_equal(a, b);
-		first[r] = a;
+	for (unsigned k = 2; k <= 3; k++) {
+		unsigned prev = 0; /* the flow starts on the prior */
+
+		assert_int_equal(caad_trial_start(&t, 1, 42, &p, k == 2 ? cands2 : cands3, k, 0), 0);
+		for (unsigned r = 0; r < p.rounds; r++) {
+			unsigned seen = 0;
+
+			for (unsigned i = 0; i < k; i++) {
+				unsigned c = caad_trial_turn_cand(&t, r * k + i);
+
+				assert_true(c < k);
+				/* every turn is a move, the first one too */
+				assert_int_not_equal(c, prev);
+				seen |= 1u << c;
+				prev = c;
+			}
+			/* each round has each candidate once */
+			assert_int_equal(seen, (1u << k) - 1);
+		}
+		/* with three, each goes first equally often (rotation) */
+		if (k == 3)
+			for (unsigned r = 0; r < 3; r++)
+				assert_int_equal(caad_trial_turn_cand(&t, r * 3), (1 + r) % 3);
+		caad_trial_done(&t);
 	}
-	assert_int_equal(first[0], 0);
-	assert_int_equal(first[1], 1);
-	assert_int_equal(first[2], 0);
-	assert_int_equal(first[3], 1);
-	caad_trial_done(&t);
 
 	/* bad parameters */
 	p.settle_ms = p.turn_ms;
 	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 2, 0), -EINVAL);
 	p = params();
 	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 1, 0), -EINVAL);
+}
+
+/*
+ * A flow whose goodput is 12% higher in the first seconds after a move
+ * (what turns read on a 2-vCPU VM with caad running) and 8% higher on the
+ * alternative: were a turn ever to continue the one before, the rounds
+ * in which it does would show the alternative behind and hide the win.
+ */
+static void test_every_turn_after_a_move(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_counters c = {};
+	struct caad_trial t;
+	uint64_t now = 0;
+	unsigned cand, prev = 0, steps = 0, since_move = 0;
+
+	p.rounds = 6;
+	p.turn_ms = 1000;
+	p.settle_ms = 250;
+	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 2, now), 0);
+	cand = caad_trial_turn_cand(&t, 0);
+	while (t.state == CAAD_TRIAL_RUNNING && steps++ < 1000) {
+		double gbps = (cand ? 10.8 : 10) * (since_move < 4 ? 1.12 : 1.0);
+
+		now += 250 * NSEC_PER_MSEC;
+		c.bytes += (uint64_t)(gbps * GBIT / 4);
+		c.cpu_ns += 250 * NSEC_PER_MSEC;
+		since_move++;
+		cand = caad_trial_step(&t, now, &c);
+		if (cand != prev)
+			since_move = 0;
+		prev = cand;
+	}
+	assert_int_equal(t.state, CAAD_TRIAL_DONE);
+	assert_int_equal(t.n_samples, 12);
+	assert_int_equal(t.result.winner, 1);
+	assert_int_equal(t.result.scores[1].goodput_wins, 6);
+	assert_float_equal(t.result.scores[1].goodput_ratio, 1.08, 0.005);
+	caad_trial_done(&t);
+}
+
+/* Equal placements on a flow that slows 3% a turn: the alternative's
+ * turns come first in each round, but it is compared with the prior's
+ * turns on both sides, so the drift wins it nothing. */
+static void test_drift_cancels(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_sample s[12];
+	struct caad_trial_result res;
+
+	for (unsigned i = 0; i < 12; i++)
+		s[i] = sample(i / 2, (i + 1) % 2, 20 * (1 - 0.03 * i), 1.0);
+	assert_int_equal(caad_trial_decide(&p, s, 12, 2, &res), 0);
+	assert_int_equal(res.winner, 0);
+	assert_int_equal(res.scores[1].pairs, 6);
+	assert_float_equal(res.scores[1].goodput_ratio, 1.0, 0.001);
+	assert_int_equal(res.scores[0].pairs, 6);
 }
 
 static void test_trial_runs_to_verdict(void **state)
@@ -284,8 +356,8 @@ static void test_rate_collapse_aborts(void **state)
 	assert_int_equal(t.state, CAAD_TRIAL_ABORTED);
 	assert_non_null(strstr(t.abort_reason, "collapsed"));
 	assert_non_null(strstr(t.abort_reason, "CPU 1"));
-	/* it ended in the alternative's first turn, after one full turn of the prior */
-	assert_int_equal(t.n_samples, 2);
+	/* it ended in the alternative's first turn, the trial's first */
+	assert_int_equal(t.n_samples, 1);
 	caad_trial_done(&t);
 }
 
@@ -419,7 +491,9 @@ int main(void)
 		cmocka_unit_test(test_goodput_win_at_efficiency_loss),
 		cmocka_unit_test(test_efficiency_win),
 		cmocka_unit_test(test_three_candidates_and_too_few_rounds),
+		cmocka_unit_test(test_drift_cancels),
 		cmocka_unit_test(test_schedule_interleaves),
+		cmocka_unit_test(test_every_turn_after_a_move),
 		cmocka_unit_test(test_trial_runs_to_verdict),
 		cmocka_unit_test(test_flow_ends_mid_trial),
 		cmocka_unit_test(test_rate_collapse_aborts),
