@@ -378,6 +378,10 @@ struct slot {
 	uint64_t rate;   /* the sum of its heavy flows' rates */
 	struct key best_key;
 	const char *shared_reason, *conflict_reason;
+	/* the conflict text with rule 4's note, for consumers on package
+	 * noted_package (one at a time: a third package makes it anew) */
+	const char *conflict_noted;
+	int noted_package;
 	int iface;       /* index into inventory->ifaces */
 };
 
@@ -1339,13 +1343,22 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 }
 
 /* The note of rule 4: the consumer is not on the NIC's socket. */
-static void nic_note(const struct planner *pl, const struct caad_decision *d, char *buf, size_t size)
+/* The consumer's package when it is not the NIC's (rule 4), else -1. */
+static int off_nic_package(const struct planner *pl, const struct caad_decision *d)
 {
 	const struct iface_state *is = &pl->ifs[d->iface];
 	int pkg = pl->topo->cpus[d->consumer_cpu].package;
 
+	return !is->nic_package || pkg < 0 || is->nic_package[pkg] ? -1 : pkg;
+}
+
+static void nic_note(const struct planner *pl, const struct caad_decision *d, char *buf, size_t size)
+{
+	const struct iface_state *is = &pl->ifs[d->iface];
+	int pkg = off_nic_package(pl, d);
+
 	buf[0] = '\0';
-	if (!is->nic_package || pkg < 0 || is->nic_package[pkg])
+	if (pkg < 0)
 		return;
 	snprintf(buf, size,
 	         "; note: %s's NIC is local to package %d, the consumer runs on package %d (the NIC's own socket "
@@ -1975,6 +1988,14 @@ static void ntuple_keep(struct planner *pl, struct caad_decision *d, const struc
 
 /* A flow on a queue that a faster flow owns: served too when the owner's
  * CPU is a peer core of its consumer as well, else conflicted. */
+/* The queue's label and its owner's name, for a follower's text. */
+static void name_owner(const struct planner *pl, int iface, unsigned slot, const struct caad_flow *owner,
+                       char *label, size_t label_size, char *name, size_t name_size)
+{
+	queue_label(pl, iface, slot, label, label_size);
+	consumer_name(owner, name, name_size);
+}
+
 static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 {
 	struct caad_decision *d = &pl->plan->decisions[k];
@@ -1982,6 +2003,8 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 	const struct caad_decision *od;
 	const struct caad_flow *of;
 	char label[64], where[64], rate[32], name[48], note[256];
+	const char **text;
+	int pkg;
 
 	if (sl->owner < 0) {
 		/* every consumer CPU of the queue was tried: this one has no candidate */
@@ -1991,11 +2014,6 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 	}
 	od = &pl->plan->decisions[sl->owner];
 	of = &pl->flows[od->flow];
-	/* the texts are made once per slot */
-	if (!sl->shared_reason || !sl->conflict_reason) {
-		queue_label(pl, d->iface, owner_slot, label, sizeof(label));
-		consumer_name(of, name, sizeof(name));
-	}
 
 	if (caad_topology_relation(pl->topo, (unsigned)d->consumer_cpu, (unsigned)od->steer_cpu) ==
 	        CAAD_RELATION_PEER_CORE_SAME_LLC &&
@@ -2003,6 +2021,7 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 		/* made once per slot: every flow sharing it has its consumer in
 		 * the LLC of the queue's CPU, so on one package and one note */
 		if (!sl->shared_reason) {
+			name_owner(pl, d->iface, owner_slot, of, label, sizeof(label), name, sizeof(name));
 			nic_note(pl, d, note, sizeof(note));
 			sl->shared_reason = arena_printf(pl->plan,
 			                                 "shares %s with a faster flow (%s%sconsumer on CPU %d): its CPU "
@@ -2030,15 +2049,25 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 	}
 	if (pl->ntuple_on && pl->inv->ifaces[d->iface].ntuple && !slot_is_whole(pl, d->iface, owner_slot))
 		pl->ntuple_cands[pl->n_ntuple_cands++] = k; /* ntuple_moves() may move it */
-	if (!sl->conflict_reason)
-		sl->conflict_reason = arena_printf(pl->plan,
-		                                   "conflicted: %s is steered to CPU %d for the flow that owns it (%s%s%s, "
-		                                   "consumer on CPU %d), not a peer core of this flow's consumer",
-		                                   label, od->steer_cpu, name, name[0] ? ", " : "",
-		                                   fmt_rate(of->rate_bps, rate, sizeof(rate)), od->consumer_cpu);
-	if (!sl->conflict_reason)
-		return -ENOMEM;
-	d->reason = sl->conflict_reason;
+	pkg = off_nic_package(pl, d);
+	text = pkg < 0 ? &sl->conflict_reason : &sl->conflict_noted;
+	if (!*text || (pkg >= 0 && sl->noted_package != pkg)) {
+		if (pkg >= 0)
+			nic_note(pl, d, note, sizeof(note));
+		else
+			note[0] = '\0';
+		name_owner(pl, d->iface, owner_slot, of, label, sizeof(label), name, sizeof(name));
+		*text = arena_printf(pl->plan,
+		                     "conflicted: %s is steered to CPU %d for the flow that owns it (%s%s%s, consumer on "
+		                     "CPU %d), not a peer core of this flow's consumer%s",
+		                     label, od->steer_cpu, name, name[0] ? ", " : "",
+		                     fmt_rate(of->rate_bps, rate, sizeof(rate)), od->consumer_cpu, note);
+		if (!*text)
+			return -ENOMEM;
+		if (pkg >= 0)
+			sl->noted_package = pkg;
+	}
+	d->reason = *text;
 	d->considered = "";
 	return 0;
 }

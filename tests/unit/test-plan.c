@@ -1424,6 +1424,34 @@ static void test_nic_locality_note(void **state)
 		assert_true(p->decisions[1].shares_queue);
 		assert_non_null(strstr(p->decisions[1].reason, "NIC is local to package 1, the consumer runs on package 0"));
 	}
+
+	/* ... and so is a conflicted one, off the NIC's package only: the
+	 * conflict's text is shared per queue, but not across packages */
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl[] = {
+			make_flow(1, 2, ETH0_IFINDEX, 0, 9 * GBIT), /* owns rx-0, package 0 */
+			make_flow(2, 1, ETH0_IFINDEX, 0, 5 * GBIT), /* package 1, the NIC's */
+			make_flow(3, 3, ETH0_IFINDEX, 0, 4 * GBIT), /* package 1 */
+			make_flow(4, 5, ETH0_IFINDEX, 0, 3 * GBIT), /* package 1 */
+			make_flow(5, 1, ETH0_IFINDEX, 1, 9 * GBIT), /* owns rx-1, package 1 */
+			make_flow(6, 0, ETH0_IFINDEX, 1, 5 * GBIT), /* package 0 */
+			make_flow(7, 4, ETH0_IFINDEX, 1, 4 * GBIT), /* package 0 */
+		};
+
+		p = compute(t, &f.inv, fl, ARRAY_SIZE(fl), &policy);
+		for (unsigned i = 1; i < 4; i++) {
+			assert_string_equal(decision_of(p, i)->reason, decision_of(p, 1)->reason);
+			assert_non_null(strstr(decision_of(p, i)->reason, "conflicted: eth0 rx-0"));
+			assert_null(strstr(decision_of(p, i)->reason, "NIC is local"));
+		}
+		for (unsigned i = 5; i < 7; i++) {
+			assert_non_null(strstr(decision_of(p, i)->reason, "conflicted: eth0 rx-1"));
+			assert_non_null(strstr(decision_of(p, i)->reason,
+			                       "NIC is local to package 1, the consumer runs on package 0"));
+		}
+		assert_ptr_equal(decision_of(p, 5)->reason, decision_of(p, 6)->reason);
+	}
 }
 
 /* Heavy = rate and age; a flow with a target stays heavy down to half the rate. */
