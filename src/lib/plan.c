@@ -1342,7 +1342,6 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 	return HOLD_VOLUNTARY;
 }
 
-/* The note of rule 4: the consumer is not on the NIC's socket. */
 /* The consumer's package when it is not the NIC's (rule 4), else -1. */
 static int off_nic_package(const struct planner *pl, const struct caad_decision *d)
 {
@@ -1352,6 +1351,7 @@ static int off_nic_package(const struct planner *pl, const struct caad_decision 
 	return !is->nic_package || pkg < 0 || is->nic_package[pkg] ? -1 : pkg;
 }
 
+/* The note of rule 4: the consumer is not on the NIC's socket. */
 static void nic_note(const struct planner *pl, const struct caad_decision *d, char *buf, size_t size)
 {
 	const struct iface_state *is = &pl->ifs[d->iface];
@@ -1986,8 +1986,6 @@ static void ntuple_keep(struct planner *pl, struct caad_decision *d, const struc
 	d->ntuple = true;
 }
 
-/* A flow on a queue that a faster flow owns: served too when the owner's
- * CPU is a peer core of its consumer as well, else conflicted. */
 /* The queue's label and its owner's name, for a follower's text. */
 static void name_owner(const struct planner *pl, int iface, unsigned slot, const struct caad_flow *owner,
                        char *label, size_t label_size, char *name, size_t name_size)
@@ -1996,6 +1994,8 @@ static void name_owner(const struct planner *pl, int iface, unsigned slot, const
 	consumer_name(owner, name, name_size);
 }
 
+/* A flow on a queue that a faster flow owns: served too when the owner's
+ * CPU is a peer core of its consumer as well, else conflicted. */
 static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 {
 	struct caad_decision *d = &pl->plan->decisions[k];

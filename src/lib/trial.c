@@ -195,7 +195,7 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 			if (!best || ret->scores[c].goodput_ratio > ret->scores[best].goodput_ratio)
 				best = c;
 		if (!best || ret->scores[best].pairs < 2)
-			snprintf(ret->reason, sizeof(ret->reason), "the prior stands: too few paired rounds to compare");
+			snprintf(ret->reason, sizeof(ret->reason), "the prior stands: too few paired turns to compare");
 		else
 			snprintf(ret->reason, sizeof(ret->reason),
 			         "the prior stands: no alternative won by %u%% in %u%% of its turns (best: candidate %u, "
