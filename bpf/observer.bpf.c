@@ -270,50 +270,27 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 
 /*
  * On-CPU time of one thread, the consumer of the flow a closed-loop trial
- * measures (user space sets watch_tid; 0: none). From sched_switch rather
- * than /proc/PID/task/TID/schedstat: the service's ProtectProc=invisible
- * hides other users' processes from caad. Counted from the task's own
- * se.sum_exec_runtime, which the scheduler brings up to date before it
- * switches the task out: the same clock as CLOCK_THREAD_CPUTIME_ID, so a
- * hypervisor's steal is not billed to the placement being measured (a
- * ktime difference was, and read 50% high on a busy VM). Idle cost: one
- * compare.
+ * measures (user space sets watch_tid; 0: none), read on demand: user
+ * space reads this iterator over the tasks, which writes that thread's
+ * se.sum_exec_runtime (rather than /proc/PID/task/TID/schedstat: the
+ * service's ProtectProc=invisible hides other users' processes from
+ * caad). The scheduler's own clock, CLOCK_THREAD_CPUTIME_ID's, so a
+ * hypervisor's steal is not billed to the placement being measured; it is
+ * brought up to date at every switch and at every tick of a running
+ * thread, so a thread that never leaves its CPU is counted too, to within
+ * a tick. Nothing runs on the machine's context switches for it.
  */
-__u64 watch_in_ns = 0;    /* ktime when it was last switched in, 0: not running */
-__u64 watch_in_sum = 0;   /* its sum_exec_runtime then */
-__u64 watch_total_ns = 0; /* its on-CPU time since watch_tid was set */
-__u64 watch_start_ns = 0; /* ktime when user space set watch_tid */
-
-SEC("tp_btf/sched_switch")
-int BPF_PROG(caad_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+SEC("iter/task")
+int caad_thread_time(struct bpf_iter__task *ctx)
 {
+	struct task_struct *task = ctx->task;
 	__u32 tid = watch_tid;
+	__u64 sum;
 
-	if (!tid)
+	if (!task || !tid || task->pid != tid)
 		return 0;
-	if (prev->pid == tid && watch_in_ns) {
-		__u64 sum = prev->se.sum_exec_runtime;
-
-		if (sum > watch_in_sum)
-			__sync_fetch_and_add(&watch_total_ns, sum - watch_in_sum);
-		watch_in_ns = 0;
-	} else if (prev->pid == tid && watch_start_ns) {
-		/* On CPU already when the watch began, switched out for the
-		 * first time since: this stretch's run time (since it was
-		 * picked, prev_sum_exec_runtime), but none of it before the
-		 * watch began. A thread that never leaves its CPU would
-		 * otherwise count nothing at all. */
-		__u64 stretch = prev->se.sum_exec_runtime - prev->se.prev_sum_exec_runtime;
-		__u64 now = bpf_ktime_get_ns(), since = now > watch_start_ns ? now - watch_start_ns : 0;
-
-		__sync_fetch_and_add(&watch_total_ns, stretch < since ? stretch : since);
-		watch_start_ns = 0;
-	}
-	if (next->pid == tid) {
-		watch_in_sum = next->se.sum_exec_runtime;
-		watch_in_ns = bpf_ktime_get_ns();
-		watch_start_ns = 0; /* its stretches are known from here on */
-	}
+	sum = task->se.sum_exec_runtime;
+	bpf_seq_write(ctx->meta->seq, &sum, sizeof(sum));
 	return 0;
 }
 

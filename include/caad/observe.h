@@ -54,10 +54,11 @@ unsigned caad_observer_snapshot_calls(const struct caad_observer *o);
 uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c);
 
 /*
- * On-CPU time of one thread (a trial's consumer), from sched_switch: watch
- * tid (0: stop), then read its time since, in ns: its scheduler runtime
- * (steal excluded) up to its last switch-out, plus the wall time of the
- * stretch it is on CPU now.
+ * On-CPU time of one thread (a trial's consumer): watch tid (0: stop), then
+ * read its time since, in ns: its scheduler runtime (steal excluded), read
+ * by a BPF task iterator, up to date to within a scheduler tick also while
+ * it runs. Once the thread is gone, what was read last; never less than
+ * that.
  */
 void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid);
 uint64_t caad_observer_thread_ns(struct caad_observer *o);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "caad/log.h"
 #include "caad/observe.h"
@@ -28,6 +29,9 @@ struct caad_observer {
 	uint32_t batch;              /* flows a batch lookup */
 	unsigned snapshot_calls;     /* bpf() calls the last snapshot took */
 	uint64_t thread_ns_last;     /* caad_observer_thread_ns() said so last */
+	uint64_t thread_base;        /* the watched thread's sum_exec_runtime when the watch began */
+	bool thread_base_known;
+	bool thread_warned;          /* its time could not be read: said once */
 	bool irq_time;               /* the kernel accounts IRQ time (kernel_irq_time_accounting()) */
 	size_t n_prev;
 	uint64_t prev_ns;
@@ -466,18 +470,53 @@ uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c)
 	return sum;
 }
 
+/* The watched thread's se.sum_exec_runtime, from the task iterator (one
+ * walk over the machine's tasks); -ESRCH when it is gone. */
+static int read_thread_sum(struct caad_observer *o, uint64_t *ret)
+{
+	struct bpf_link *link = o->skel->links.caad_thread_time;
+	_cleanup_close_ int fd = -1;
+	uint64_t buf[4];
+	size_t got = 0;
+
+	if (!link)
+		return -EOPNOTSUPP;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = read(fd, (char *)buf + got, sizeof(buf) - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0 || (got += (size_t)n) == sizeof(buf))
+			break;
+	}
+	if (got != sizeof(uint64_t))
+		return -ESRCH; /* a TID is one task: none, or a torn read */
+	*ret = buf[0];
+	return 0;
+}
+
 void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid)
 {
+	int r;
+
 	if (!o || o->skel->bss->watch_tid == tid)
 		return;
-	o->skel->bss->watch_tid = 0;
-	o->skel->bss->watch_in_ns = 0;
-	o->skel->bss->watch_in_sum = 0;
-	o->skel->bss->watch_total_ns = 0;
-	o->thread_ns_last = 0;
-	/* CLOCK_MONOTONIC is the BPF program's ktime */
-	o->skel->bss->watch_start_ns = tid ? now_ns() : 0;
 	__atomic_store_n(&o->skel->bss->watch_tid, tid, __ATOMIC_RELEASE);
+	o->thread_ns_last = 0;
+	o->thread_base = 0;
+	o->thread_base_known = false;
+	if (!tid)
+		return;
+	r = read_thread_sum(o, &o->thread_base);
+	if (r < 0)
+		log_debug_errno(r, "Failed to read thread %u's CPU time at the start of its watch: %m", tid);
+	else
+		o->thread_base_known = true;
 }
 
 uint64_t caad_observer_net_rx_ns(struct caad_observer *o)
@@ -494,21 +533,25 @@ uint64_t caad_observer_net_rx_ns(struct caad_observer *o)
 
 uint64_t caad_observer_thread_ns(struct caad_observer *o)
 {
-	uint64_t total, in;
+	uint64_t sum;
+	int r;
 
-	if (!o)
-		return 0;
-	total = __atomic_load_n(&o->skel->bss->watch_total_ns, __ATOMIC_RELAXED);
-	in = __atomic_load_n(&o->skel->bss->watch_in_ns, __ATOMIC_RELAXED);
-	if (in) {
-		uint64_t now = now_ns();
-		total += now > in ? now - in : 0;
+	if (!o || !o->skel->bss->watch_tid)
+		return o ? o->thread_ns_last : 0;
+	r = read_thread_sum(o, &sum);
+	if (r < 0) {
+		/* gone (its time stays what was read last), or no iterator */
+		if (r != -ESRCH && !o->thread_warned) {
+			log_warning_errno(r, "Failed to read thread %u's CPU time: %m", o->skel->bss->watch_tid);
+			o->thread_warned = true;
+		}
+		return o->thread_ns_last;
 	}
-	/* The stretch on CPU now counts by the wall clock, the same stretch
-	 * once over by the scheduler's, which leaves out steal: never go back
-	 * (a trial subtracts two readings). */
-	if (total < o->thread_ns_last)
-		total = o->thread_ns_last;
-	o->thread_ns_last = total;
-	return total;
+	if (!o->thread_base_known) { /* it appeared after the watch began */
+		o->thread_base = sum;
+		o->thread_base_known = true;
+	}
+	if (sum >= o->thread_base && sum - o->thread_base > o->thread_ns_last)
+		o->thread_ns_last = sum - o->thread_base;
+	return o->thread_ns_last;
 }

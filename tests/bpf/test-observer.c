@@ -985,8 +985,8 @@ static void test_consumer_left(void **state)
 
 struct spinner {
 	volatile pid_t tid;
-	volatile bool go;
-	uint64_t cpu_ns; /* its own CLOCK_THREAD_CPUTIME_ID at the end */
+	volatile bool go, done, quit;
+	uint64_t cpu_ns; /* its own CLOCK_THREAD_CPUTIME_ID when done */
 };
 
 static uint64_t thread_cpu_now(void)
@@ -997,7 +997,8 @@ static uint64_t thread_cpu_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Spin for 300 ms of CPU, sleep 200 ms, spin 100 ms more. */
+/* Spin for 300 ms of CPU, sleep 200 ms, spin 100 ms more; then sleep
+ * until told to quit (a thread's time is read while it lives). */
 static void *spin(void *arg)
 {
 	struct spinner *s = arg;
@@ -1012,16 +1013,20 @@ static void *spin(void *arg)
 	while (thread_cpu_now() - t0 < 400000000ull)
 		;
 	s->cpu_ns = thread_cpu_now() - t0;
+	s->done = true;
+	while (!s->quit)
+		usleep(1000);
 	return NULL;
 }
 
 struct runner {
 	volatile pid_t tid;
-	volatile bool watched;
-	uint64_t cpu_ns; /* its own CPU time from seeing the watch to sleeping */
+	volatile bool watched, half, spun, quit;
+	uint64_t cpu_ns; /* its own CPU time from seeing the watch to the end of its spin */
 };
 
-/* Spin until the watch is on, then 200 ms of CPU more, then sleep. */
+/* Spin until the watch is on, then 300 ms of CPU more (saying so half way),
+ * then sleep until told to quit. */
 static void *run_on(void *arg)
 {
 	struct runner *s = arg;
@@ -1031,22 +1036,26 @@ static void *run_on(void *arg)
 	while (!s->watched)
 		;
 	t0 = thread_cpu_now();
-	while (thread_cpu_now() - t0 < 200000000ull)
+	while (thread_cpu_now() - t0 < 150000000ull)
+		;
+	s->half = true;
+	while (thread_cpu_now() - t0 < 300000000ull)
 		;
 	s->cpu_ns = thread_cpu_now() - t0;
-	usleep(100000);
+	s->spun = true;
+	while (!s->quit)
+		usleep(1000);
 	return NULL;
 }
 
-/* A thread on CPU when the watch begins: its time from then on counts at
- * its first switch-out (none of it had been seen switching in), and none
- * of its time before the watch. */
+/* A thread on CPU when the watch begins counts from then on, none of its
+ * time before; and while it still runs, before it ever left its CPU. */
 static void test_thread_time_running_at_start(void **state)
 {
 	struct caad_observer *o = *state;
 	struct runner s = {};
 	pthread_t t;
-	uint64_t got;
+	uint64_t mid, got;
 
 	REQUIRE_ROOT();
 
@@ -1056,18 +1065,29 @@ static void test_thread_time_running_at_start(void **state)
 	usleep(300000); /* 300 ms on CPU before the watch */
 	caad_observer_watch_thread(o, (uint32_t)s.tid);
 	s.watched = true;
-	assert_int_equal(pthread_join(t, NULL), 0);
-	usleep(50000);
+	while (!s.half)
+		usleep(1000);
+	mid = caad_observer_thread_ns(o);
+	while (!s.spun)
+		usleep(1000);
 	got = caad_observer_thread_ns(o);
-	print_message("thread on CPU at the watch's start: %.1f ms by sched_switch, %.1f ms by its own clock\n",
-	              got / 1e6, s.cpu_ns / 1e6);
+	s.quit = true;
+	assert_int_equal(pthread_join(t, NULL), 0);
+	print_message("thread on CPU at the watch's start: %.1f ms half way through 150 ms of its own, %.1f ms by "
+	              "the task iterator, %.1f ms by its own clock\n",
+	              mid / 1e6, got / 1e6, s.cpu_ns / 1e6);
+	/* still spinning, maybe never switched out: counted all the same
+	 * (to within a scheduler tick or two) */
+	assert_true(mid >= 100000000ull);
 	assert_true(got >= s.cpu_ns * 95 / 100);
 	/* not the 300 ms before the watch */
 	assert_true(got <= s.cpu_ns + 50000000ull);
+	/* gone: what was read last */
+	assert_int_equal(caad_observer_thread_ns(o), got);
 	caad_observer_watch_thread(o, 0);
 }
 
-/* The watched thread's on-CPU time from sched_switch matches the
+/* The watched thread's on-CPU time from the task iterator matches the
  * kernel's own account of it; an unwatched thread adds nothing; NET_RX
  * softirq time is counted while a thread is watched, and only then. */
 static void test_thread_time_and_net_rx(void **state)
@@ -1087,13 +1107,12 @@ static void test_thread_time_and_net_rx(void **state)
 		usleep(1000);
 	caad_observer_watch_thread(o, (uint32_t)s.tid);
 	s.go = true;
-	assert_int_equal(pthread_join(t, NULL), 0);
-	/* join returns before the thread's last switch-out (its tid is
-	 * cleared on the way out): until then its current stretch counts by
-	 * the wall clock */
-	usleep(50000);
+	while (!s.done)
+		usleep(1000);
 	got = caad_observer_thread_ns(o);
-	print_message("watched thread: %.1f ms on CPU by sched_switch, %.1f ms by its own clock\n", got / 1e6,
+	s.quit = true;
+	assert_int_equal(pthread_join(t, NULL), 0);
+	print_message("watched thread: %.1f ms on CPU by the task iterator, %.1f ms by its own clock\n", got / 1e6,
 	              s.cpu_ns / 1e6);
 	/* the watch began before the spinning, so it saw that, and no more
 	 * than the thread's whole life: the same scheduler clock as the
@@ -1102,7 +1121,7 @@ static void test_thread_time_and_net_rx(void **state)
 	 * and the thread's clocks read at different moments. */
 	assert_true(got >= s.cpu_ns * 95 / 100);
 	assert_true(got <= s.cpu_ns + 20000000ull);
-	/* after it ended, nothing more accrues */
+	/* after it ended, nothing more accrues: what was read last */
 	usleep(50000);
 	assert_int_equal(caad_observer_thread_ns(o), got);
 	caad_observer_watch_thread(o, 0);
