@@ -2052,10 +2052,7 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 	pkg = off_nic_package(pl, d);
 	text = pkg < 0 ? &sl->conflict_reason : &sl->conflict_noted;
 	if (!*text || (pkg >= 0 && sl->noted_package != pkg)) {
-		if (pkg >= 0)
-			nic_note(pl, d, note, sizeof(note));
-		else
-			note[0] = '\0';
+		nic_note(pl, d, note, sizeof(note)); /* "" on the NIC's package */
 		name_owner(pl, d->iface, owner_slot, of, label, sizeof(label), name, sizeof(name));
 		*text = arena_printf(pl->plan,
 		                     "conflicted: %s is steered to CPU %d for the flow that owns it (%s%s%s, consumer on "
