@@ -5,8 +5,10 @@
  * (CPU of data-ready in NET_RX softirq, rx ifindex/queue, NAPI id).
  *
  * Tracepoints only (tp_btf): fentry and kprobes may be unavailable.
- * Bounded LRU map; a ring buffer for new/closed flows; user space
- * reconciles from the map on a timer because events can be lost.
+ * A flow's entry is socket local storage, which a lookup finds through
+ * the socket itself (no hash); at most max_flows of them; a ring buffer
+ * for new/closed flows; user space reads them all through an iterator on
+ * a timer, because events can be lost.
  */
 #include "vmlinux.h"
 
@@ -22,6 +24,7 @@
 #define NET_RX_SOFTIRQ 3
 #define MSG_PEEK 2
 #define TCP_CLOSE 7
+#define BPF_F_NO_PREALLOC_ 1
 
 /* Kernels built with CONFIG_SOCK_RX_QUEUE_MAPPING have this field; the
  * vendored vmlinux.h may not: a CO-RE flavour lets the loader decide. */
@@ -32,10 +35,23 @@ struct sock___rxq {
 /* Set by user space before load: only sockets of this netns (0: all). */
 const volatile __u32 target_netns = 0;
 
+/* Set by user space before load: most flows followed at once (MaxFlows=). */
+const volatile __u32 max_flows = 16384;
+
+/* Entries of "flows" now: taken before one is made, given back at close
+ * (signed: a miscount errs towards following flows, not refusing all). */
+__s64 n_flows = 0;
+
+/*
+ * A flow's entry hangs off its socket: finding it (bpf_sk_storage_get) is
+ * a load from the socket and from its storage's cache, where a hash map
+ * took a hash of the key and a walk of a bucket, 20-30 ns of each event
+ * on the development VM. The kernel frees an entry with its socket.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384); /* resized by user space */
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC_);
+	__type(key, int);
 	__type(value, struct caad_flow_stats);
 } flows SEC(".maps");
 
@@ -217,34 +233,40 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	tid = (__u32)id;
 	cpu = bpf_get_smp_processor_id();
 
-	s = bpf_map_lookup_elem(&flows, &key);
+	s = bpf_sk_storage_get(&flows, sk, NULL, 0);
 	if (!s) {
 		struct caad_flow_stats init = {};
 
 		/* Not in the namespace we watch; or closed already: a read
 		 * after TCP_CLOSE (data queued before a RST or the peer's FIN
-		 * in FIN_WAIT2) would add an entry no close deletes, which a
-		 * new socket at the same address would then inherit. */
+		 * in FIN_WAIT2) would make an entry that no close removes. */
 		if (!in_target_netns(sk) || sk->__sk_common.skc_state == TCP_CLOSE)
 			return 0;
-
+		/* a place in the table first; given back if another CPU made
+		 * this socket's entry just now */
+		if (__sync_fetch_and_add(&n_flows, 1) >= (__s64)max_flows) {
+			__sync_fetch_and_add(&n_flows, -1);
+			count(CAAD_COUNTER_MAP_FULL);
+			return 0;
+		}
 		init.sk = key;
 		fill_tuple(&init, sk);
 		init.proc_cpu = CAAD_CPU_NONE;
 		init.rx_queue = 0xffff;
 		init.first_ns = bpf_ktime_get_ns();
 		init.consumer_cpu = CAAD_CPU_NONE;
-		/* Fails with EEXIST when another CPU added it just now: then only
-		 * that CPU reports it as new. */
-		bool added = bpf_map_update_elem(&flows, &key, &init, BPF_NOEXIST) == 0;
-
-		s = bpf_map_lookup_elem(&flows, &key);
+		s = bpf_sk_storage_get(&flows, sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
 		if (!s) {
+			__sync_fetch_and_add(&n_flows, -1);
 			count(CAAD_COUNTER_MAP_FULL);
 			return 0;
 		}
-		if (added)
+		/* Two CPUs may make it at once (the kernel keeps one): the
+		 * first to claim it keeps its place and reports it as new. */
+		if (__sync_lock_test_and_set(&s->claimed, 1) == 0)
 			emit(CAAD_EVENT_FLOW_NEW, key, 0);
+		else
+			__sync_fetch_and_add(&n_flows, -1);
 	}
 
 	if (s->consumer_tid != tid) {
@@ -320,7 +342,6 @@ static __always_inline bool in_napi_kthread(void)
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 {
-	__u64 key = (__u64)sk;
 	struct caad_flow_stats *s;
 	__u32 zero = 0, kthread = 0;
 	struct tcp_sock *tp;
@@ -336,7 +357,7 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 			return 0;
 		kthread = (__u32)bpf_get_current_pid_tgid();
 	}
-	s = bpf_map_lookup_elem(&flows, &key);
+	s = bpf_sk_storage_get(&flows, (struct sock *)sk, NULL, 0);
 	if (!s)
 		return 0; /* known from its first read on */
 
@@ -364,13 +385,30 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 
 	if (newstate != TCP_CLOSE || !is_tcp(sk))
 		return 0;
-	s = bpf_map_lookup_elem(&flows, &key);
+	s = bpf_sk_storage_get(&flows, (struct sock *)sk, NULL, 0);
 	if (!s)
 		return 0;
 	emit(CAAD_EVENT_FLOW_CLOSE, key, s->bytes);
-	bpf_map_delete_elem(&flows, &key);
-	/* a steered flow's: a new socket at this address is not its reader */
-	bpf_map_delete_elem(&stay, &key);
+	/* gone from what user space reads now, not when the socket is freed */
+	if (bpf_sk_storage_delete(&flows, (struct sock *)sk) == 0)
+		__sync_fetch_and_add(&n_flows, -1);
+	/* a steered flow's: a new socket at this address is not its reader
+	 * (looked up first: most flows have none, and a delete locks) */
+	if (bpf_map_lookup_elem(&stay, &key))
+		bpf_map_delete_elem(&stay, &key);
+	return 0;
+}
+
+/* Every flow's entry, for user space's snapshot: read, with plain loads,
+ * while the two sides write it (as a map lookup would). */
+SEC("iter/bpf_sk_storage_map")
+int caad_flows_dump(struct bpf_iter__bpf_sk_storage_map *ctx)
+{
+	struct caad_flow_stats *s = ctx->value;
+
+	if (!ctx->sk || !s)
+		return 0;
+	bpf_seq_write(ctx->meta->seq, s, sizeof(*s));
 	return 0;
 }
 

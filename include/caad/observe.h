@@ -13,11 +13,9 @@ struct caad_observer;
 
 struct caad_observer_options {
 	uint32_t netns_inode;  /* only sockets in this netns; 0 = all */
-	uint32_t max_flows;    /* size of the flows map (LRU) */
+	uint32_t max_flows;    /* most flows followed at once (MaxFlows=); 0 = default (16384) */
 	uint32_t ringbuf_size; /* bytes, power of two >= page size; 0 = default */
-	uint32_t batch;        /* flows read a system call; 0 = default (1024) */
-	bool walk_keys;        /* read the flow map key by key, not in batches (tests; a kernel
-	                        * without batch lookups, before 5.6, falls back to it by itself) */
+	uint32_t batch;        /* most flows read a system call; 0 = default (256) */
 };
 
 int caad_observer_open(const struct caad_observer_options *opts, struct caad_observer **ret);
@@ -49,7 +47,7 @@ int caad_observer_set_stay(struct caad_observer *o, const uint64_t *ids, const s
 unsigned caad_observer_take_left(struct caad_observer *o);
 uint64_t caad_observer_left_total(const struct caad_observer *o);
 
-/* System calls the last snapshot made to read the flow map. */
+/* read() calls the last snapshot made on the flow table's iterator. */
 unsigned caad_observer_snapshot_calls(const struct caad_observer *o);
 uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c);
 

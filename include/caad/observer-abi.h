@@ -13,17 +13,19 @@
 #define CAAD_CPU_NONE 0xffffffffu
 
 /*
- * Value of the "flows" LRU hash map, keyed by the kernel socket address.
+ * Value of the "flows" socket storage map: a TCP socket's entry, made at
+ * its first read; sk, the kernel socket address, is the flow's id.
  *
  * Two CPUs write it: the reader's (sock_recv_length) and the one that
  * processes the flow's packets (sk_data_ready in NET_RX softirq), and caad
  * steers them apart on purpose. Each side's fields are a group of their
- * own, at least 64 bytes from the other's and from the map's keys (which
- * every lookup reads, just before each value): wherever the map puts the
- * value, neither side's writes take a cache line from under the other's
- * lookups or writes. The gaps cost 112 bytes a flow; on the 2-vCPU
- * development VM, sk_data_ready took about 165 ns an event instead of 220
- * (bench/observer, rounds with under 7% steal).
+ * own, at least 64 bytes from the other's and from the storage element's
+ * header (which every lookup reads, just before each value): wherever the
+ * kernel puts the value, neither side's writes take a cache line from
+ * under the other's lookups or writes. The gaps cost 112 bytes a flow; on
+ * the 2-vCPU development VM, sk_data_ready took about 165 ns an event
+ * instead of 220 (bench/observer, rounds with under 7% steal, with the
+ * hash map of the time).
  */
 struct caad_flow_stats {
 	/* written at the first read, or when the reader changes; read by both
@@ -40,6 +42,7 @@ struct caad_flow_stats {
 	__u32 consumer_cpu;   /* CPU of the last read */
 	__u8 laddr[16];       /* IPv4 in the first 4 bytes */
 	__u8 raddr[16];
+	__u64 claimed;        /* 1 once a CPU counted it in n_flows (of two that made it at once) */
 
 	/* reader side: written at every read */
 	__u64 bytes;          /* bytes handed to the reader (no clock read per read:
@@ -69,12 +72,12 @@ _Static_assert(sizeof(struct caad_flow_stats) - __builtin_offsetof(struct caad_f
 
 enum caad_event_type {
 	CAAD_EVENT_FLOW_NEW = 1,   /* first read seen on a socket */
-	CAAD_EVENT_FLOW_CLOSE = 2, /* socket reached TCP_CLOSE (and left the map) */
+	CAAD_EVENT_FLOW_CLOSE = 2, /* socket reached TCP_CLOSE (and its entry was removed) */
 	CAAD_EVENT_CONSUMER_LEFT = 3, /* a steered flow's reader read on a CPU outside its "stay" set */
 };
 
 /*
- * Value of the "stay" hash map, keyed like "flows": for a steered flow,
+ * Value of the "stay" hash map, keyed by the flow's id: for a steered flow,
  * the CPUs its reader may move between without its steering going stale
  * (its LLC less the steered core). A read elsewhere sends
  * CAAD_EVENT_CONSUMER_LEFT once and drops the entry; user space then
@@ -98,7 +101,7 @@ struct caad_event {
 /* Indices of the per-CPU "counters" array. */
 enum caad_counter {
 	CAAD_COUNTER_EVENTS_LOST = 0,  /* ring buffer full */
-	CAAD_COUNTER_MAP_FULL = 1,     /* flows map update failed */
+	CAAD_COUNTER_MAP_FULL = 1,     /* a new flow not followed: max_flows reached, or no memory */
 	CAAD_COUNTER_NET_RX_NS = 2,    /* time spent in NET_RX softirq while a thread is watched (watch_tid),
 	                                * on top of any other task, ns */
 	CAAD_COUNTER_NET_RX_ON_WATCHED_NS = 3, /* the same, on top of the watched thread itself (in its own

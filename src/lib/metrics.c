@@ -95,7 +95,7 @@ int caad_metrics_format(FILE *f, const struct caad_metrics *m)
 	    m->reload_failures);
 	u64(f, "caad_bpf_events_lost_total", "counter", "BPF ring buffer events lost (buffer full).",
 	    m->bpf_events_lost);
-	u64(f, "caad_bpf_map_full_total", "counter", "BPF flow table insertions that failed.", m->bpf_map_full);
+	u64(f, "caad_bpf_map_full_total", "counter", "New flows the BPF observer did not follow: MaxFlows= reached, or no memory.", m->bpf_map_full);
 
 	family(f, "caad_errors_by_class_total", "counter",
 	       "Failed reads, writes, restores and plans since start, by class (they add up to caad_errors_total).");

@@ -16,18 +16,19 @@
 #include "caad/sysfs.h"
 #include "observer.skel.h"
 
-#define SNAPSHOT_BATCH 1024u
-#define ENOTSUPP_ 524 /* the kernel's own ENOTSUPP, which bpf() can return */
+/* flows a read() of the iterator: 60 KiB, more than the kernel hands over
+ * a read (its iterator's buffer, 8 pages) */
+#define SNAPSHOT_BATCH 256u
 
 struct caad_observer {
 	struct caad_observer_bpf *skel;
 	struct ring_buffer *rb;
 	int n_cpus;
 
+	struct bpf_link *dump;       /* the flows map's iterator (caad_flows_dump) */
 	struct caad_flow_base *prev; /* last snapshot's bases, sorted by id */
-	bool walk_keys;              /* no batch lookups (asked, or the kernel has none) */
-	uint32_t batch;              /* flows a batch lookup */
-	unsigned snapshot_calls;     /* bpf() calls the last snapshot took */
+	uint32_t batch;              /* flows a read() of the iterator */
+	unsigned snapshot_calls;     /* read() calls the last snapshot took */
 	uint64_t thread_ns_last;     /* caad_observer_thread_ns() said so last */
 	uint64_t thread_base;        /* the watched thread's sum_exec_runtime when the watch began */
 	bool thread_base_known;
@@ -191,13 +192,11 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 		return log_error_errno(errno ? errno : EINVAL, "Failed to open BPF observer: %m");
 
 	o->skel->rodata->target_netns = opts->netns_inode;
-	o->walk_keys = opts->walk_keys;
+	if (opts->max_flows > 0)
+		o->skel->rodata->max_flows = opts->max_flows;
 	o->batch = opts->batch ? opts->batch : SNAPSHOT_BATCH;
-	if (opts->max_flows > 0) {
-		r = bpf_map__set_max_entries(o->skel->maps.flows, opts->max_flows);
-		if (r < 0)
-			return log_error_errno(r, "Failed to size the flow map to %u: %m", opts->max_flows);
-	}
+	/* a map iterator is attached to its map, below */
+	bpf_program__set_autoattach(o->skel->progs.caad_flows_dump, false);
 	if (opts->ringbuf_size > 0) {
 		r = bpf_map__set_max_entries(o->skel->maps.events, opts->ringbuf_size);
 		if (r < 0)
@@ -210,6 +209,16 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	r = caad_observer_bpf__attach(o->skel);
 	if (r < 0)
 		return log_error_errno(r, "Failed to attach BPF observer to its tracepoints: %m");
+	{
+		DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, io);
+		union bpf_iter_link_info info = { .map.map_fd = (__u32)bpf_map__fd(o->skel->maps.flows) };
+
+		io.link_info = &info;
+		io.link_info_len = sizeof(info);
+		o->dump = bpf_program__attach_iter(o->skel->progs.caad_flows_dump, &io);
+		if (!o->dump)
+			return log_error_errno(errno ? errno : EINVAL, "Failed to attach the flow table's iterator: %m");
+	}
 
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), handle_event, o, NULL);
 	if (!o->rb)
@@ -218,8 +227,7 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the BPF ring buffer of urgent events: %m");
 
-	log_debug("BPF observer attached (netns %u, %u flows max)", opts->netns_inode,
-	          bpf_map__max_entries(o->skel->maps.flows));
+	log_debug("BPF observer attached (netns %u, %u flows max)", opts->netns_inode, o->skel->rodata->max_flows);
 	*ret = TAKE_PTR(o);
 	return 0;
 }
@@ -229,6 +237,7 @@ void caad_observer_free(struct caad_observer *o)
 	if (!o)
 		return;
 	ring_buffer__free(o->rb);
+	bpf_link__destroy(o->dump);
 	caad_observer_bpf__destroy(o->skel);
 	free(o->prev);
 	free(o->stay_ids);
@@ -265,71 +274,49 @@ static int flows_room(struct caad_flow **flows, size_t *cap, size_t n, size_t mo
 	return 0;
 }
 
-/* The flow map key by key: two system calls a flow. */
-static int walk_keys(struct caad_observer *o, struct caad_flow **flows, size_t *cap, size_t *n)
-{
-	int fd = bpf_map__fd(o->skel->maps.flows);
-	uint64_t key, next;
-	bool first = true;
-
-	for (;;) {
-		struct caad_flow_stats s;
-
-		o->snapshot_calls++;
-		if (bpf_map_get_next_key(fd, first ? NULL : &key, &next) < 0) {
-			if (errno == ENOENT)
-				return 0;
-			return log_error_errno(errno, "Failed to walk the BPF flow map: %m");
-		}
-		first = false;
-		key = next;
-		o->snapshot_calls++;
-		if (bpf_map_lookup_elem(fd, &key, &s) < 0)
-			continue; /* deleted meanwhile */
-		if (flows_room(flows, cap, *n, 1) < 0)
-			return -ENOMEM;
-		caad_flow_from_stats(&(*flows)[(*n)++], &s);
-	}
-}
-
-
 /*
- * The flow map o->batch flows a system call (BPF_MAP_LOOKUP_BATCH): at
- * 100k flows 98 calls a scan instead of 200k. -EOPNOTSUPP when the
- * kernel has no batch lookups, before any flow was read.
+ * Every flow's entry, through the flows map's iterator: up to o->batch
+ * entries a read(), and no more than the kernel's 32 KiB (at 100k flows,
+ * about 730 reads a scan). An entry can come cut between two reads: its
+ * start waits in the buffer for the rest.
  */
-static int read_batches(struct caad_observer *o, struct caad_flow **flows, size_t *cap, size_t *n)
+static int read_flows(struct caad_observer *o, struct caad_flow **flows, size_t *cap, size_t *n)
 {
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	int fd = bpf_map__fd(o->skel->maps.flows);
-	_cleanup_free_ uint64_t *keys = malloc(o->batch * sizeof(*keys));
-	_cleanup_free_ struct caad_flow_stats *vals = malloc(o->batch * sizeof(*vals));
-	uint64_t token = 0; /* where the next batch starts (a hash bucket) */
-	bool first = true;
+	const size_t rec = sizeof(struct caad_flow_stats), size = (size_t)o->batch * rec;
+	_cleanup_free_ struct caad_flow_stats *buf = malloc(size);
+	_cleanup_close_ int fd = -1;
+	size_t have = 0; /* bytes in buf */
 
-	if (!keys || !vals)
+	if (!buf)
 		return -ENOMEM;
+	fd = bpf_iter_create(bpf_link__fd(o->dump));
+	if (fd < 0)
+		return log_error_errno(errno, "Failed to read the BPF flow table: %m");
 	for (;;) {
-		__u32 count = o->batch;
-		int r;
+		ssize_t got;
+		size_t whole;
 
 		o->snapshot_calls++;
-		r = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, keys, vals, &count, &opts);
-		int err = r < 0 ? errno : 0;
-
-		/* what came is good, also with ENOENT (the last batch) */
-		if (flows_room(flows, cap, *n, count) < 0)
+		got = read(fd, (char *)buf + have, size - have);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			/* EAGAIN: the table changed under the iterator too often */
+			return log_error_errno(errno, "Failed to read the BPF flow table: %m");
+		if (got == 0)
+			break;
+		have += (size_t)got;
+		whole = have / rec;
+		if (flows_room(flows, cap, *n, whole) < 0)
 			return -ENOMEM;
-		for (__u32 i = 0; i < count; i++)
-			caad_flow_from_stats(&(*flows)[(*n)++], &vals[i]);
-		if (err == ENOENT)
-			return 0;
-		if (err)
-			return first && count == 0 &&
-			               (err == EINVAL || err == EOPNOTSUPP || err == ENOTSUP || err == ENOTSUPP_) ?
-			               -EOPNOTSUPP : -err;
-		first = false;
+		for (size_t i = 0; i < whole; i++)
+			caad_flow_from_stats(&(*flows)[(*n)++], &buf[i]);
+		memmove(buf, (char *)buf + whole * rec, have - whole * rec);
+		have -= whole * rec;
 	}
+	if (have)
+		log_debug("The BPF flow table's iterator ended inside an entry (%zu bytes): left out", have);
+	return 0;
 }
 
 int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n)
@@ -338,33 +325,20 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
 	size_t cap = o->n_prev + o->n_prev / 16 + 64, n = 0;
 	_cleanup_free_ struct caad_flow *flows = NULL;
 	uint64_t now = now_ns();
-	int r = -EOPNOTSUPP;
+	int r;
 
 	flows = calloc(cap, sizeof(*flows));
 	if (!flows)
 		return -ENOMEM;
 
 	o->snapshot_calls = 0;
-	if (!o->walk_keys) {
-		r = read_batches(o, &flows, &cap, &n);
-		if (r == -EOPNOTSUPP) {
-			log_debug("No batch lookups of BPF maps here: reading the flow map key by key");
-			o->walk_keys = true;
-		} else if (r < 0 && r != -ENOMEM) {
-			/* e.g. ENOSPC: a hash bucket longer than a batch */
-			log_debug_errno(r, "Reading the flow map in batches failed (%m): key by key this time");
-			n = 0;
-		}
-	}
-	if (o->walk_keys || (r < 0 && r != -ENOMEM))
-		r = walk_keys(o, &flows, &cap, &n);
+	r = read_flows(o, &flows, &cap, &n);
 	if (r < 0)
 		return r;
 
 	caad_flows_sort(flows, n);
-	/* get_next_key restarts from the first key when the current one was
-	 * deleted meanwhile (a socket closed), and a batch read while the map
-	 * changes may see a flow twice: drop the repeats. */
+	/* an iterator that goes on past a bucket that changed (a socket
+	 * made or closed) may see a flow twice: drop the repeats */
 	size_t u = 0;
 	for (size_t i = 0; i < n; i++)
 		if (u == 0 || flows[u - 1].id != flows[i].id)
