@@ -667,6 +667,18 @@ def threads(pid):
         return []
 
 
+def cpu_ns(pid):
+    """CPU time of all of a process's threads, in ns (schedstat); None when unreadable."""
+    total = 0
+    for tid in threads(pid):
+        try:
+            with open(f'/proc/{pid}/task/{tid}/schedstat') as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total or None
+
+
 def status_kib(pid, key):
     try:
         with open(f'/proc/{pid}/status') as f:

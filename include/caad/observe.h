@@ -15,7 +15,6 @@ struct caad_observer_options {
 	uint32_t netns_inode;  /* only sockets in this netns; 0 = all */
 	uint32_t max_flows;    /* most flows followed at once (MaxFlows=); 0 = default (16384) */
 	uint32_t ringbuf_size; /* bytes, power of two >= page size; 0 = default */
-	uint32_t batch;        /* most flows read a system call; 0 = default (256) */
 };
 
 int caad_observer_open(const struct caad_observer_options *opts, struct caad_observer **ret);
@@ -47,7 +46,8 @@ int caad_observer_set_stay(struct caad_observer *o, const uint64_t *ids, const s
 unsigned caad_observer_take_left(struct caad_observer *o);
 uint64_t caad_observer_left_total(const struct caad_observer *o);
 
-/* read() calls the last snapshot made on the flow table's iterator. */
+/* read() calls the last snapshot made on the flow table's iterator (not
+ * counting the batch lookups of its copy). */
 unsigned caad_observer_snapshot_calls(const struct caad_observer *o);
 uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c);
 

@@ -3,6 +3,7 @@
 #include <bpf/libbpf.h>
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +17,6 @@
 #include "caad/sysfs.h"
 #include "observer.skel.h"
 
-/* flows a read() of the iterator: 60 KiB, more than the kernel hands over
- * a read (its iterator's buffer, 8 pages) */
-#define SNAPSHOT_BATCH 256u
 
 struct caad_observer {
 	struct caad_observer_bpf *skel;
@@ -26,9 +24,9 @@ struct caad_observer {
 	int n_cpus;
 
 	struct bpf_link *dump;       /* the flows map's iterator (caad_flows_dump) */
+	uint32_t dump_max;           /* the "dump" array's entries */
 	struct caad_flow_base *prev; /* last snapshot's bases, sorted by id */
-	uint32_t batch;              /* flows a read() of the iterator */
-	unsigned snapshot_calls;     /* read() calls the last snapshot took */
+	unsigned snapshot_calls;     /* read() calls of the iterator the last snapshot took */
 	uint64_t thread_ns_last;     /* caad_observer_thread_ns() said so last */
 	uint64_t thread_base;        /* the watched thread's sum_exec_runtime when the watch began */
 	bool thread_base_known;
@@ -192,9 +190,12 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 		return log_error_errno(errno ? errno : EINVAL, "Failed to open BPF observer: %m");
 
 	o->skel->rodata->target_netns = opts->netns_inode;
-	if (opts->max_flows > 0)
+	if (opts->max_flows > 0) {
 		o->skel->rodata->max_flows = opts->max_flows;
-	o->batch = opts->batch ? opts->batch : SNAPSHOT_BATCH;
+		r = bpf_map__set_max_entries(o->skel->maps.dump, opts->max_flows);
+		if (r < 0)
+			return log_error_errno(r, "Failed to size the flow table's copy to %u: %m", opts->max_flows);
+	}
 	/* a map iterator is attached to its map, below */
 	bpf_program__set_autoattach(o->skel->progs.caad_flows_dump, false);
 	if (opts->ringbuf_size > 0) {
@@ -219,6 +220,7 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 		if (!o->dump)
 			return log_error_errno(errno ? errno : EINVAL, "Failed to attach the flow table's iterator: %m");
 	}
+	o->dump_max = bpf_map__max_entries(o->skel->maps.dump);
 
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), handle_event, o, NULL);
 	if (!o->rb)
@@ -275,47 +277,70 @@ static int flows_room(struct caad_flow **flows, size_t *cap, size_t n, size_t mo
 }
 
 /*
- * Every flow's entry, through the flows map's iterator: up to o->batch
- * entries a read(), and no more than the kernel's 32 KiB (at 100k flows,
- * about 730 reads a scan). An entry can come cut between two reads: its
- * start waits in the buffer for the rest.
+ * Every flow's entry: one read() of the flow table's iterator has them
+ * copied into the "dump" array, and says how many (the last __u64 of its
+ * output); then DUMP_BATCH of them a batch lookup of the array (at 100k
+ * flows 98 calls). Not a mapping of the array: its pages, once read,
+ * would count in caad's RSS (24 MB at 100k flows).
  */
+#define DUMP_BATCH 1024u
 static int read_flows(struct caad_observer *o, struct caad_flow **flows, size_t *cap, size_t *n)
 {
-	const size_t rec = sizeof(struct caad_flow_stats), size = (size_t)o->batch * rec;
-	_cleanup_free_ struct caad_flow_stats *buf = malloc(size);
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int map = bpf_map__fd(o->skel->maps.dump);
+	_cleanup_free_ uint32_t *keys = NULL;
+	_cleanup_free_ struct caad_flow_stats *vals = NULL;
 	_cleanup_close_ int fd = -1;
-	size_t have = 0; /* bytes in buf */
+	uint64_t buf[64], count = 0;
+	uint32_t token = 0;
+	bool any = false;
 
-	if (!buf)
-		return -ENOMEM;
+	o->skel->bss->dump_n = 0;
 	fd = bpf_iter_create(bpf_link__fd(o->dump));
 	if (fd < 0)
 		return log_error_errno(errno, "Failed to read the BPF flow table: %m");
 	for (;;) {
 		ssize_t got;
-		size_t whole;
 
 		o->snapshot_calls++;
-		got = read(fd, (char *)buf + have, size - have);
+		got = read(fd, buf, sizeof(buf));
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
-			/* EAGAIN: the table changed under the iterator too often */
 			return log_error_errno(errno, "Failed to read the BPF flow table: %m");
 		if (got == 0)
 			break;
-		have += (size_t)got;
-		whole = have / rec;
-		if (flows_room(flows, cap, *n, whole) < 0)
-			return -ENOMEM;
-		for (size_t i = 0; i < whole; i++)
-			caad_flow_from_stats(&(*flows)[(*n)++], &buf[i]);
-		memmove(buf, (char *)buf + whole * rec, have - whole * rec);
-		have -= whole * rec;
+		if (got % sizeof(uint64_t))
+			return log_error_errno(EIO, "The BPF flow table's iterator said %zd bytes, not counts", got);
+		count = buf[got / sizeof(uint64_t) - 1];
+		any = true;
 	}
-	if (have)
-		log_debug("The BPF flow table's iterator ended inside an entry (%zu bytes): left out", have);
+	if (!any)
+		return log_error_errno(EIO, "The BPF flow table's iterator did not say how many flows it copied");
+	if (count > o->dump_max)
+		return log_error_errno(EIO, "The BPF flow table's iterator copied %" PRIu64 " flows, more than %u",
+		                       count, o->dump_max);
+	if (count == 0)
+		return 0;
+
+	keys = malloc(DUMP_BATCH * sizeof(*keys));
+	vals = malloc(DUMP_BATCH * sizeof(*vals));
+	if (!keys || !vals || flows_room(flows, cap, *n, (size_t)count) < 0)
+		return -ENOMEM;
+	for (uint32_t at = 0; at < count;) {
+		__u32 want = (uint32_t)MIN((uint64_t)DUMP_BATCH, count - at);
+		int r;
+
+		/* a batch starts after the key its token names: the last one read */
+		r = bpf_map_lookup_batch(map, at ? &token : NULL, &token, keys, vals, &want, &opts);
+		if (r < 0 && errno != ENOENT)
+			return log_error_errno(errno, "Failed to read the BPF flow table's copy: %m");
+		if (want == 0)
+			break;
+		for (__u32 i = 0; i < want; i++)
+			caad_flow_from_stats(&(*flows)[(*n)++], &vals[i]);
+		at += want;
+	}
 	return 0;
 }
 
@@ -337,7 +362,7 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
 		return r;
 
 	caad_flows_sort(flows, n);
-	/* an iterator that goes on past a bucket that changed (a socket
+	/* an iteration that goes on past a bucket that changed (a socket
 	 * made or closed) may see a flow twice: drop the repeats */
 	size_t u = 0;
 	for (size_t i = 0; i < n; i++)
