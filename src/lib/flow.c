@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -96,12 +97,85 @@ static int flow_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+struct sort_key {
+	uint64_t id;
+	size_t at; /* its flow's index */
+};
+
+/*
+ * keys[0..n) by id, stably, with tmp as room for as many: a radix sort, a
+ * byte at a time from the lowest, passing over the bytes all ids share
+ * (ids are kernel addresses: most of their high bytes and their lowest).
+ * The result is in keys or in tmp: returned.
+ */
+static struct sort_key *radix_sort(struct sort_key *keys, struct sort_key *tmp, size_t n)
+{
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		size_t count[256] = { 0 }, pos = 0;
+		struct sort_key *swap;
+
+		for (size_t i = 0; i < n; i++)
+			count[(keys[i].id >> shift) & 0xff]++;
+		if (count[(keys[0].id >> shift) & 0xff] == n)
+			continue; /* the same byte in every id */
+		for (unsigned d = 0; d < 256; d++) {
+			size_t c = count[d];
+
+			count[d] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[count[(keys[i].id >> shift) & 0xff]++] = keys[i];
+		swap = keys;
+		keys = tmp;
+		tmp = swap;
+	}
+	return keys;
+}
+
+/*
+ * Sorted by id: the ids with their indices (16 bytes each, contiguous),
+ * radix-sorted, then the flows put in place along the cycles of that
+ * permutation, each moved once. qsort() of the flows themselves compared
+ * through pointers to 136-byte flows, a cache miss each: at 100k flows
+ * caad spent a fifth of its time in it (perf, bench/memory's 100k level).
+ * Without memory for the keys, the flows are sorted as they are.
+ */
 void caad_flows_sort(struct caad_flow *flows, size_t n)
 {
-	assert(flows || n == 0);
+	_cleanup_free_ struct sort_key *mem = NULL;
+	struct sort_key *keys;
 
-	if (n > 1)
+	assert(flows || n == 0);
+	if (n < 2)
+		return;
+	mem = malloc(2 * n * sizeof(*mem));
+	if (!mem) {
 		qsort(flows, n, sizeof(*flows), flow_cmp);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		mem[i] = (struct sort_key){ .id = flows[i].id, .at = i };
+	keys = radix_sort(mem, mem + n, n);
+
+	/* position i wants flows[keys[i].at]; a done position gets at = i */
+	for (size_t i = 0; i < n; i++) {
+		struct caad_flow held;
+		size_t j = i;
+
+		if (keys[i].at == i)
+			continue;
+		held = flows[i];
+		while (keys[j].at != i) {
+			size_t from = keys[j].at;
+
+			flows[j] = flows[from];
+			keys[j].at = j;
+			j = from;
+		}
+		flows[j] = held;
+		keys[j].at = j;
+	}
 }
 
 /* bytes * 8 bit/s over span_ns, without overflow; saturates at UINT64_MAX. */

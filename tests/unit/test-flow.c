@@ -254,6 +254,34 @@ static void test_sort(void **state)
 	assert_int_equal(flows[0].id, 0);
 }
 
+/* Many flows in a random order (long cycles of the permutation, repeated
+ * ids): sorted, and each moved whole, none lost or doubled. */
+static void test_sort_many(void **state)
+{
+	enum { N = 5000 };
+	struct caad_flow *flows = calloc(N, sizeof(*flows));
+	unsigned seen[N] = { 0 };
+	uint64_t ids[N], x = 88172645463325252ull;
+
+	assert_non_null(flows);
+	for (size_t i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+		ids[i] = x % (N / 2);
+		flows[i] = (struct caad_flow){ .id = ids[i], .bytes = i };
+	}
+	caad_flows_sort(flows, N);
+	for (size_t i = 0; i < N; i++) {
+		if (i > 0)
+			assert_true(flows[i - 1].id <= flows[i].id);
+		assert_true(flows[i].bytes < N);
+		assert_int_equal(flows[i].id, ids[flows[i].bytes]); /* moved whole */
+		seen[flows[i].bytes]++;
+	}
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(seen[i], 1);
+	free(flows);
+}
+
 /* The library's calls with the previous snapshot given as flows: their
  * bases are what the observer keeps. */
 static void update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
@@ -573,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_from_stats_comm),
 		cmocka_unit_test(test_from_stats_v6),
 		cmocka_unit_test(test_sort),
+		cmocka_unit_test(test_sort_many),
 		cmocka_unit_test(test_rates_normal),
 		cmocka_unit_test(test_rates_bytes_reset),
 		cmocka_unit_test(test_rates_new_flow),
