@@ -17,7 +17,6 @@
 #include "caad/sysfs.h"
 #include "observer.skel.h"
 
-
 struct caad_observer {
 	struct caad_observer_bpf *skel;
 	struct ring_buffer *rb;
