@@ -227,21 +227,19 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	struct caad_flow_stats *s;
 	__u32 cpu, tid;
 
-	if (ret <= 0 || (flags & MSG_PEEK) || !is_tcp(sk))
+	if (ret <= 0 || (flags & MSG_PEEK))
 		return 0;
 
-	id = bpf_get_current_pid_tgid();
-	tid = (__u32)id;
-	cpu = bpf_get_smp_processor_id();
-
+	/* A socket with an entry is a TCP one (only those get one): the
+	 * protocol, on a cache line of its own, is asked only without one. */
 	s = bpf_sk_storage_get(&flows, sk, NULL, 0);
 	if (!s) {
 		struct caad_flow_stats init = {};
 
-		/* Not in the namespace we watch; or closed already: a read
-		 * after TCP_CLOSE (data queued before a RST or the peer's FIN
-		 * in FIN_WAIT2) would make an entry that no close removes. */
-		if (!in_target_netns(sk) || sk->__sk_common.skc_state == TCP_CLOSE)
+		/* Not TCP; not in the namespace we watch; or closed already: a
+		 * read after TCP_CLOSE (data queued before a RST or the peer's
+		 * FIN in FIN_WAIT2) would make an entry that no close removes. */
+		if (!is_tcp(sk) || !in_target_netns(sk) || sk->__sk_common.skc_state == TCP_CLOSE)
 			return 0;
 		/* a place in the table first; given back if another CPU made
 		 * this socket's entry just now */
@@ -270,6 +268,9 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 			__sync_fetch_and_add(&n_flows, -1);
 	}
 
+	id = bpf_get_current_pid_tgid();
+	tid = (__u32)id;
+	cpu = bpf_get_smp_processor_id();
 	if (s->consumer_tid != tid) {
 		s->consumer_tid = tid;
 		s->consumer_pid = id >> 32;

@@ -648,6 +648,61 @@ static void test_close(void **state)
 }
 
 /*
+ * Reads of other sockets (UDP, AF_UNIX stream and datagram) fire the same
+ * tracepoint, and only a TCP socket's read may give it an entry: the
+ * program looks the socket's entry up before it asks the protocol, so
+ * this is what keeps the others out. A TCP flow read between them is
+ * still followed, and its bytes are its own.
+ */
+static void test_not_tcp(void **state)
+{
+	struct caad_observer *o = *state;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	_cleanup_close_ int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	_cleanup_close_ int us0 = -1, us1 = -1, ud0 = -1, ud1 = -1;
+	int pair[2];
+	_cleanup_free_ struct caad_flow *flows = NULL;
+	char buf[512] = { 'x' };
+	struct conn c;
+	size_t n;
+
+	REQUIRE_ROOT();
+
+	assert_true(u >= 0);
+	assert_int_equal(bind(u, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(u, (struct sockaddr *)&sa, &len), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+	us0 = pair[0];
+	us1 = pair[1];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair), 0);
+	ud0 = pair[0];
+	ud1 = pair[1];
+	for (int i = 0; i < 3; i++) {
+		/* to itself: one UDP socket sends and reads */
+		assert_int_equal(sendto(u, buf, sizeof(buf), 0, (struct sockaddr *)&sa, sizeof(sa)), (ssize_t)sizeof(buf));
+		assert_int_equal(recv(u, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+		assert_int_equal(write(us0, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+		assert_int_equal(recv(us1, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+		assert_int_equal(write(ud0, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+		assert_int_equal(recv(ud1, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	}
+	assert_int_equal(snapshot(o, &flows), 0);
+	free(TAKE_PTR(flows));
+
+	conn_new(&c);
+	assert_int_equal(small_xfer(&c, 1000), 0);
+	assert_int_equal(recv(u, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	assert_int_equal(sendto(u, buf, 100, 0, (struct sockaddr *)&sa, sizeof(sa)), 100);
+	assert_int_equal(recv(u, buf, sizeof(buf), 0), 100);
+	n = snapshot(o, &flows);
+	assert_int_equal(n, 1);
+	assert_int_equal(flows[0].lport, c.lport);
+	assert_int_equal(flows[0].bytes, 1000);
+	conn_close(&c);
+}
+
+/*
  * A read after TCP_CLOSE: data that arrived before the peer's RST is
  * still read. The close took the flow out of the map; the read must not
  * put it back, for no close would take it out again, and a new socket at
@@ -1202,6 +1257,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_netns_filter, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_close, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_read_after_close, setup_observer, teardown_observer),
+		cmocka_unit_test_setup_teardown(test_not_tcp, setup_observer, teardown_observer),
 		cmocka_unit_test(test_bounded_map),
 		cmocka_unit_test(test_snapshot_reads),
 		cmocka_unit_test(test_events_lost),
