@@ -58,7 +58,8 @@ struct caad_flow_stats {
 	__u32 napi_id;        /* sk->sk_napi_id (< 257 is not a NAPI id) */
 	__u32 rx_queue;       /* sk->sk_rx_queue_mapping (65535: unknown) */
 	__u32 proc_kthread;   /* threaded NAPI kthread (pid) that processed it last, 0 none */
-	__u32 rcv_ooopack;    /* tcp_sock->rcv_ooopack: packets that arrived out of order */
+	__u32 rcv_ooopack;    /* tcp_sock->rcv_ooopack: packets that arrived out of order; set
+	                       * in the snapshot's copy (caad_flows_dump), not in the entry */
 	__u8 _gap2[64];       /* the next value's key */
 };
 

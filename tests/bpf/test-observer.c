@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/filter.h>
+#include <linux/tcp.h> /* struct tcp_info with tcpi_rcv_ooopack (glibc's has none) */
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -648,6 +650,49 @@ static void test_close(void **state)
 }
 
 /*
+ * Packets that arrive out of order: a classic BPF filter on the receiving
+ * socket drops about one segment in eight (the kernel's random number,
+ * SKF_AD_RANDOM), so the ones after it wait in the out-of-order queue
+ * until the sender's retransmission fills the hole. The flow's count
+ * must be the kernel's own (TCP_INFO's tcpi_rcv_ooopack) once all is read.
+ */
+static void test_out_of_order(void **state)
+{
+	struct caad_observer *o = *state;
+	struct sock_filter drop_some[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_RANDOM)),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 7),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0),      /* dropped */
+		BPF_STMT(BPF_RET | BPF_K, 0xffff), /* taken whole */
+	};
+	struct sock_fprog prog = { .len = ARRAY_SIZE(drop_some), .filter = drop_some };
+	_cleanup_free_ struct caad_flow *flows = NULL;
+	struct tcp_info ti = {};
+	socklen_t len = sizeof(ti);
+	const struct caad_flow *f;
+	struct conn c;
+	struct worker r;
+	size_t n;
+
+	REQUIRE_ROOT();
+
+	conn_new(&c);
+	assert_int_equal(setsockopt(c.server, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)), 0);
+	stream(&c, 16 * MIB, READER_NAME, &r);
+	assert_int_equal(getsockopt(c.server, IPPROTO_TCP, TCP_INFO, &ti, &len), 0);
+	assert_true(len >= offsetof(struct tcp_info, tcpi_rcv_ooopack) + sizeof(ti.tcpi_rcv_ooopack));
+
+	n = snapshot(o, &flows);
+	f = find_flow(flows, n, c.lport, c.cport);
+	assert_non_null(f);
+	print_message("out of order: %u packets seen by caad, %u by the kernel\n", f->ooo_packets, ti.tcpi_rcv_ooopack);
+	assert_true(ti.tcpi_rcv_ooopack > 0);
+	assert_int_equal(f->ooo_packets, ti.tcpi_rcv_ooopack);
+	conn_close(&c);
+}
+
+/*
  * Reads of other sockets (UDP, AF_UNIX stream and datagram) fire the same
  * tracepoint, and only a TCP socket's read may give it an entry: the
  * program looks the socket's entry up before it asks the protocol, so
@@ -1258,6 +1303,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_close, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_read_after_close, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_not_tcp, setup_observer, teardown_observer),
+		cmocka_unit_test_setup_teardown(test_out_of_order, setup_observer, teardown_observer),
 		cmocka_unit_test(test_bounded_map),
 		cmocka_unit_test(test_snapshot_reads),
 		cmocka_unit_test(test_events_lost),
