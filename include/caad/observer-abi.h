@@ -58,8 +58,11 @@ struct caad_flow_stats {
 	__u32 napi_id;        /* sk->sk_napi_id (< 257 is not a NAPI id) */
 	__u32 rx_queue;       /* sk->sk_rx_queue_mapping (65535: unknown) */
 	__u32 proc_kthread;   /* threaded NAPI kthread (pid) that processed it last, 0 none */
-	__u32 rcv_ooopack;    /* tcp_sock->rcv_ooopack: packets that arrived out of order; set
-	                       * in the snapshot's copy (caad_flows_dump), not in the entry */
+	/* not the softirq side's: caad_flows_dump's, once a scan */
+	__u32 rcv_ooopack;    /* tcp_sock->rcv_ooopack: packets that arrived out of order, as
+	                       * read at the last scan after which the reader read more */
+	__u64 ooo_bytes;      /* bytes when rcv_ooopack was read (so each scan reads it only
+	                       * for flows read since: not for many idle ones) */
 	__u8 _gap2[64];       /* the next value's key */
 };
 

@@ -689,6 +689,13 @@ static void test_out_of_order(void **state)
 	print_message("out of order: %u packets seen by caad, %u by the kernel\n", f->ooo_packets, ti.tcpi_rcv_ooopack);
 	assert_true(ti.tcpi_rcv_ooopack > 0);
 	assert_int_equal(f->ooo_packets, ti.tcpi_rcv_ooopack);
+	free(TAKE_PTR(flows));
+
+	/* nothing read since: the count is kept, not read again, not lost */
+	n = snapshot(o, &flows);
+	f = find_flow(flows, n, c.lport, c.cport);
+	assert_non_null(f);
+	assert_int_equal(f->ooo_packets, ti.tcpi_rcv_ooopack);
 	conn_close(&c);
 }
 
