@@ -408,8 +408,9 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 }
 
 /*
- * The snapshot's copy of every flow's entry, which user space reads in
- * batches: max_flows of them (sized by user space). The iterator below
+ * The snapshot's copy of every flow's entry (a struct caad_flow_record:
+ * its fields, not its gaps), which user space reads in batches: max_flows
+ * of them (sized by user space). The iterator below
  * fills it in one read(). Handing the entries over through the iterator's
  * own output instead took a read() per 32 KiB (the kernel's buffer), and
  * each read() starts again from the head of a bucket of the storage map,
@@ -420,21 +421,22 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 16384); /* resized by user space */
 	__type(key, __u32);
-	__type(value, struct caad_flow_stats);
+	__type(value, struct caad_flow_record);
 } dump SEC(".maps");
 
 /* Entries copied into "dump" by the iteration under way (user space sets
  * it to 0 before each). */
 __u32 dump_n = 0;
 
-/* Every flow's entry into "dump", read with plain loads while the two sides
- * write it (as a map lookup would). The iterator's output is the number
+/* Every flow's entry into "dump", field by field, read with plain loads
+ * while the two sides write it (as a map lookup would). The iterator's output is the number
  * of entries copied, a __u64 written at the end (and every 65536 entries:
  * a read() with no output after a million entries would fail). */
 SEC("iter/bpf_sk_storage_map")
 int caad_flows_dump(struct bpf_iter__bpf_sk_storage_map *ctx)
 {
-	struct caad_flow_stats *s = ctx->value, *d;
+	struct caad_flow_stats *s = ctx->value;
+	struct caad_flow_record *d;
 	struct tcp_sock *tp;
 	struct sock *sk;
 	__u32 i;
@@ -452,7 +454,24 @@ int caad_flows_dump(struct bpf_iter__bpf_sk_storage_map *ctx)
 	d = bpf_map_lookup_elem(&dump, &i);
 	if (!d)
 		return 0; /* more than max_flows for a moment (made as this runs) */
-	__builtin_memcpy(d, s, sizeof(*d));
+	d->sk = s->sk;
+	d->first_ns = s->first_ns;
+	d->bytes = s->bytes;
+	d->family = s->family;
+	d->lport = s->lport;
+	d->rport = s->rport;
+	d->consumer_pid = s->consumer_pid;
+	d->consumer_tid = s->consumer_tid;
+	d->consumer_cpu = s->consumer_cpu;
+	d->proc_cpu = s->proc_cpu;
+	d->rx_ifindex = s->rx_ifindex;
+	d->napi_id = s->napi_id;
+	d->rx_queue = s->rx_queue;
+	d->proc_kthread = s->proc_kthread;
+	d->rcv_ooopack = s->rcv_ooopack;
+	__builtin_memcpy(d->laddr, s->laddr, sizeof(d->laddr));
+	__builtin_memcpy(d->raddr, s->raddr, sizeof(d->raddr));
+	__builtin_memcpy(d->comm, s->comm, sizeof(d->comm));
 	/*
 	 * Out-of-order packets: a counter the kernel keeps, read here, once a
 	 * scan, not at every data-ready, where its cache line of the tcp_sock
@@ -462,7 +481,7 @@ int caad_flows_dump(struct bpf_iter__bpf_sk_storage_map *ctx)
 	 * open, reading every one's tcp_sock at every scan cost caad about a
 	 * tenth more CPU (bench/memory). Kept in the entry for the scans after.
 	 */
-	if (d->bytes != d->ooo_bytes) {
+	if (d->bytes != s->ooo_bytes) {
 		sk = ctx->sk; /* a load of its own: the verifier sees it checked */
 		tp = sk ? bpf_skc_to_tcp_sock(sk) : NULL;
 		if (tp && bpf_core_field_exists(tp->rcv_ooopack))

@@ -48,8 +48,8 @@ struct caad_flow {
 
 /* "10.0.0.2:5201 <- 10.0.0.1:40312" (local <- remote). */
 int caad_flow_format_tuple(const struct caad_flow *f, char *buf, size_t size);
-/* Convert one BPF map record into a flow (rate left 0). */
-void caad_flow_from_stats(struct caad_flow *f, const struct caad_flow_stats *s);
+/* Convert one record of the BPF snapshot into a flow (rate left 0). */
+void caad_flow_from_record(struct caad_flow *f, const struct caad_flow_record *s);
 
 /*
  * What the next snapshot needs of a flow in this one: the base of its rate

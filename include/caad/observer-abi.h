@@ -73,6 +73,40 @@ _Static_assert(__builtin_offsetof(struct caad_flow_stats, proc_cpu) -
                "the reader's and the softirq side's fields could share a cache line");
 _Static_assert(sizeof(struct caad_flow_stats) - __builtin_offsetof(struct caad_flow_stats, _gap2) >= 64,
                "the softirq side's fields near the next value's key");
+_Static_assert(sizeof(struct caad_flow_stats) == 248, "struct caad_flow_stats: caad.conf(5) MaxFlows= says 248 bytes");
+
+/*
+ * A flow as a snapshot hands it over: the "dump" array's value, which
+ * caad_flows_dump fills from each entry (what caad reads of it: not the
+ * gaps that keep the two writers apart, nor the entry's bookkeeping). 120
+ * bytes, not the entry's 248: half the copying, in the kernel and out to
+ * caad, at every scan of every flow, and half the array.
+ */
+struct caad_flow_record {
+	__u64 sk;             /* the flow's id */
+	__u64 first_ns;
+	__u64 bytes;
+	__u16 family;
+	__u16 lport;
+	__u16 rport;
+	__u16 _pad0;
+	__u32 consumer_pid;
+	__u32 consumer_tid;
+	__u32 consumer_cpu;
+	__u32 proc_cpu;
+	__u32 rx_ifindex;
+	__u32 napi_id;
+	__u32 rx_queue;
+	__u32 proc_kthread;
+	__u32 rcv_ooopack;
+	__u8 laddr[16];
+	__u8 raddr[16];
+	char comm[CAAD_COMM_LEN];
+	__u32 _pad1;
+};
+
+_Static_assert(sizeof(struct caad_flow_record) == 120,
+               "struct caad_flow_record: its comment and caad.conf(5) MaxFlows= say 120 bytes");
 
 enum caad_event_type {
 	CAAD_EVENT_FLOW_NEW = 1,   /* first read seen on a socket */

@@ -55,7 +55,7 @@ static int cpu_or_unknown(uint32_t cpu)
 	return cpu == CAAD_CPU_NONE || cpu > INT_MAX ? -1 : (int)cpu;
 }
 
-void caad_flow_from_stats(struct caad_flow *f, const struct caad_flow_stats *s)
+void caad_flow_from_record(struct caad_flow *f, const struct caad_flow_record *s)
 {
 	size_t n;
 

@@ -288,7 +288,7 @@ static int read_flows(struct caad_observer *o, struct caad_flow **flows, size_t 
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	int map = bpf_map__fd(o->skel->maps.dump);
 	_cleanup_free_ uint32_t *keys = NULL;
-	_cleanup_free_ struct caad_flow_stats *vals = NULL;
+	_cleanup_free_ struct caad_flow_record *vals = NULL;
 	_cleanup_close_ int fd = -1;
 	uint64_t buf[64], count = 0;
 	uint32_t token = 0;
@@ -337,7 +337,7 @@ static int read_flows(struct caad_observer *o, struct caad_flow **flows, size_t 
 		if (want == 0)
 			break;
 		for (__u32 i = 0; i < want; i++)
-			caad_flow_from_stats(&(*flows)[(*n)++], &vals[i]);
+			caad_flow_from_record(&(*flows)[(*n)++], &vals[i]);
 		at += want;
 	}
 	return 0;

@@ -102,11 +102,10 @@ static void test_format_tuple_nobufs(void **state)
 	assert_string_equal(buf, "?");
 }
 
-static struct caad_flow_stats stats_sample(void)
+static struct caad_flow_record record_sample(void)
 {
-	struct caad_flow_stats s = {
+	struct caad_flow_record s = {
 		.sk = UINT64_C(0xffff888112345678),
-		.netns = 4026531840u,
 		.family = AF_INET,
 		.lport = 5201,
 		.rport = 40312,
@@ -127,14 +126,14 @@ static struct caad_flow_stats stats_sample(void)
 	return s;
 }
 
-static void test_from_stats(void **state)
+static void test_from_record(void **state)
 {
-	struct caad_flow_stats s = stats_sample();
+	struct caad_flow_record s = record_sample();
 	struct caad_flow f;
 	char buf[64];
 
 	memset(&f, 0xa5, sizeof(f));
-	caad_flow_from_stats(&f, &s);
+	caad_flow_from_record(&f, &s);
 
 	assert_int_equal(f.id, UINT64_C(0xffff888112345678));
 	assert_int_equal(f.family, AF_INET);
@@ -158,9 +157,9 @@ static void test_from_stats(void **state)
 	assert_string_equal(buf, "10.0.0.2:5201 <- 10.0.0.1:40312");
 }
 
-static void test_from_stats_unknown(void **state)
+static void test_from_record_unknown(void **state)
 {
-	struct caad_flow_stats s = stats_sample();
+	struct caad_flow_record s = record_sample();
 	struct caad_flow f;
 
 	s.consumer_cpu = CAAD_CPU_NONE;
@@ -168,7 +167,7 @@ static void test_from_stats_unknown(void **state)
 	s.rx_queue = 65535;
 	s.napi_id = 256; /* a sender_cpu hint, not a NAPI id */
 	s.rx_ifindex = 0;
-	caad_flow_from_stats(&f, &s);
+	caad_flow_from_record(&f, &s);
 	assert_int_equal(f.consumer_cpu, -1);
 	assert_int_equal(f.proc_cpu, -1);
 	assert_int_equal(f.rx_queue, -1);
@@ -179,7 +178,7 @@ static void test_from_stats_unknown(void **state)
 	s.napi_id = 257;
 	s.consumer_cpu = 0;
 	s.proc_cpu = 0;
-	caad_flow_from_stats(&f, &s);
+	caad_flow_from_record(&f, &s);
 	assert_int_equal(f.rx_queue, -1);
 	assert_int_equal(f.napi_id, 257);
 	assert_int_equal(f.consumer_cpu, 0);
@@ -187,48 +186,48 @@ static void test_from_stats_unknown(void **state)
 
 	s.rx_queue = 0;
 	s.napi_id = 0;
-	caad_flow_from_stats(&f, &s);
+	caad_flow_from_record(&f, &s);
 	assert_int_equal(f.rx_queue, 0);
 	assert_int_equal(f.napi_id, 0);
 
 	s.rx_queue = 65534;
-	caad_flow_from_stats(&f, &s);
+	caad_flow_from_record(&f, &s);
 	assert_int_equal(f.rx_queue, 65534);
 }
 
-static void test_from_stats_comm(void **state)
+static void test_from_record_comm(void **state)
 {
-	struct caad_flow_stats s = stats_sample();
+	struct caad_flow_record s = record_sample();
 	struct caad_flow f;
 
 	/* Not NUL-terminated in the map: truncated to fit. */
 	memcpy(s.comm, "0123456789abcdef", CAAD_COMM_LEN);
-	caad_flow_from_stats(&f, &s);
+	caad_flow_from_record(&f, &s);
 	assert_string_equal(f.comm, "0123456789abcde");
 
 	memset(s.comm, 0, sizeof(s.comm));
-	caad_flow_from_stats(&f, &s);
+	caad_flow_from_record(&f, &s);
 	assert_string_equal(f.comm, "");
 
 	/* Bytes after the NUL are not copied. */
 	memcpy(s.comm, "ab\0cdefghijklmn", CAAD_COMM_LEN);
 	memset(&f, 'z', sizeof(f));
-	caad_flow_from_stats(&f, &s);
+	caad_flow_from_record(&f, &s);
 	assert_string_equal(f.comm, "ab");
 	for (size_t i = 2; i < sizeof(f.comm); i++)
 		assert_int_equal(f.comm[i], 0);
 }
 
-static void test_from_stats_v6(void **state)
+static void test_from_record_v6(void **state)
 {
-	struct caad_flow_stats s = stats_sample();
+	struct caad_flow_record s = record_sample();
 	struct caad_flow f;
 	char buf[128];
 
 	s.family = AF_INET6;
 	assert_int_equal(inet_pton(AF_INET6, "fd00::2", s.laddr), 1);
 	assert_int_equal(inet_pton(AF_INET6, "fd00::1", s.raddr), 1);
-	caad_flow_from_stats(&f, &s);
+	caad_flow_from_record(&f, &s);
 	assert_int_equal(f.family, AF_INET6);
 	assert_int_equal(caad_flow_format_tuple(&f, buf, sizeof(buf)), 33);
 	assert_string_equal(buf, "[fd00::2]:5201 <- [fd00::1]:40312");
@@ -596,10 +595,10 @@ int main(void)
 		cmocka_unit_test(test_format_tuple_v4mapped),
 		cmocka_unit_test(test_format_tuple_unknown),
 		cmocka_unit_test(test_format_tuple_nobufs),
-		cmocka_unit_test(test_from_stats),
-		cmocka_unit_test(test_from_stats_unknown),
-		cmocka_unit_test(test_from_stats_comm),
-		cmocka_unit_test(test_from_stats_v6),
+		cmocka_unit_test(test_from_record),
+		cmocka_unit_test(test_from_record_unknown),
+		cmocka_unit_test(test_from_record_comm),
+		cmocka_unit_test(test_from_record_v6),
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_sort_many),
 		cmocka_unit_test(test_rates_normal),
