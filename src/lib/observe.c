@@ -280,7 +280,7 @@ static int flows_room(struct caad_flow **flows, size_t *cap, size_t n, size_t mo
  * copied into the "dump" array, and says how many (the last __u64 of its
  * output); then DUMP_BATCH of them a batch lookup of the array (at 100k
  * flows 98 calls). Not a mapping of the array: its pages, once read,
- * would count in caad's RSS (24 MB at 100k flows).
+ * would count in caad's RSS (12 MB at 100k flows).
  */
 #define DUMP_BATCH 1024u
 static int read_flows(struct caad_observer *o, struct caad_flow **flows, size_t *cap, size_t *n)
