@@ -358,10 +358,9 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 	__u32 zero = 0, kthread = 0;
 	__u64 *net_rx;
 
-	if (!is_tcp(sk))
-		return 0;
 	/* the context first, the flow table after: a backlog flush (process
-	 * context) then costs no lookup */
+	 * context) then costs no lookup. No protocol check: only a TCP socket
+	 * has an entry (as in sock_recv_length, its cache line is spared). */
 	net_rx = bpf_map_lookup_elem(&in_net_rx, &zero);
 	if (!net_rx || !*net_rx) {
 		if (!in_napi_kthread())
