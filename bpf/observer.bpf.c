@@ -291,8 +291,9 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	 * A plain add, not an atomic one. A locked add is a full barrier: it
 	 * waits for every store before it to reach the cache, and a recvmsg()
 	 * has just copied up to its whole buffer out to the reader. perf put
-	 * about 45% of this program's own samples just after it (bench/observer);
-	 * a plain add took its ns/event from 129-133 to 122.
+	 * about 45% of this program's own samples just after it, during
+	 * bench/observer, whose ns/event then read 122 with a plain add
+	 * against 129-133 before (one run each; runs vary by about 10 ns).
 	 * What a plain add can lose: the bytes of one of two reads of one
 	 * socket by two threads at the same moment, which an application
 	 * that reads one stream in order hardly does, and which would only
@@ -409,9 +410,9 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 /*
  * The snapshot's copy of every flow's entry (a struct caad_flow_record:
  * its fields, not its gaps), which user space reads in batches: max_flows
- * of them (sized by user space). The iterator below
- * fills it in one read(). Handing the entries over through the iterator's
- * own output instead took a read() per 32 KiB (the kernel's buffer), and
+ * of them (sized by user space). The iterator below fills it in one
+ * read(). Handing the entries over through the iterator's own output
+ * instead took a read() per 32 KiB (the kernel's buffer), and
  * each read() starts again from the head of a bucket of the storage map,
  * of which a 2-CPU machine has two: caad took 95% of a CPU at 100k flows
  * (bench/memory), 45% this way, as with the hash map before.
@@ -428,9 +429,10 @@ struct {
 __u32 dump_n = 0;
 
 /* Every flow's entry into "dump", field by field, read with plain loads
- * while the two sides write it (as a map lookup would). The iterator's output is the number
- * of entries copied, a __u64 written at the end (and every 65536 entries:
- * a read() with no output after a million entries would fail). */
+ * while the two sides write it (as a map lookup would). The iterator's
+ * output is the number of entries copied, a __u64 written at the end (and
+ * every 65536 entries: a read() with no output after a million entries
+ * would fail). */
 SEC("iter/bpf_sk_storage_map")
 int caad_flows_dump(struct bpf_iter__bpf_sk_storage_map *ctx)
 {
