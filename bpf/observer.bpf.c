@@ -152,7 +152,6 @@ static __always_inline void fill_tuple(struct caad_flow_stats *s, const struct s
 	s->family = family;
 	s->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
 	s->rport = __builtin_bswap16(BPF_CORE_READ(sk, __sk_common.skc_dport));
-	s->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
 	if (family == AF_INET) {
 		__u32 l = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
 		__u32 r = BPF_CORE_READ(sk, __sk_common.skc_daddr);

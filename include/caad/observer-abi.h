@@ -34,7 +34,7 @@ struct caad_flow_stats {
 	 * sides, and first: beside the map's key, which every lookup reads */
 	__u64 sk;
 	__u64 first_ns;       /* bpf_ktime_get_ns() at first sight */
-	__u32 netns;          /* inode of the socket's network namespace */
+	__u32 _unused0;       /* free (the groups above and below keep their places) */
 	__u16 family;         /* AF_INET / AF_INET6 */
 	__u16 lport;          /* local port, host order */
 	__u16 rport;          /* remote port, host order */
