@@ -390,8 +390,9 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 	__u64 key = (__u64)sk;
 	struct caad_flow_stats *s;
 
-	if (newstate != TCP_CLOSE || !is_tcp(sk))
+	if (newstate != TCP_CLOSE)
 		return 0;
+	/* no protocol check: only a TCP socket has an entry */
 	s = bpf_sk_storage_get(&flows, (struct sock *)sk, NULL, 0);
 	if (!s)
 		return 0;
