@@ -6,9 +6,10 @@
  *
  * Tracepoints only (tp_btf): fentry and kprobes may be unavailable.
  * A flow's entry is socket local storage, which a lookup finds through
- * the socket itself (no hash); at most max_flows of them; a ring buffer
- * for new/closed flows; on a timer, because events can be lost, user
- * space has an iterator copy them all into an array, which it then reads.
+ * the socket itself (no hash); at most max_flows of them. On a timer,
+ * user space has an iterator copy them all into an array, which it then
+ * reads; a ring buffer wakes it at once only when a steered flow's reader
+ * moves away from it.
  */
 #include "vmlinux.h"
 
@@ -63,18 +64,21 @@ struct {
 	__type(value, struct caad_stay);
 } stay SEC(".maps");
 
+/*
+ * CONSUMER_LEFT, the one event caad acts on at once, and the only one:
+ * flows opening and closing are per-CPU counters, which cost an
+ * increment where a ring buffer record cost a reserve and a submit, each
+ * on the ring's lock (a close took about 900 ns with them). A flow sends
+ * it at most once until user space sets its stay entry again, so
+ * CAAD_STAY_MAX records fit (each with the ring's 8-byte header).
+ */
+#define EVENTS_BYTES 16384
+_Static_assert(CAAD_STAY_MAX * (8 + sizeof(struct caad_event)) <= EVENTS_BYTES,
+               "the events ring must hold one CONSUMER_LEFT per stay entry");
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, EVENTS_BYTES);
 } events SEC(".maps");
-
-/* CONSUMER_LEFT alone: a burst of new and closed flows that fills
- * "events" between two scans must not crowd out the one event caad
- * acts on at once (its stay entry is gone once it is sent). */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} urgent SEC(".maps");
 
 /* While this CPU runs the NET_RX softirq: nonzero (when it entered it, in
  * ns, while a thread is watched; else 1), else 0. */
@@ -117,32 +121,26 @@ static __always_inline bool in_target_netns(const struct sock *sk)
 }
 
 /*
- * An event for user space. A wakeup is an IPI (irq_work), on a VM an exit
- * to the hypervisor: inet_sock_set_state took about 1800 ns a close with
- * it, 510-750 without (bench/observer, busy VM). Only CONSUMER_LEFT
- * needs caad at once; the others wait for its next scan, which reads the
- * ring buffer anyway (a wakeup after them still reads them too).
+ * A steered flow's reader left its stay set: caad replans at once. A
+ * wakeup is an IPI (irq_work), on a VM an exit to the hypervisor, so the
+ * other events (when there were) waited for caad's next scan; this one
+ * is why caad wakes.
  */
-static __always_inline void emit(__u32 type, __u64 skp, __u64 bytes)
+static __always_inline void emit_consumer_left(__u64 skp, __u32 cpu)
 {
 	struct caad_event *e;
 
-	if (type == CAAD_EVENT_CONSUMER_LEFT)
-		e = bpf_ringbuf_reserve(&urgent, sizeof(*e), 0);
-	else
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count(CAAD_COUNTER_EVENTS_LOST);
 		return;
 	}
-	e->type = type;
-	e->cpu = bpf_get_smp_processor_id();
+	e->type = CAAD_EVENT_CONSUMER_LEFT;
+	e->cpu = cpu;
 	e->sk = skp;
-	e->ts_ns = bpf_ktime_get_ns();
-	e->bytes = bytes;
 	/* FORCE: with records not read yet before it, the default (wake only
 	 * a reader that has read everything) would not wake caad */
-	bpf_ringbuf_submit(e, type == CAAD_EVENT_CONSUMER_LEFT ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 static __always_inline void fill_tuple(struct caad_flow_stats *s, const struct sock *sk)
@@ -262,7 +260,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 		/* Two CPUs may make it at once (the kernel keeps one): the
 		 * first to claim it keeps its place and reports it as new. */
 		if (__sync_lock_test_and_set(&s->claimed, 1) == 0)
-			emit(CAAD_EVENT_FLOW_NEW, key, 0);
+			count(CAAD_COUNTER_FLOWS_NEW);
 		else
 			__sync_fetch_and_add(&n_flows, -1);
 	}
@@ -282,7 +280,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 
 		if (st && !(st->cpus[(cpu / 64) & (CAAD_STAY_CPUS / 64 - 1)] & (1ull << (cpu & 63)))) {
 			bpf_map_delete_elem(&stay, &key); /* once until user space sets it again */
-			emit(CAAD_EVENT_CONSUMER_LEFT, key, 0);
+			emit_consumer_left(key, cpu);
 		}
 		s->consumer_cpu = cpu;
 	}
@@ -396,7 +394,7 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 	s = bpf_sk_storage_get(&flows, (struct sock *)sk, NULL, 0);
 	if (!s)
 		return 0;
-	emit(CAAD_EVENT_FLOW_CLOSE, key, s->bytes);
+	count(CAAD_COUNTER_FLOWS_CLOSED);
 	/* gone from what user space reads now, not when the socket is freed */
 	if (bpf_sk_storage_delete(&flows, (struct sock *)sk) == 0)
 		__sync_fetch_and_add(&n_flows, -1);

@@ -55,6 +55,8 @@ struct caad_metrics {
 	uint64_t reload_failures;
 	uint64_t bpf_events_lost;
 	uint64_t bpf_map_full;
+	uint64_t bpf_flows_new;         /* flows the BPF observer began to follow (first read) */
+	uint64_t bpf_flows_closed;      /* ... of them closed */
 	/* errors by class (caad_errors_by_class_total{class=...}), adding up to errors */
 	const struct caad_metrics_count *error_classes;
 	size_t n_error_classes;

@@ -26,7 +26,8 @@ static inline void caad_observer_freep(struct caad_observer **o)
 
 /* The ring buffer's epoll fd, to be polled by the event loop. */
 int caad_observer_fd(struct caad_observer *o);
-/* Drain ring buffer events; closed flows are forgotten. Returns events handled. */
+/* Drain the ring buffer: CONSUMER_LEFT events, counted for
+ * caad_observer_take_left(). Returns events handled. */
 int caad_observer_consume(struct caad_observer *o);
 /* Snapshot all flows from the map into a new sorted array, with rates
  * computed against the previous snapshot. */

@@ -110,9 +110,9 @@ struct caad_flow_record {
 _Static_assert(sizeof(struct caad_flow_record) == 120,
                "struct caad_flow_record: its comment and caad.conf(5) MaxFlows= say 120 bytes");
 
+/* Flows opening and closing are counters (CAAD_COUNTER_FLOWS_*), not events:
+ * 1 and 2 were those events. */
 enum caad_event_type {
-	CAAD_EVENT_FLOW_NEW = 1,   /* first read seen on a socket */
-	CAAD_EVENT_FLOW_CLOSE = 2, /* socket reached TCP_CLOSE (and its entry was removed) */
 	CAAD_EVENT_CONSUMER_LEFT = 3, /* a steered flow's reader read on a CPU outside its "stay" set */
 };
 
@@ -132,10 +132,8 @@ struct caad_stay {
 /* Ring buffer record. */
 struct caad_event {
 	__u32 type;
-	__u32 cpu;
-	__u64 sk;
-	__u64 ts_ns;
-	__u64 bytes;
+	__u32 cpu; /* where the reader read */
+	__u64 sk;  /* the flow's id */
 };
 
 /* Indices of the per-CPU "counters" array. */
@@ -146,5 +144,7 @@ enum caad_counter {
 	                                * on top of any other task, ns */
 	CAAD_COUNTER_NET_RX_ON_WATCHED_NS = 3, /* the same, on top of the watched thread itself (in its own
 	                                        * sum_exec_runtime too unless the kernel accounts IRQ time) */
-	CAAD_COUNTER_MAX = 4,
+	CAAD_COUNTER_FLOWS_NEW = 4,    /* flows followed from their first read on */
+	CAAD_COUNTER_FLOWS_CLOSED = 5, /* ... that reached TCP_CLOSE (their entry removed) */
+	CAAD_COUNTER_MAX = 6,
 };

@@ -93,9 +93,14 @@ int caad_metrics_format(FILE *f, const struct caad_metrics *m)
 	u64(f, "caad_reloads_total", "counter", "Configuration reloads since start, failed ones included.", m->reloads);
 	u64(f, "caad_reload_failures_total", "counter", "Configuration reloads refused for an error since start.",
 	    m->reload_failures);
-	u64(f, "caad_bpf_events_lost_total", "counter", "BPF ring buffer events lost (buffer full).",
+	u64(f, "caad_bpf_events_lost_total", "counter",
+	    "BPF ring buffer events lost (buffer full): a steered flow's reader moved away, not told at once.",
 	    m->bpf_events_lost);
 	u64(f, "caad_bpf_map_full_total", "counter", "New flows the BPF observer did not follow: MaxFlows= reached, or no memory.", m->bpf_map_full);
+	u64(f, "caad_bpf_flows_new_total", "counter", "Flows the BPF observer began to follow, at their first read.",
+	    m->bpf_flows_new);
+	u64(f, "caad_bpf_flows_closed_total", "counter", "Flows the BPF observer followed that closed.",
+	    m->bpf_flows_closed);
 
 	family(f, "caad_errors_by_class_total", "counter",
 	       "Failed reads, writes, restores and plans since start, by class (they add up to caad_errors_total).");

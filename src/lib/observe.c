@@ -34,7 +34,6 @@ struct caad_observer {
 	size_t n_prev;
 	uint64_t prev_ns;
 
-	uint64_t events_new, events_closed;
 	unsigned consumers_left;     /* CONSUMER_LEFT events since caad_observer_take_left() */
 	uint64_t consumers_left_total;
 	uint64_t *stay_ids;          /* the stay map's keys, sorted */
@@ -146,26 +145,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 	struct caad_observer *o = ctx;
 	const struct caad_event *e = data;
 
-	if (size < sizeof(*e))
+	if (size < sizeof(*e) || e->type != CAAD_EVENT_CONSUMER_LEFT)
 		return 0;
-	switch (e->type) {
-	case CAAD_EVENT_FLOW_NEW:
-		o->events_new++;
-		break;
-	case CAAD_EVENT_CONSUMER_LEFT:
-		o->consumers_left++;
-		o->consumers_left_total++;
-		log_debug("flow %#llx: its reader left the CPUs its steering holds for (now on CPU %u)",
-		          (unsigned long long)e->sk, e->cpu);
-		break;
-	case CAAD_EVENT_FLOW_CLOSE:
-		o->events_closed++;
-		log_debug("flow %#llx closed after %llu bytes", (unsigned long long)e->sk,
-		          (unsigned long long)e->bytes);
-		break;
-	default:
-		break;
-	}
+	o->consumers_left++;
+	o->consumers_left_total++;
+	log_debug("flow %#llx: its reader left the CPUs its steering holds for (now on CPU %u)",
+	          (unsigned long long)e->sk, e->cpu);
 	return 0;
 }
 
@@ -224,9 +209,6 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), handle_event, o, NULL);
 	if (!o->rb)
 		return log_error_errno(errno ? errno : ENOMEM, "Failed to set up the BPF ring buffer: %m");
-	r = ring_buffer__add(o->rb, bpf_map__fd(o->skel->maps.urgent), handle_event, o);
-	if (r < 0)
-		return log_error_errno(r, "Failed to set up the BPF ring buffer of urgent events: %m");
 
 	log_debug("BPF observer attached (netns %u, %u flows max)", opts->netns_inode, o->skel->rodata->max_flows);
 	*ret = TAKE_PTR(o);

@@ -255,6 +255,8 @@ static struct caad_metrics sample_metrics(void)
 		.reload_failures = 1,
 		.bpf_events_lost = UINT64_MAX,
 		.bpf_map_full = 0,
+		.bpf_flows_new = 40,
+		.bpf_flows_closed = 38,
 	};
 }
 
@@ -288,6 +290,8 @@ static void test_every_field(void **state)
 	assert_string_equal(find(&e, "caad_reload_failures_total", "")->value, "1");
 	assert_string_equal(find(&e, "caad_bpf_events_lost_total", "")->value, "18446744073709551615");
 	assert_string_equal(find(&e, "caad_bpf_map_full_total", "")->value, "0");
+	assert_string_equal(find(&e, "caad_bpf_flows_new_total", "")->value, "40");
+	assert_string_equal(find(&e, "caad_bpf_flows_closed_total", "")->value, "38");
 	/* trials and verdicts: all 0 under Placement=prior */
 	assert_string_equal(find(&e, "caad_trials_total", "")->value, "0");
 	assert_string_equal(find(&e, "caad_trial_verdicts_total", "verdict=kept-prior")->value, "0");
@@ -297,8 +301,8 @@ static void test_every_field(void **state)
 	assert_non_null(family_find(&e, "caad_errors_by_class_total"));
 	assert_non_null(family_find(&e, "caad_queue_target_cpu"));
 	/* nothing else */
-	assert_int_equal(e.n_samples, 26);
-	assert_int_equal(e.n_families, 25);
+	assert_int_equal(e.n_samples, 28);
+	assert_int_equal(e.n_families, 27);
 }
 
 /* Errors by class, verdicts and each queue's target CPU (-1 and
