@@ -11,7 +11,7 @@ test_init
 
 N=${CAAD_CHURN_CONNECTIONS:-100000}
 MAXFLOWS=1024
-CHURN=${CHURN:-$CAAD_BUILD_ROOT/tests/churn}
+CHURN=${CHURN:-$CAAD_BUILD_ROOT/bench/churn}
 [ -x "$CHURN" ] || fail "churn tool not built at $CHURN"
 
 tb_setup "caadc$$" 80
