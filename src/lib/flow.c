@@ -137,7 +137,7 @@ static struct sort_key *radix_sort(struct sort_key *keys, struct sort_key *tmp, 
  * Sorted by id: the ids with their indices (16 bytes each, contiguous),
  * radix-sorted, then the flows put in place along the cycles of that
  * permutation, each moved once. qsort() of the flows themselves compared
- * through pointers to 136-byte flows, a cache miss each: at 100k flows
+ * through pointers to 128-byte flows, a cache miss each: at 100k flows
  * caad spent a fifth of its time in it (perf, bench/memory's 100k level).
  * Without memory for the keys, the flows are sorted as they are.
  */
@@ -200,7 +200,9 @@ static uint64_t new_flow_rate(const struct caad_flow *f, uint64_t now_ns)
 
 /* flow.h says what a base costs */
 _Static_assert(sizeof(struct caad_flow_base) == 32, "struct caad_flow_base grew");
-_Static_assert(sizeof(struct caad_flow) <= 136, "struct caad_flow grew: flow.h and bench/README.md say 136 bytes");
+_Static_assert(sizeof(struct caad_flow) <= 128, "struct caad_flow grew: flow.h and bench/README.md say 128 bytes");
+/* what the planner reads of each flow, in its first 44 bytes (flow.h) */
+_Static_assert(offsetof(struct caad_flow, rx_queue) + sizeof(int) <= 44, "the planner's fields moved");
 
 void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows, size_t n)
 {

@@ -418,7 +418,7 @@ static int get_id(struct parser *p, json_object *v, const char *field, char **re
 	return 0;
 }
 
-static int get_addr(struct parser *p, json_object *o, const char *key, const char *path, int *family,
+static int get_addr(struct parser *p, json_object *o, const char *key, const char *path, uint8_t *family,
                     uint8_t addr[16])
 {
 	char field[256];
@@ -436,7 +436,7 @@ static int get_addr(struct parser *p, json_object *o, const char *key, const cha
 		return fail(p, field, "\"%s\" is not an IPv4 or IPv6 address", s);
 	if (*family && *family != fam)
 		return fail(p, field, "\"%s\": laddr and raddr must be of the same family", s);
-	*family = fam;
+	*family = (uint8_t)fam;
 	return 0;
 }
 
