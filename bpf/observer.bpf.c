@@ -230,6 +230,15 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	/* A socket with an entry is a TCP one (only those get one): the
 	 * protocol, on a cache line of its own, is asked only without one. */
 	s = bpf_sk_storage_get(&flows, sk, NULL, 0);
+	/* closed (on the line of consumer_tid, read below anyway): data
+	 * queued before the close, read after it, which nobody follows; or
+	 * a socket connected again (after connect(AF_UNSPEC)), a new flow */
+	if (s && s->closed) {
+		if (sk->__sk_common.skc_state == TCP_CLOSE)
+			return 0;
+		bpf_sk_storage_delete(&flows, sk);
+		s = NULL;
+	}
 	if (!s) {
 		struct caad_flow_stats init = {};
 
@@ -394,10 +403,19 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 	s = bpf_sk_storage_get(&flows, (struct sock *)sk, NULL, 0);
 	if (!s)
 		return 0;
+	/*
+	 * Gone from what user space reads now, not when the socket is freed:
+	 * marked, not deleted. The kernel frees the entry with its socket,
+	 * right after this for a socket its application has closed: a delete
+	 * here cost about 600 ns a close, and bench/observer's short
+	 * connections ran at 0.84 of their rate without caad with it, 0.95
+	 * with the mark (the socket's own free has no RCU grace to wait for).
+	 */
+	if (s->closed)
+		return 0;
+	s->closed = 1;
+	__sync_fetch_and_add(&n_flows, -1);
 	count(CAAD_COUNTER_FLOWS_CLOSED);
-	/* gone from what user space reads now, not when the socket is freed */
-	if (bpf_sk_storage_delete(&flows, (struct sock *)sk) == 0)
-		__sync_fetch_and_add(&n_flows, -1);
 	/* a steered flow's: a new socket at this address is not its reader
 	 * (looked up first: most flows have none, and a delete locks) */
 	if (bpf_map_lookup_elem(&stay, &key))
@@ -449,6 +467,8 @@ int caad_flows_dump(struct bpf_iter__bpf_sk_storage_map *ctx)
 		n_flows = n;
 		return 0;
 	}
+	if (s->closed)
+		return 0; /* its socket not freed yet */
 	i = dump_n;
 	d = bpf_map_lookup_elem(&dump, &i);
 	if (!d)

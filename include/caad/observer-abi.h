@@ -34,7 +34,8 @@ struct caad_flow_stats {
 	 * sides, and first: beside the map's key, which every lookup reads */
 	__u64 sk;
 	__u64 first_ns;       /* bpf_ktime_get_ns() at first sight */
-	__u32 _unused0;       /* free (the groups above and below keep their places) */
+	__u32 closed;         /* 1 once the socket reached TCP_CLOSE: no longer listed, out of
+	                       * n_flows; the kernel frees the entry with its socket */
 	__u16 family;         /* AF_INET / AF_INET6 */
 	__u16 lport;          /* local port, host order */
 	__u16 rport;          /* remote port, host order */
@@ -145,6 +146,6 @@ enum caad_counter {
 	CAAD_COUNTER_NET_RX_ON_WATCHED_NS = 3, /* the same, on top of the watched thread itself (in its own
 	                                        * sum_exec_runtime too unless the kernel accounts IRQ time) */
 	CAAD_COUNTER_FLOWS_NEW = 4,    /* flows followed from their first read on */
-	CAAD_COUNTER_FLOWS_CLOSED = 5, /* ... that reached TCP_CLOSE (their entry removed) */
+	CAAD_COUNTER_FLOWS_CLOSED = 5, /* ... that reached TCP_CLOSE (no longer listed) */
 	CAAD_COUNTER_MAX = 6,
 };

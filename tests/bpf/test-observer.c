@@ -812,6 +812,89 @@ static void test_read_after_close(void **state)
 	conn_close(&c);
 }
 
+/* Read exactly n bytes of fd. */
+static void read_all(int fd, char *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = recv(fd, buf + got, n - got, 0);
+
+		assert_true(k > 0);
+		got += (size_t)k;
+	}
+}
+
+/*
+ * A closed flow's entry stays with its socket until the kernel frees it,
+ * marked closed: a socket closed and connected again (connect(AF_UNSPEC),
+ * then connect()) is a new flow, listed again with its bytes from its new
+ * start, not the closed one's.
+ */
+static void test_reconnect(void **state)
+{
+	struct caad_observer *o = *state;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+	_cleanup_close_ int l = -1, fd = -1, peer1 = -1, peer2 = -1;
+	struct caad_flow *flows = NULL;
+	const struct caad_flow *f;
+	uint16_t port, cport[2];
+	char buf[64] = { 0 };
+	socklen_t len;
+	size_t n;
+
+	REQUIRE_ROOT();
+
+	l = listen_loopback(&port);
+	assert_true(l >= 0);
+	sa.sin_port = htons(port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(set_timeouts(fd), 0);
+
+	/* first connection: the client reads 10 bytes */
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	len = sizeof(sa);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	cport[0] = ntohs(sa.sin_port);
+	peer1 = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(peer1 >= 0);
+	assert_int_equal(send(peer1, buf, 10, MSG_NOSIGNAL), 10);
+	read_all(fd, buf, 10);
+	n = snapshot(o, &flows);
+	f = find_flow(flows, n, cport[0], port);
+	assert_non_null(f);
+	assert_int_equal(f->bytes, 10);
+	free(TAKE_PTR(flows));
+
+	/* closed (a reset, TCP_CLOSE at once): not listed */
+	assert_int_equal(connect(fd, &unspec, sizeof(unspec)), 0);
+	n = snapshot(o, &flows);
+	assert_null(find_flow(flows, n, cport[0], port));
+	free(TAKE_PTR(flows));
+
+	/* connected again: a new flow of 32 bytes */
+	sa = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port),
+		                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	len = sizeof(sa);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	cport[1] = ntohs(sa.sin_port);
+	peer2 = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(peer2 >= 0);
+	assert_int_equal(send(peer2, buf, 32, MSG_NOSIGNAL), 32);
+	read_all(fd, buf, 32);
+	n = snapshot(o, &flows);
+	f = find_flow(flows, n, cport[1], port);
+	assert_non_null(f);
+	assert_int_equal(f->bytes, 32);
+	free(TAKE_PTR(flows));
+	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_NEW), 2);
+	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_CLOSED), 1);
+	print_message("a socket connected again is a new flow (port %u, then %u)\n", cport[0], cport[1]);
+}
+
 #define MANY 200
 
 struct many {
@@ -1324,6 +1407,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_netns_filter, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_close, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_read_after_close, setup_observer, teardown_observer),
+		cmocka_unit_test_setup_teardown(test_reconnect, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_not_tcp, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_out_of_order, setup_observer, teardown_observer),
 		cmocka_unit_test(test_bounded_map),
