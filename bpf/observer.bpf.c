@@ -143,22 +143,28 @@ static __always_inline void emit_consumer_left(__u64 skp, __u32 cpu)
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
+/* BTF-typed loads (tp_btf), not BPF_CORE_READ's probe reads: a helper
+ * call each, seven of them at every new flow. */
 static __always_inline void fill_tuple(struct caad_flow_stats *s, const struct sock *sk)
 {
-	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	const struct sock_common *c = &sk->__sk_common;
+	__u16 family = c->skc_family;
 
 	s->family = family;
-	s->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
-	s->rport = __builtin_bswap16(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	s->lport = c->skc_num;
+	s->rport = __builtin_bswap16(c->skc_dport);
 	if (family == AF_INET) {
-		__u32 l = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
-		__u32 r = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+		__u32 l = c->skc_rcv_saddr, r = c->skc_daddr;
 
 		__builtin_memcpy(s->laddr, &l, 4);
 		__builtin_memcpy(s->raddr, &r, 4);
 	} else if (family == AF_INET6) {
-		BPF_CORE_READ_INTO(&s->laddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
-		BPF_CORE_READ_INTO(&s->raddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+		for (int i = 0; i < 4; i++) {
+			__u32 l = c->skc_v6_rcv_saddr.in6_u.u6_addr32[i], r = c->skc_v6_daddr.in6_u.u6_addr32[i];
+
+			__builtin_memcpy(s->laddr + 4 * i, &l, 4);
+			__builtin_memcpy(s->raddr + 4 * i, &r, 4);
+		}
 	}
 }
 
@@ -259,7 +265,9 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 		init.proc_cpu = CAAD_CPU_NONE;
 		init.rx_queue = 0xffff;
 		init.first_ns = bpf_ktime_get_ns();
-		init.consumer_cpu = CAAD_CPU_NONE;
+		/* where it is read now: no stay lookup below (a new flow has
+		 * none: a close drops its socket's) */
+		init.consumer_cpu = bpf_get_smp_processor_id();
 		s = bpf_sk_storage_get(&flows, sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
 		if (!s) {
 			__sync_fetch_and_add(&n_flows, -1);

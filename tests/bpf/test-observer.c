@@ -895,6 +895,48 @@ static void test_reconnect(void **state)
 	print_message("a socket connected again is a new flow (port %u, then %u)\n", cport[0], cport[1]);
 }
 
+/* An IPv6 flow (over ::1): its family, both addresses and both ports. */
+static void test_ipv6(void **state)
+{
+	struct caad_observer *o = *state;
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	_cleanup_close_ int l = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	_cleanup_close_ int cl = -1, sv = -1;
+	_cleanup_free_ struct caad_flow *flows = NULL;
+	const struct caad_flow *f;
+	uint16_t port, cport;
+	char buf[100] = { 'x' };
+	socklen_t len = sizeof(sa);
+	size_t n;
+
+	REQUIRE_ROOT();
+
+	assert_true(l >= 0); /* the kernel has IPv6: caad's own builds need it */
+	assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(l, 1), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&sa, &len), 0);
+	port = ntohs(sa.sin6_port);
+	cl = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(cl >= 0);
+	assert_int_equal(connect(cl, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	len = sizeof(sa);
+	assert_int_equal(getsockname(cl, (struct sockaddr *)&sa, &len), 0);
+	cport = ntohs(sa.sin6_port);
+	sv = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(sv >= 0);
+	assert_int_equal(set_timeouts(sv), 0);
+	assert_int_equal(send(cl, buf, sizeof(buf), MSG_NOSIGNAL), (ssize_t)sizeof(buf));
+	read_all(sv, buf, sizeof(buf));
+
+	n = snapshot(o, &flows);
+	f = find_flow(flows, n, port, cport);
+	assert_non_null(f);
+	assert_int_equal(f->family, AF_INET6);
+	assert_memory_equal(f->laddr, &in6addr_loopback, 16);
+	assert_memory_equal(f->raddr, &in6addr_loopback, 16);
+	assert_int_equal(f->bytes, sizeof(buf));
+}
+
 #define MANY 200
 
 struct many {
@@ -1408,6 +1450,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_close, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_read_after_close, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_reconnect, setup_observer, teardown_observer),
+		cmocka_unit_test_setup_teardown(test_ipv6, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_not_tcp, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_out_of_order, setup_observer, teardown_observer),
 		cmocka_unit_test(test_bounded_map),
