@@ -826,6 +826,35 @@ static void read_all(int fd, char *buf, size_t n)
 }
 
 /*
+ * fd connects to 127.0.0.1:port, the accepted socket (into *peer) sends
+ * n bytes, fd reads them; the flow (fd's local port, port) must be listed
+ * with n bytes. Returns fd's local port.
+ */
+static uint16_t connect_and_read(struct caad_observer *o, int fd, int l, uint16_t port, int *peer, size_t n)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+		                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	_cleanup_free_ struct caad_flow *flows = NULL;
+	const struct caad_flow *f;
+	char buf[64] = { 0 };
+	size_t k;
+
+	assert_true(n <= sizeof(buf));
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	*peer = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(*peer >= 0);
+	assert_int_equal(send(*peer, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+	read_all(fd, buf, n);
+	k = snapshot(o, &flows);
+	f = find_flow(flows, k, ntohs(sa.sin_port), port);
+	assert_non_null(f);
+	assert_int_equal(f->bytes, n);
+	return ntohs(sa.sin_port);
+}
+
+/*
  * A closed flow's entry stays with its socket until the kernel frees it,
  * marked closed: a socket closed and connected again (connect(AF_UNSPEC),
  * then connect()) is a new flow, listed again with its bytes from its new
@@ -834,62 +863,30 @@ static void read_all(int fd, char *buf, size_t n)
 static void test_reconnect(void **state)
 {
 	struct caad_observer *o = *state;
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
 	_cleanup_close_ int l = -1, fd = -1, peer1 = -1, peer2 = -1;
-	struct caad_flow *flows = NULL;
-	const struct caad_flow *f;
+	_cleanup_free_ struct caad_flow *flows = NULL;
 	uint16_t port, cport[2];
-	char buf[64] = { 0 };
-	socklen_t len;
 	size_t n;
 
 	REQUIRE_ROOT();
 
 	l = listen_loopback(&port);
 	assert_true(l >= 0);
-	sa.sin_port = htons(port);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(fd >= 0);
 	assert_int_equal(set_timeouts(fd), 0);
 
 	/* first connection: the client reads 10 bytes */
-	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	len = sizeof(sa);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	cport[0] = ntohs(sa.sin_port);
-	peer1 = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-	assert_true(peer1 >= 0);
-	assert_int_equal(send(peer1, buf, 10, MSG_NOSIGNAL), 10);
-	read_all(fd, buf, 10);
-	n = snapshot(o, &flows);
-	f = find_flow(flows, n, cport[0], port);
-	assert_non_null(f);
-	assert_int_equal(f->bytes, 10);
-	free(TAKE_PTR(flows));
+	cport[0] = connect_and_read(o, fd, l, port, &peer1, 10);
 
 	/* closed (a reset, TCP_CLOSE at once): not listed */
 	assert_int_equal(connect(fd, &unspec, sizeof(unspec)), 0);
 	n = snapshot(o, &flows);
 	assert_null(find_flow(flows, n, cport[0], port));
-	free(TAKE_PTR(flows));
 
-	/* connected again: a new flow of 32 bytes */
-	sa = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port),
-		                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	len = sizeof(sa);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	cport[1] = ntohs(sa.sin_port);
-	peer2 = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-	assert_true(peer2 >= 0);
-	assert_int_equal(send(peer2, buf, 32, MSG_NOSIGNAL), 32);
-	read_all(fd, buf, 32);
-	n = snapshot(o, &flows);
-	f = find_flow(flows, n, cport[1], port);
-	assert_non_null(f);
-	assert_int_equal(f->bytes, 32);
-	free(TAKE_PTR(flows));
+	/* connected again: a new flow of 32 bytes, not 42 */
+	cport[1] = connect_and_read(o, fd, l, port, &peer2, 32);
 	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_NEW), 2);
 	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_CLOSED), 1);
 	print_message("a socket connected again is a new flow (port %u, then %u)\n", cport[0], cport[1]);
