@@ -14,7 +14,7 @@ PACKAGES=(
 	# packages (scripts/package.sh): .deb, lintian, .rpm
 	debhelper dpkg-dev lintian rpm fakeroot
 	# tests and demo; libFuzzer (scripts/fuzz.sh) and valgrind (scripts/sanitize.sh)
-	hwloc iperf3 iproute2 jq procps python3 libclang-rt-14-dev valgrind
+	hwloc iperf3 iproute2 ethtool jq procps python3 libclang-rt-14-dev valgrind
 	# D-Bus and systemd tests: a private dbus-daemon, busctl, dbus-send/-monitor,
 	# systemd-analyze verify (looks up the man pages) and security, setpriv
 	dbus-daemon dbus-bin systemd man-db util-linux
