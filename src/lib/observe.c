@@ -34,6 +34,8 @@ struct caad_observer {
 	size_t n_prev;
 	uint64_t prev_ns;
 
+	struct bpf_link *softirq[2]; /* the softirq programs, attached while a thread is watched */
+
 	unsigned consumers_left;     /* CONSUMER_LEFT events since caad_observer_take_left() */
 	uint64_t consumers_left_total;
 	uint64_t *stay_ids;          /* the stay map's keys, sorted */
@@ -140,6 +142,33 @@ static bool kernel_irq_time_accounting(void)
 	return on;
 }
 
+static void softirq_detach(struct caad_observer *o)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(o->softirq); i++) {
+		bpf_link__destroy(o->softirq[i]);
+		o->softirq[i] = NULL;
+	}
+}
+
+/* The softirq programs, for a watched thread's NET_RX time. */
+static int softirq_attach(struct caad_observer *o)
+{
+	struct bpf_program *progs[] = { o->skel->progs.caad_softirq_entry, o->skel->progs.caad_softirq_exit };
+
+	for (size_t i = 0; i < ARRAY_SIZE(o->softirq); i++) {
+		if (o->softirq[i])
+			continue;
+		o->softirq[i] = bpf_program__attach(progs[i]);
+		if (!o->softirq[i]) {
+			int r = -errno;
+
+			softirq_detach(o);
+			return r;
+		}
+	}
+	return 0;
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct caad_observer *o = ctx;
@@ -182,6 +211,9 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	}
 	/* a map iterator is attached to its map, below */
 	bpf_program__set_autoattach(o->skel->progs.caad_flows_dump, false);
+	/* the softirq programs: while a thread is watched (caad_observer_watch_thread()) */
+	bpf_program__set_autoattach(o->skel->progs.caad_softirq_entry, false);
+	bpf_program__set_autoattach(o->skel->progs.caad_softirq_exit, false);
 	if (opts->ringbuf_size > 0) {
 		r = bpf_map__set_max_entries(o->skel->maps.events, opts->ringbuf_size);
 		if (r < 0)
@@ -220,6 +252,7 @@ void caad_observer_free(struct caad_observer *o)
 	if (!o)
 		return;
 	ring_buffer__free(o->rb);
+	softirq_detach(o);
 	bpf_link__destroy(o->dump);
 	caad_observer_bpf__destroy(o->skel);
 	free(o->prev);
@@ -486,6 +519,11 @@ void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid)
 
 	if (!o || o->skel->bss->watch_tid == tid)
 		return;
+	if (!tid)
+		softirq_detach(o);
+	else if ((r = softirq_attach(o)) < 0)
+		log_warning_errno(r, "Failed to attach the softirq programs: thread %u's NET_RX time is not counted: %m",
+		                  tid);
 	__atomic_store_n(&o->skel->bss->watch_tid, tid, __ATOMIC_RELEASE);
 	o->thread_ns_last = 0;
 	o->thread_base = 0;
