@@ -405,15 +405,16 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 
 	/* the context first, the flow table after: a backlog flush (process
 	 * context) then costs no lookup. No protocol check: only a TCP socket
-	 * has an entry (as in sock_recv_length, its cache line is spared). */
+	 * has an entry (as in sock_recv_length, its cache line is spared).
+	 * The task only for a socket with one. */
 	if (sk->sk_lock.owned)
 		return 0;
-	t = bpf_get_current_task_btf();
-	if (in_napi_kthread(t))
-		kthread = t->pid;
 	s = bpf_sk_storage_get(&flows, (struct sock *)sk, NULL, 0);
 	if (!s)
 		return 0; /* known from its first read on */
+	t = bpf_get_current_task_btf();
+	if (in_napi_kthread(t))
+		kthread = t->pid;
 
 	/* kept when processing moves elsewhere: caad needs it to move it back */
 	if (kthread)
