@@ -7,9 +7,11 @@
 #  3. the verdict agrees with an independent interleaved A/B measurement
 #     made here with caad stopped (RPS masks set by this script). Which
 #     placement wins on this machine is not assumed: caad switched -> the
-#     A/B must not favour the prior; caad kept the prior (its rule keeps it
-#     under noise) -> the A/B must not show the alternative ahead in every
-#     round by 2x caad's margin. Both are noisy measurements of the same
+#     A/B must show the alternative ahead in goodput or in bytes per
+#     CPU-second; caad kept the prior (its rule keeps it under noise, and
+#     when a goodput win costs CPU per byte) -> the A/B must not show the
+#     alternative ahead in every round by 2x caad's margin at no cost in
+#     CPU per byte. Both are noisy measurements of the same
 #     thing, so a disagreement must replicate: it fails only when a fresh
 #     trial (new state, new flow) disagrees again with a fresh A/B, for
 #     $ATTEMPTS attempts in all;
@@ -128,39 +130,66 @@ run_trial() {
 }
 
 # --- 3. the independent A/B, caad stopped --------------------------------------
+# caad weighs goodput and bytes per CPU-second (caad.conf(5), "The
+# decision"): a goodput win that costs more than MARGIN more CPU per byte
+# keeps the prior. So the A/B measures both, without caad's BPF: the
+# receiving side's CPU time is the busy time of the server's CPU (1: the
+# reader, and what it processes there) plus the softirq time of the others
+# (processing steered there), from /proc/stat.
 mask_of() { printf '%x' $(( 1 << $1 )); }
 set_rps() { for q in 0 1; do in_b sh -c "echo $1 > /sys/class/net/vb/queues/rx-$q/rps_cpus"; done; }
-goodput() {
+rx_cpu_ticks() {
+	awk '/^cpu[0-9]/ { t += ($1 == "cpu1") ? $2 + $3 + $4 + $7 + $8 : $8 } END { print t }' /proc/stat
+}
+# ab_run CPU: "goodput_bps bytes_per_cpu_second" of a 3 s flow processed on CPU
+ab_run() {
+	local t0 t1 json
 	set_rps "$(mask_of "$1")"
 	in_b iperf3 -s -p 5203 -1 -A 1 -J >/dev/null 2>&1 &
 	local srv=$!
 	sleep 0.2
-	in_a iperf3 -c "$TB_DST" -p 5203 -t 3 -A 0 -J | jq '.end.sum_received.bits_per_second'
+	t0=$(rx_cpu_ticks)
+	json=$(in_a iperf3 -c "$TB_DST" -p 5203 -t 3 -A 0 -J)
+	t1=$(rx_cpu_ticks)
 	wait "$srv" || true
+	jq -r --argjson ticks $(( t1 - t0 )) --argjson hz "$(getconf CLK_TCK)" \
+		'.end.sum_received | "\(.bits_per_second) \(if $ticks > 0 then .bytes / ($ticks / $hz) else 0 end)"' <<<"$json"
 }
+median_of() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 # One interleaved A/B; returns 1 (with $DISAGREE set) when it contradicts caad.
 ab_agrees() {
-	local ratios=() wins=0 r p a median
+	local gr=() er=() wins=0 r pg pe ag ae median eff
 	for r in $(seq 1 "$ROUNDS"); do
-		if (( r % 2 )); then p=$(goodput "$PRIOR_CPU"); a=$(goodput "$ALT_CPU")
-		else a=$(goodput "$ALT_CPU"); p=$(goodput "$PRIOR_CPU"); fi
-		ratios+=("$(jq -n "$a / $p")")
-		jq -e -n "$a > $p" >/dev/null && wins=$(( wins + 1 ))
-		info "A/B round $r: prior CPU $PRIOR_CPU $(jq -n "$p / 1e9 * 100 | floor / 100") Gbit/s, CPU $ALT_CPU $(jq -n "$a / 1e9 * 100 | floor / 100") Gbit/s"
+		if (( r % 2 )); then read -r pg pe < <(ab_run "$PRIOR_CPU"); read -r ag ae < <(ab_run "$ALT_CPU")
+		else read -r ag ae < <(ab_run "$ALT_CPU"); read -r pg pe < <(ab_run "$PRIOR_CPU"); fi
+		gr+=("$(jq -n "$ag / $pg")")
+		jq -e -n "$pe > 0 and $ae > 0" >/dev/null && er+=("$(jq -n "$ae / $pe")")
+		jq -e -n "$ag > $pg" >/dev/null && wins=$(( wins + 1 ))
+		info "A/B round $r: prior CPU $PRIOR_CPU $(jq -n "$pg / 1e9 * 100 | floor / 100") Gbit/s" \
+			"$(jq -n "$pe / 1e9 * 100 | floor / 100") GB per CPU-second," \
+			"CPU $ALT_CPU $(jq -n "$ag / 1e9 * 100 | floor / 100") Gbit/s $(jq -n "$ae / 1e9 * 100 | floor / 100") GB per CPU-second"
 	done
 	set_rps 0
-	median=$(printf '%s\n' "${ratios[@]}" | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}')
-	info "A/B: alternative/prior median $median, alternative ahead in $wins of $ROUNDS rounds; caad's verdict: $VERDICT"
+	median=$(printf '%s\n' "${gr[@]}" | median_of)
+	# known when every round has it (as caad's)
+	eff=$( (( ${#er[@]} == ROUNDS )) && printf '%s\n' "${er[@]}" | median_of || echo unknown)
+	info "A/B: alternative/prior goodput median $median, ahead in $wins of $ROUNDS rounds;" \
+		"bytes per CPU-second median $eff; caad's verdict: $VERDICT"
 	if [ "$VERDICT" = "$ALT_REL" ]; then
+		# caad switched: by goodput or by efficiency, so the A/B must show
+		# the alternative ahead on one of them
 		jq -e -n "$median >= 1" >/dev/null && return 0
-		DISAGREE="caad switched to $VERDICT, but the A/B favours the prior (median ratio $median)"
+		[ "$eff" != unknown ] && jq -e -n "$eff >= 1" >/dev/null && return 0
+		DISAGREE="caad switched to $VERDICT, but the A/B favours the prior (goodput $median, efficiency $eff)"
 	else
 		# caad keeps the prior unless the win is clear and consistent: only
-		# an A/B with the alternative ahead in every round contradicts that
+		# an A/B with the alternative ahead in every round, and at no cost
+		# in CPU per byte (caad's guard is 1 - MARGIN), contradicts that
 		if ! jq -e -n "$median >= 1 + 2 * $MARGIN / 100" >/dev/null || (( wins < ROUNDS )); then
 			return 0
 		fi
-		DISAGREE="caad kept the prior, but the A/B shows $ALT_REL clearly ahead (median $median, $wins of $ROUNDS)"
+		[ "$eff" != unknown ] && ! jq -e -n "$eff >= 1" >/dev/null && return 0
+		DISAGREE="caad kept the prior, but the A/B shows $ALT_REL clearly ahead (goodput $median, $wins of $ROUNDS; efficiency $eff)"
 	fi
 	return 1
 }
