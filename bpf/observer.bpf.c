@@ -26,6 +26,7 @@
 #define MSG_PEEK 2
 #define TCP_CLOSE 7
 #define BPF_F_NO_PREALLOC_ 1
+#define TID_CHECK_SHIFT 20 /* sock_recv_length asks for the thread every 1 MiB */
 
 /* Kernels built with CONFIG_SOCK_RX_QUEUE_MAPPING have this field; the
  * vendored vmlinux.h may not: a CO-RE flavour lets the loader decide. */
@@ -267,9 +268,13 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 		init.proc_cpu = CAAD_CPU_NONE;
 		init.rx_queue = 0xffff;
 		init.first_ns = bpf_ktime_get_ns();
-		/* where it is read now: no stay lookup below (a new flow has
+		/* who reads it, and where: no stay lookup below (a new flow has
 		 * none: a close drops its socket's) */
 		init.consumer_cpu = bpf_get_smp_processor_id();
+		id = bpf_get_current_pid_tgid();
+		init.consumer_tid = (__u32)id;
+		init.consumer_pid = id >> 32;
+		bpf_get_current_comm(init.comm, sizeof(init.comm));
 		s = bpf_sk_storage_get(&flows, sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
 		if (!s) {
 			__sync_fetch_and_add(&n_flows, -1);
@@ -284,13 +289,22 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 			__sync_fetch_and_add(&n_flows, -1);
 	}
 
-	id = bpf_get_current_pid_tgid();
-	tid = (__u32)id;
 	cpu = bpf_get_smp_processor_id();
-	if (s->consumer_tid != tid) {
-		s->consumer_tid = tid;
-		s->consumer_pid = id >> 32;
-		bpf_get_current_comm(s->comm, sizeof(s->comm));
+	/*
+	 * Which thread reads: asked (a helper call, not inlined) when the
+	 * reader changed CPUs, or when this read crosses a 1 MiB mark of the
+	 * flow's bytes, not at every read. A new reader on the same CPU is
+	 * seen within 1 MiB of its reading: for a flow fast enough to steer,
+	 * within a millisecond or two.
+	 */
+	if (s->consumer_cpu != cpu || ((s->bytes ^ (s->bytes + (__u64)ret)) >> TID_CHECK_SHIFT)) {
+		id = bpf_get_current_pid_tgid();
+		tid = (__u32)id;
+		if (s->consumer_tid != tid) {
+			s->consumer_tid = tid;
+			s->consumer_pid = id >> 32;
+			bpf_get_current_comm(s->comm, sizeof(s->comm));
+		}
 	}
 	if (s->consumer_cpu != cpu) {
 		/* the reader moved: off the CPUs its steering holds for? Only
@@ -346,6 +360,10 @@ int caad_thread_time(struct bpf_iter__task *ctx)
 }
 
 #define PF_KTHREAD_ 0x00200000 /* include/linux/sched.h */
+
+/* Set by user space: nonzero while one of its interfaces has a threaded
+ * NAPI (caad_observer_set_napi_threads()). */
+__u32 napi_threads = 0;
 
 /* The kthread this CPU last saw in sk_data_ready, and whether it is a
  * threaded NAPI's: ksoftirqd runs NET_RX under load, and reading its
@@ -412,9 +430,13 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 	s = bpf_sk_storage_get(&flows, (struct sock *)sk, NULL, 0);
 	if (!s)
 		return 0; /* known from its first read on */
-	t = bpf_get_current_task_btf();
-	if (in_napi_kthread(t))
-		kthread = t->pid;
+	/* the task (a helper call, not inlined) only where some NAPI of
+	 * caad's interfaces is threaded */
+	if (napi_threads) {
+		t = bpf_get_current_task_btf();
+		if (in_napi_kthread(t))
+			kthread = t->pid;
+	}
 
 	/* kept when processing moves elsewhere: caad needs it to move it back */
 	if (kthread)

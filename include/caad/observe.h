@@ -71,6 +71,13 @@ uint64_t caad_observer_thread_ns(struct caad_observer *o);
  */
 uint64_t caad_observer_net_rx_ns(struct caad_observer *o);
 
+/*
+ * Whether some interface caad follows has a threaded NAPI: only then does
+ * the observer ask, at each data-ready, whether a NAPI kthread processes
+ * the flow (proc_kthread), which costs a helper call there.
+ */
+void caad_observer_set_napi_threads(struct caad_observer *o, bool on);
+
 /* Whether a kernel with this config (text of /boot/config-RELEASE) and
  * command line accounts IRQ time apart from tasks' run time. */
 bool caad_irq_time_accounting(const char *config, const char *cmdline);

@@ -171,6 +171,18 @@ static int autoselect(struct daemon *d, char ***ret)
 
 /* Mechanisms=ntuple, and an interface whose NIC takes no ntuple rules: said
  * once per interface; the planner plans none for it (and nothing tries). */
+/* The observer asks which kthread processes a flow only while one of our
+ * interfaces has a threaded NAPI (a helper call at every data-ready). */
+static void note_napi_threads(struct daemon *d)
+{
+	bool any = false;
+
+	for (size_t i = 0; d->inv && i < d->inv->n_ifaces; i++)
+		for (unsigned k = 0; k < d->inv->ifaces[i].n_napis; k++)
+			any = any || d->inv->ifaces[i].napis[k].kthread > 0;
+	caad_observer_set_napi_threads(d->observer, any);
+}
+
 static void note_ntuple(struct daemon *d, const struct caad_inventory *inv)
 {
 	if (d->config.policy.disabled_mechanisms & (1u << CAAD_SETTING_NTUPLE_RULE))
@@ -268,6 +280,7 @@ static int reload_inventory(struct daemon *d)
 	caad_inventory_free(d->inv);
 	d->inv = inv;
 	d->inventory_dirty = false;
+	note_napi_threads(d);
 	return 0;
 }
 
@@ -768,6 +781,7 @@ int daemon_run(struct daemon *d)
 	r = caad_observer_open(&oo, &d->observer);
 	if (r < 0)
 		return r;
+	note_napi_threads(d);
 
 	r = caad_mkdir_p(a->runtime_dir, 0755);
 	if (r < 0)

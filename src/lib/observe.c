@@ -537,6 +537,12 @@ void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid)
 		o->thread_base_known = true;
 }
 
+void caad_observer_set_napi_threads(struct caad_observer *o, bool on)
+{
+	if (o)
+		__atomic_store_n(&o->skel->bss->napi_threads, on ? 1u : 0u, __ATOMIC_RELAXED);
+}
+
 uint64_t caad_observer_net_rx_ns(struct caad_observer *o)
 {
 	uint64_t ns;

@@ -467,6 +467,49 @@ static void test_stream_receiver(void **state)
 	conn_close(&c);
 }
 
+/*
+ * The reading thread is asked for at a flow's first read, and then when
+ * the reader changes CPUs or a read crosses a 1 MiB mark of the flow, not
+ * at every read: a new reader on the same CPU is seen within 1 MiB.
+ */
+static void test_new_reader_same_cpu(void **state)
+{
+	struct caad_observer *o = *state;
+	_cleanup_free_ struct caad_flow *flows = NULL;
+	const struct caad_flow *f;
+	cpu_set_t saved;
+	struct conn c;
+	struct worker r;
+	size_t n;
+
+	REQUIRE_ROOT();
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	conn_new(&c);
+
+	/* the first read, by this thread, on the reader's CPU */
+	move_self(cpu_reader);
+	assert_int_equal(small_xfer(&c, 100), 0);
+	n = snapshot(o, &flows);
+	f = find_flow(flows, n, c.lport, c.cport);
+	assert_non_null(f);
+	assert_int_equal(f->tid, gettid());
+	assert_int_equal(f->consumer_cpu, cpu_reader);
+	free(TAKE_PTR(flows));
+
+	/* another thread, same CPU, 4 MiB: past a mark */
+	stream(&c, 4 * MIB, "caad-rd-two", &r);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	n = snapshot(o, &flows);
+	f = find_flow(flows, n, c.lport, c.cport);
+	assert_non_null(f);
+	assert_int_equal(f->bytes, 100 + 4 * MIB);
+	assert_int_equal(f->consumer_cpu, cpu_reader);
+	assert_int_not_equal(r.tid, gettid());
+	assert_int_equal(f->tid, r.tid);
+	assert_string_equal(f->comm, "caad-rd-two");
+	conn_close(&c);
+}
+
 static void test_rates(void **state)
 {
 	struct caad_observer *o = *state;
@@ -1442,6 +1485,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open),
 		cmocka_unit_test_setup_teardown(test_stream_receiver, setup_observer, teardown_observer),
+		cmocka_unit_test_setup_teardown(test_new_reader_same_cpu, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_rates, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_netns_filter, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_close, setup_observer, teardown_observer),

@@ -51,6 +51,10 @@ wait_for 5 steered_kthread >/dev/null ||
 jq -r '.flows[] | select(.heavy) | "# heavy flow: NAPI \(.napi_id), processed by kthread \(.proc_kthread) on CPU \(.proc_cpu)"' "$RT/state.json"
 K=$(steered_kthread)
 info "kthread $K ($(cat /proc/$K/comm)) -> CPU $(affinity "$K")"
+# the observer saw the kthread at work (it asks only where caad's
+# interfaces have a threaded NAPI)
+PK=$(jq -r '[.flows[] | select(.heavy) | .proc_kthread][0]' "$RT/state.json")
+kthreads | grep -qx "$PK" || fail "the heavy flow's proc_kthread ($PK) is none of the napi/vb kthreads: $(kthreads | tr '\n' ' ')"
 grep -q "^kthread:$K:napi/vb-" "$RT/journal" || fail "the journal does not record kthread $K"
 grep -q "NAPI kthread $K" "$TMP/caad.log" || fail "the kthread move was not logged"
 # the queue is steered by its kthread: RPS stays off
