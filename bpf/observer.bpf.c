@@ -239,7 +239,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	/* A socket with an entry is a TCP one (only those get one): the
 	 * protocol, on a cache line of its own, is asked only without one. */
 	s = bpf_sk_storage_get(&flows, sk, NULL, 0);
-	/* closed (on the line of consumer_tid, read below anyway): data
+	/* closed (on the line of consumer_cpu, read below anyway): data
 	 * queued before the close, read after it, which nobody follows; or
 	 * a socket connected again (after connect(AF_UNSPEC)), a new flow */
 	if (s && s->closed) {
@@ -276,13 +276,19 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 		init.consumer_pid = id >> 32;
 		bpf_get_current_comm(init.comm, sizeof(init.comm));
 		s = bpf_sk_storage_get(&flows, sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
+		/* NULL: no memory, or another CPU's create of this socket's
+		 * entry won the race (a create does not replace one: EEXIST),
+		 * whose entry this read then counts in */
+		if (!s)
+			s = bpf_sk_storage_get(&flows, sk, NULL, 0);
 		if (!s) {
 			__sync_fetch_and_add(&n_flows, -1);
 			count(CAAD_COUNTER_MAP_FULL);
 			return 0;
 		}
-		/* Two CPUs may make it at once (the kernel keeps one): the
-		 * first to claim it keeps its place and reports it as new. */
+		/* Two CPUs may make it at once (the kernel keeps one, and
+		 * either may find it made): the first to claim it keeps its
+		 * place and reports it as new. */
 		if (__sync_lock_test_and_set(&s->claimed, 1) == 0)
 			count(CAAD_COUNTER_FLOWS_NEW);
 		else
@@ -294,8 +300,8 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	 * Which thread reads: asked (a helper call, not inlined) when the
 	 * reader changed CPUs, or when this read crosses a 1 MiB mark of the
 	 * flow's bytes, not at every read. A new reader on the same CPU is
-	 * seen within 1 MiB of its reading: for a flow fast enough to steer,
-	 * within a millisecond or two.
+	 * seen within 1 MiB of its reading: for a flow at the default
+	 * RateThreshold= (1 Gbit/s), within about 8 ms.
 	 */
 	if (s->consumer_cpu != cpu || ((s->bytes ^ (s->bytes + (__u64)ret)) >> TID_CHECK_SHIFT)) {
 		id = bpf_get_current_pid_tgid();

@@ -169,8 +169,6 @@ static int autoselect(struct daemon *d, char ***ret)
 	return n;
 }
 
-/* Mechanisms=ntuple, and an interface whose NIC takes no ntuple rules: said
- * once per interface; the planner plans none for it (and nothing tries). */
 /* The observer asks which kthread processes a flow only while one of our
  * interfaces has a threaded NAPI (a helper call at every data-ready). */
 static void note_napi_threads(struct daemon *d)
@@ -183,6 +181,8 @@ static void note_napi_threads(struct daemon *d)
 	caad_observer_set_napi_threads(d->observer, any);
 }
 
+/* Mechanisms=ntuple, and an interface whose NIC takes no ntuple rules: said
+ * once per interface; the planner plans none for it (and nothing tries). */
 static void note_ntuple(struct daemon *d, const struct caad_inventory *inv)
 {
 	if (d->config.policy.disabled_mechanisms & (1u << CAAD_SETTING_NTUPLE_RULE))
