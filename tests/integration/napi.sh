@@ -45,7 +45,7 @@ originals_back() {
 
 # 1. steered, then restored on SIGTERM
 start_caad
-flow 4
+flow 6
 wait_for 5 steered_kthread >/dev/null ||
 	{ cat "$TMP/caad.log"; jq -c '.flows' "$RT/state.json"; in_b "$CAAD" --print-topology -i vb | tail -4; fail "no NAPI kthread moved to CPU 0"; }
 jq -r '.flows[] | select(.heavy) | "# heavy flow: NAPI \(.napi_id), processed by kthread \(.proc_kthread) on CPU \(.proc_cpu)"' "$RT/state.json"
@@ -53,8 +53,13 @@ K=$(steered_kthread)
 info "kthread $K ($(cat /proc/$K/comm)) -> CPU $(affinity "$K")"
 # the observer saw the kthread at work (it asks only where caad's
 # interfaces have a threaded NAPI)
-PK=$(jq -r '[.flows[] | select(.heavy) | .proc_kthread][0]' "$RT/state.json")
-kthreads | grep -qx "$PK" || fail "the heavy flow's proc_kthread ($PK) is none of the napi/vb kthreads: $(kthreads | tr '\n' ' ')"
+heavy_kthread_seen() {
+	local pk
+	pk=$(jq -r '[.flows[] | select(.heavy) | .proc_kthread][0] // empty' "$RT/state.json")
+	[ -n "$pk" ] && kthreads | grep -qx "$pk"
+}
+wait_for 3 heavy_kthread_seen ||
+	fail "the heavy flow's proc_kthread is none of the napi/vb kthreads ($(kthreads | tr '\n' ' ')): $(jq -c '[.flows[] | select(.heavy)]' "$RT/state.json")"
 grep -q "^kthread:$K:napi/vb-" "$RT/journal" || fail "the journal does not record kthread $K"
 grep -q "NAPI kthread $K" "$TMP/caad.log" || fail "the kthread move was not logged"
 # the queue is steered by its kthread: RPS stays off
