@@ -232,6 +232,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	__u64 key = (__u64)sk, id;
 	struct caad_flow_stats *s;
 	__u32 cpu, tid;
+	bool moved;
 
 	if (ret <= 0 || (flags & MSG_PEEK))
 		return 0;
@@ -296,6 +297,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	}
 
 	cpu = bpf_get_smp_processor_id();
+	moved = s->consumer_cpu != cpu;
 	/*
 	 * Which thread reads: asked (a helper call, not inlined) when the
 	 * reader changed CPUs, or when this read crosses a 1 MiB mark of the
@@ -303,7 +305,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	 * seen within 1 MiB of its reading: for a flow at the default
 	 * RateThreshold= (1 Gbit/s), within about 8 ms.
 	 */
-	if (s->consumer_cpu != cpu || ((s->bytes ^ (s->bytes + (__u64)ret)) >> TID_CHECK_SHIFT)) {
+	if (moved || ((s->bytes ^ (s->bytes + (__u64)ret)) >> TID_CHECK_SHIFT)) {
 		id = bpf_get_current_pid_tgid();
 		tid = (__u32)id;
 		if (s->consumer_tid != tid) {
@@ -312,7 +314,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 			bpf_get_current_comm(s->comm, sizeof(s->comm));
 		}
 	}
-	if (s->consumer_cpu != cpu) {
+	if (moved) {
 		/* the reader moved: off the CPUs its steering holds for? Only
 		 * here, on a move, does a read look at the stay map. */
 		struct caad_stay *st = bpf_map_lookup_elem(&stay, &key);
@@ -416,9 +418,10 @@ static __always_inline bool in_napi_kthread(const struct task_struct *t)
  * it is a backlog flush by the socket's owner (release_sock) and says
  * nothing about steering. The socket itself tells them apart: NET_RX
  * processes a segment only for a socket nobody owns (else it goes to the
- * backlog), and the owner flushes its backlog before it lets go. Writes only the softirq side's fields: the
- * kernel runs one data-ready of a socket at a time (under its lock), so
- * plain stores, no atomics, and no clock: the reader keeps the time.
+ * backlog), and the owner flushes its backlog before it lets go. Writes
+ * only the softirq side's fields: the kernel runs one data-ready of a
+ * socket at a time (under its lock), so plain stores, no atomics, and no
+ * clock: the reader keeps the time.
  */
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
