@@ -23,6 +23,7 @@ struct caad_trial_params {
 	unsigned settle_ms;    /* start of a turn not measured: the move settles (< turn_ms) */
 	unsigned margin_pct;   /* an alternative must beat the prior's median by this much ... */
 	unsigned win_pct;      /* ... and be ahead in at least this share of its paired turns */
+	unsigned eff_loss_pct; /* a goodput win may cost this much of the prior's bytes per CPU-second */
 	uint64_t collapse_bps; /* a measured turn slower than this aborts: the flow's rate collapsed */
 };
 
@@ -86,8 +87,9 @@ struct caad_trial_result {
  * The rule: an alternative replaces the prior only when, over its pairs
  * (at least 2), (a) its median goodput ratio to the prior is at
  * least 1 + margin, it is ahead in at least win_pct of its pairs, and its
- * median efficiency ratio is not below 1 - margin; or (b) the same holds
- * for efficiency with its median goodput ratio at least 1. Of several,
+ * median efficiency ratio is not below 1 - eff_loss_pct; or (b) its median
+ * efficiency ratio is at least 1 + margin, it is ahead in efficiency in at
+ * least win_pct of its pairs, and its median goodput ratio is at least 1. Of several,
  * the one with the higher goodput ratio. Anything else keeps the prior.
  */
 int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,

@@ -21,6 +21,7 @@ void caad_trial_params_init(struct caad_trial_params *p)
 		.settle_ms = 500,
 		.margin_pct = 3,
 		.win_pct = 80,
+		.eff_loss_pct = 20,
 		.collapse_bps = 0,
 	};
 }
@@ -144,11 +145,17 @@ static void score(const struct caad_trial_sample *samples, size_t n, unsigned ca
 	sc->efficiency_ratio = ne == sc->pairs ? median(buf_b, ne) : 0; /* only when every pair has it */
 }
 
+/* in how many of PAIRS turns an alternative must be ahead: WinPercent=, rounded up */
+static unsigned wins_needed(const struct caad_trial_params *p, unsigned pairs)
+{
+	return (pairs * p->win_pct + 99) / 100;
+}
+
 int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
                       unsigned n_cands, struct caad_trial_result *ret)
 {
 	_cleanup_free_ double *a = NULL, *b = NULL;
-	double margin = p->margin_pct / 100.0, best_ratio = 0;
+	double margin = p->margin_pct / 100.0, eff_loss = p->eff_loss_pct / 100.0, best_ratio = 0;
 
 	if (n_cands < 1 || n_cands > CAAD_TRIAL_MAX_CANDS)
 		return -EINVAL;
@@ -170,9 +177,9 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 
 		if (s->pairs < 2)
 			continue;
-		need = (s->pairs * p->win_pct + 99) / 100; /* rounds it must be ahead in */
+		need = wins_needed(p, s->pairs);
 		by_goodput = s->goodput_ratio >= 1 + margin && s->goodput_wins >= need &&
-		             (!eff_known || s->efficiency_ratio >= 1 - margin);
+		             (!eff_known || s->efficiency_ratio >= 1 - eff_loss);
 		by_efficiency = eff_known && s->efficiency_ratio >= 1 + margin && s->efficiency_wins >= need &&
 		                s->goodput_ratio >= 1;
 		if ((by_goodput || by_efficiency) && s->goodput_ratio > best_ratio) {
@@ -194,8 +201,18 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 		for (unsigned c = 1; c < n_cands; c++)
 			if (!best || ret->scores[c].goodput_ratio > ret->scores[best].goodput_ratio)
 				best = c;
-		if (!best || ret->scores[best].pairs < 2)
+		const struct caad_trial_score *s = &ret->scores[best];
+
+		if (!best || s->pairs < 2)
 			snprintf(ret->reason, sizeof(ret->reason), "the prior stands: too few paired turns to compare");
+		else if (s->goodput_ratio >= 1 + margin && s->goodput_wins >= wins_needed(p, s->pairs))
+			/* only the cost per byte kept it */
+			snprintf(ret->reason, sizeof(ret->reason),
+			         "the prior stands: candidate %u had median goodput %.3fx the prior's (ahead in %u of %u "
+			         "turns), but bytes per CPU-second %.3fx, below the %.2fx that EfficiencyLossPercent=%u "
+			         "allows",
+			         best, s->goodput_ratio, s->goodput_wins, s->pairs, s->efficiency_ratio, 1 - eff_loss,
+			         p->eff_loss_pct);
 		else
 			snprintf(ret->reason, sizeof(ret->reason),
 			         "the prior stands: no alternative won by %u%% in %u%% of its turns (best: candidate %u, "
@@ -211,7 +228,7 @@ int caad_trial_start(struct caad_trial *t, unsigned id, uint64_t flow_id, const 
                      const struct caad_trial_cand *cands, unsigned n_cands, uint64_t now_ns)
 {
 	if (n_cands < 2 || n_cands > CAAD_TRIAL_MAX_CANDS || p->rounds < 2 || p->turn_ms == 0 ||
-	    p->settle_ms >= p->turn_ms || p->win_pct > 100)
+	    p->settle_ms >= p->turn_ms || p->win_pct > 100 || p->eff_loss_pct > 100)
 		return -EINVAL;
 	*t = (struct caad_trial){
 		.id = id,

@@ -186,6 +186,7 @@ static void assert_defaults(const struct caad_config *c)
 	assert_int_equal(c->trial.settle_ms, 500);
 	assert_int_equal(c->trial.margin_pct, 3);
 	assert_int_equal(c->trial.win_pct, 80);
+	assert_int_equal(c->trial.eff_loss_pct, 20);
 	assert_int_equal(c->trial_steady_ms, 5000);
 	assert_int_equal(c->verdict_max_age_sec, 604800);
 }
@@ -846,7 +847,7 @@ static void test_shipped_config(void **state)
 		"Mode", "Interfaces", "IntervalMSec", "MaxFlows", "LogLevel",
 		"RateThreshold", "BannedCPUs", "AllowSMTSibling", "AllowOtherPackage",
 		"MinAgeMSec", "DwellMSec", "MaxMovesPerCycle", "IrqBalance", "MetricsFile", "BackOffSec", "Mechanisms",
-		"Placement", "Rounds", "TurnMSec", "SettleMSec", "MarginPercent", "WinPercent", "SteadyMSec",
+		"Placement", "Rounds", "TurnMSec", "SettleMSec", "MarginPercent", "WinPercent", "EfficiencyLossPercent", "SteadyMSec",
 		"VerdictMaxAgeSec",
 	};
 	struct caad_config c;

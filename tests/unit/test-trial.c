@@ -116,20 +116,48 @@ static void test_consistent_enough_wins(void **state)
 	assert_int_equal(res.winner, 1);
 }
 
-/* A goodput win that costs much more CPU per byte is no win. */
-static void test_goodput_win_at_efficiency_loss(void **state)
+/* decide 4 rounds of the prior (10 Gbit/s per CPU-second) against an
+ * alternative at ALT_GBPS over ALT_CPU_S, with EFF_LOSS_PCT */
+static unsigned decide_at_cost(double alt_gbps, double alt_cpu_s, unsigned eff_loss_pct, struct caad_trial_result *res)
 {
 	struct caad_trial_params p = params();
 	struct caad_trial_sample s[8];
-	struct caad_trial_result res;
 
+	p.eff_loss_pct = eff_loss_pct;
 	for (unsigned r = 0; r < 4; r++) {
 		s[2 * r] = sample(r, 0, 10, 1.0);
-		s[2 * r + 1] = sample(r, 1, 10.6, 1.3); /* 6% faster, 18% less efficient */
+		s[2 * r + 1] = sample(r, 1, alt_gbps, alt_cpu_s);
 	}
-	assert_int_equal(caad_trial_decide(&p, s, 8, 2, &res), 0);
-	assert_int_equal(res.winner, 0);
-	assert_true(res.scores[1].efficiency_ratio < 0.9);
+	assert_int_equal(caad_trial_decide(&p, s, 8, 2, res), 0);
+	return res->winner;
+}
+
+/* A goodput win may cost up to EfficiencyLossPercent= of the prior's
+ * bytes per CPU-second, and not a bit more; MarginPercent= is not that
+ * bound. */
+static void test_goodput_win_at_efficiency_loss(void **state)
+{
+	struct caad_trial_result res;
+	struct caad_trial_params def;
+
+	caad_trial_params_init(&def);
+	assert_int_equal(def.eff_loss_pct, 20);
+
+	/* 6% faster, 18.5% less efficient */
+	assert_int_equal(decide_at_cost(10.6, 1.3, 20, &res), 1);
+	assert_true(res.scores[1].efficiency_ratio > 0.81 && res.scores[1].efficiency_ratio < 0.82);
+	assert_int_equal(decide_at_cost(10.6, 1.3, 18, &res), 0);
+	assert_non_null(strstr(res.reason, "the prior stands"));
+	assert_non_null(strstr(res.reason, "bytes per CPU-second 0.815x, below the 0.82x that EfficiencyLossPercent=18"));
+
+	/* 1% less efficient: more than none, less than MarginPercent= */
+	assert_int_equal(decide_at_cost(10.6, 1.0707, 0, &res), 0);
+	assert_int_equal(decide_at_cost(10.6, 1.0707, 1, &res), 1);
+	/* no cost at all passes the strictest bound */
+	assert_int_equal(decide_at_cost(10.6, 1.05, 0, &res), 1);
+	/* 100: the cost is not weighed */
+	assert_int_equal(decide_at_cost(10.6, 5.3, 100, &res), 1);
+	assert_int_equal(decide_at_cost(10.6, 5.3, 79, &res), 0);
 }
 
 /* Same goodput, clearly cheaper: an efficiency win. */
@@ -230,6 +258,8 @@ static void test_schedule_interleaves(void **state)
 	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 2, 0), -EINVAL);
 	p = params();
 	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 1, 0), -EINVAL);
+	p.eff_loss_pct = 101;
+	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 2, 0), -EINVAL);
 }
 
 /*
