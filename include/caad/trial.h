@@ -87,10 +87,11 @@ struct caad_trial_result {
  * The rule: an alternative replaces the prior only when, over its pairs
  * (at least 2), (a) its median goodput ratio to the prior is at
  * least 1 + margin, it is ahead in at least win_pct of its pairs, and its
- * median efficiency ratio is not below 1 - eff_loss_pct; or (b) its median
- * efficiency ratio is at least 1 + margin, it is ahead in efficiency in at
- * least win_pct of its pairs, and its median goodput ratio is at least 1. Of several,
- * the one with the higher goodput ratio. Anything else keeps the prior.
+ * median efficiency ratio is not below 1 - eff_loss_pct/100; or (b) its
+ * median efficiency ratio is at least 1 + margin, it is ahead in
+ * efficiency in at least win_pct of its pairs, and its median goodput
+ * ratio is at least 1. Of several, the one with the higher goodput ratio.
+ * Anything else keeps the prior.
  */
 int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
                       unsigned n_cands, struct caad_trial_result *ret);

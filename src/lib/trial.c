@@ -197,11 +197,13 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 		         s->efficiency_wins);
 	} else {
 		/* say how close the best alternative came */
+		const struct caad_trial_score *s;
 		unsigned best = 0;
+
 		for (unsigned c = 1; c < n_cands; c++)
 			if (!best || ret->scores[c].goodput_ratio > ret->scores[best].goodput_ratio)
 				best = c;
-		const struct caad_trial_score *s = &ret->scores[best];
+		s = &ret->scores[best];
 
 		if (!best || s->pairs < 2)
 			snprintf(ret->reason, sizeof(ret->reason), "the prior stands: too few paired turns to compare");
@@ -217,9 +219,8 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 			snprintf(ret->reason, sizeof(ret->reason),
 			         "the prior stands: no alternative won by %u%% in %u%% of its turns (best: candidate %u, "
 			         "median goodput %.3fx, ahead in %u of %u; bytes per CPU-second %.3fx, ahead in %u)",
-			         p->margin_pct, p->win_pct, best, ret->scores[best].goodput_ratio,
-			         ret->scores[best].goodput_wins, ret->scores[best].pairs,
-			         ret->scores[best].efficiency_ratio, ret->scores[best].efficiency_wins);
+			         p->margin_pct, p->win_pct, best, s->goodput_ratio, s->goodput_wins, s->pairs,
+			         s->efficiency_ratio, s->efficiency_wins);
 	}
 	return 0;
 }
