@@ -723,6 +723,22 @@ int daemon_run(struct daemon *d)
 	sigset_t mask;
 	int r;
 
+	/*
+	 * SIGTERM, SIGINT and SIGHUP wait for the event loop (a signalfd),
+	 * blocked first thing: a thread inherits its creator's mask, and one
+	 * that does not block them takes them with their default action,
+	 * killing caad without restoring the host. Libraries start threads:
+	 * hwloc's GPU plugins load the vendor's driver, which started one
+	 * per CPU on a 16-CPU host with an NVIDIA GPU. A signal that comes
+	 * while the host is being restored or set up waits for the loop.
+	 */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+		return log_error_errno(errno, "Failed to block signals: %m");
+
 	if (asprintf(&journal, "%s/journal", a->runtime_dir) < 0 ||
 	    asprintf(&irqb_journal, "%s/irqbalance", a->runtime_dir) < 0 ||
 	    asprintf(&d->state_path, "%s/state.json", a->runtime_dir) < 0)
@@ -813,11 +829,6 @@ int daemon_run(struct daemon *d)
 	r = sd_event_default(&d->event);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the event loop: %m");
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if ((r = sd_event_add_signal(d->event, NULL, SIGTERM, on_exit_signal, d)) < 0 ||
 	    (r = sd_event_add_signal(d->event, NULL, SIGINT, on_exit_signal, d)) < 0 ||
 	    (r = sd_event_add_signal(d->event, NULL, SIGHUP, on_reload_signal, d)) < 0 ||

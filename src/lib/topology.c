@@ -394,6 +394,8 @@ static int topology_build(hwloc_topology_t *topo, const char *what, const struct
 	return 0;
 }
 
+static const char *const gpu_components[] = { "cuda", "nvml", "opencl", "rsmi", "levelzero", "gl" };
+
 static int topology_new(hwloc_topology_t *ret)
 {
 	_cleanup_(hwloc_topology_destroyp) hwloc_topology_t topo = NULL;
@@ -406,6 +408,13 @@ static int topology_new(hwloc_topology_t *ret)
 	if (hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) < 0 ||
 	    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0)
 		return log_error_errno(hwloc_errno(), "Failed to configure hwloc topology: %m");
+	/* GPUs and coprocessors are not caad's business, and their plugins'
+	 * discovery initializes the vendor's library, which starts threads
+	 * (one per CPU: NVML) and signal handlers in the daemon. Not every
+	 * host has every plugin: hwloc refuses an unknown name, which is
+	 * then one less to leave out. */
+	for (size_t i = 0; i < ARRAY_SIZE(gpu_components); i++)
+		(void)hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, gpu_components[i]);
 
 	*ret = TAKE_PTR(topo);
 	return 0;

@@ -19,6 +19,10 @@
  *     SKIP    let the first SKIP matching calls through (default 0)
  *     TIMES   then fail this many (default 0: every one)
  *   CAAD_FAULTS_LOG=FILE   append "OP ERRNO PATH" for each injected fault
+ *   CAAD_FAULTS_THREAD=1   start an idle thread as caad loads its hwloc
+ *                          topology, as a library does there (hwloc's GPU
+ *                          plugins load the vendor's driver, which starts
+ *                          threads): one that took signals would kill caad
  *
  * Only the libc entry points caad's sysfs.c uses are wrapped (open,
  * openat, their 64-bit and fortified forms, write, close).
@@ -29,6 +33,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -343,4 +348,35 @@ int close(int fd)
 		fd_trunc[fd] = false;
 	}
 	return real_close(fd);
+}
+
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* hwloc's, without its header: the topology is opaque here */
+int hwloc_topology_load(void *topology)
+{
+	static int (*real_load)(void *);
+	static bool started;
+	const char *env = getenv("CAAD_FAULTS_THREAD");
+
+	if (!real_load)
+		real_load = (int (*)(void *))dlsym(RTLD_NEXT, "hwloc_topology_load");
+	if (!real_load) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (env && strcmp(env, "1") == 0 && !started) {
+		pthread_t t;
+
+		started = true;
+		if (pthread_create(&t, NULL, idle_thread, NULL) == 0)
+			pthread_detach(t);
+	}
+	return real_load(topology);
 }
