@@ -738,6 +738,11 @@ int daemon_run(struct daemon *d)
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
 		return log_error_errno(errno, "Failed to block signals: %m");
+	/* A log reader that went away ("caad --foreground | less", quit)
+	 * must not kill caad before it restores: a write then fails with
+	 * EPIPE, which logging ignores. (systemd ignores it for services.) */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		return log_error_errno(errno, "Failed to ignore SIGPIPE: %m");
 
 	if (asprintf(&journal, "%s/journal", a->runtime_dir) < 0 ||
 	    asprintf(&irqb_journal, "%s/irqbalance", a->runtime_dir) < 0 ||

@@ -8,7 +8,8 @@
 # EROFS and EACCES (caad keeps no CAP_DAC_OVERRIDE after start).
 #
 # Each case is run twice: ended by SIGTERM, and by SIGKILL then
-# "caad --restore". One more: a library thread that must not take SIGTERM. Each checks the state caad ends in, its journal while
+# "caad --restore". Two more, ended by SIGTERM: a library's thread that
+# must not take the signal, and a log pipe whose reader went away. Each checks the state caad ends in, its journal while
 # it runs, what it logged (once), and that the tree is byte for byte the
 # original afterwards.
 set -euo pipefail
@@ -237,4 +238,27 @@ threads=$(awk '/^Threads:/ {print $2}' "/proc/$CAAD_PID/status")
 finish library-thread term "$before"
 grep -q "Received Terminated, restoring and exiting" "$LOG" || { cat "$LOG"; fail "library-thread: SIGTERM not handled"; }
 info "a library's thread ($threads threads): SIGTERM handled by the event loop, tree restored"
+
+# A log reader that goes away after the first byte (caad --foreground |
+# less, quit): caad's next log line meets a closed pipe. SIGPIPE's default
+# action would kill caad without restoring; env resets it to that default,
+# as a shell started from a program that ignores it might not.
+make_tree
+before=$(snapshot)
+RT=$TMP/rt-pipe LOG=/dev/null
+ip netns exec "$TB_B" env --default-signal=PIPE "$CAAD" --foreground --interface fk0 --sysroot "$R" \
+	--runtime-dir "$RT" > >(head -c 1 >/dev/null) 2>&1 &
+CAAD_PID=$!
+wait_for 10 test -s "$RT/state.json" || fail "closed log pipe: caad did not start (or died)"
+ip netns exec "$TB_B" iperf3 -s -1 -A 1 >/dev/null 2>&1 &
+SRV=$!
+sleep 0.3
+ip netns exec "$TB_A" iperf3 -c "$TB_DST" -t 10 >/dev/null 2>&1 &
+CLI=$!
+# steering logs a line per change: each write now fails with EPIPE
+wait_for 8 state_is "$IRQ100=0" "$IRQ101=0" || { show_state; fail "closed log pipe: not steered"; }
+sleep 1
+kill -0 "$CAAD_PID" 2>/dev/null || fail "closed log pipe: caad died"
+finish closed-log-pipe term "$before"
+info "a closed log pipe: caad steered on, and restored at SIGTERM"
 echo "PASS: faults"
