@@ -728,9 +728,9 @@ int daemon_run(struct daemon *d)
 	 * blocked first thing: a thread inherits its creator's mask, and one
 	 * that does not block them takes them with their default action,
 	 * killing caad without restoring the host. Libraries start threads:
-	 * hwloc's GPU plugins load the vendor's driver, which started one
-	 * per CPU on a 16-CPU host with an NVIDIA GPU. A signal that comes
-	 * while the host is being restored or set up waits for the loop.
+	 * on a 16-CPU host with an NVIDIA GPU, 16 were started during
+	 * hwloc's discovery (its GPU plugins, now left out: topology.c). A
+	 * signal that comes while the host is restored or set up waits.
 	 */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);

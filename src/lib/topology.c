@@ -409,10 +409,11 @@ static int topology_new(hwloc_topology_t *ret)
 	    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0)
 		return log_error_errno(hwloc_errno(), "Failed to configure hwloc topology: %m");
 	/* GPUs and coprocessors are not caad's business, and their plugins'
-	 * discovery initializes the vendor's library, which starts threads
-	 * (one per CPU: NVML) and signal handlers in the daemon. Not every
-	 * host has every plugin: hwloc refuses an unknown name, which is
-	 * then one less to leave out. */
+	 * discovery initializes the vendor's library in the daemon, which
+	 * may start threads: one per CPU on a 16-CPU host with an NVIDIA
+	 * GPU and hwloc's OpenCL and GL plugins, none with these left out.
+	 * Not every host has every plugin: hwloc refuses an unknown name,
+	 * which is then one less to leave out. */
 	for (size_t i = 0; i < ARRAY_SIZE(gpu_components); i++)
 		(void)hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, gpu_components[i]);
 
