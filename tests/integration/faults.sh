@@ -93,11 +93,17 @@ start() {
 		"$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$RT" >"$LOG" 2>&1 &
 	CAAD_PID=$!
 	wait_for 10 test -s "$RT/state.json" || { cat "$LOG"; fail "$name: caad did not start"; }
-	# not through in_a/in_b: $! must be iperf3 itself (ip execs it), to be killed at the end
-	ip netns exec "$TB_B" iperf3 -s -1 -A 1 >"$TMP/iperf-s-$name.log" 2>&1 &
+	flow "$name"
+}
+
+# flow NAME: a 10 s iperf3 stream, read on CPU 1; sets SRV and CLI. Not
+# through in_a/in_b: $! must be iperf3 itself (ip execs it), to be killed
+# at the end.
+flow() {
+	ip netns exec "$TB_B" iperf3 -s -1 -A 1 >"$TMP/iperf-s-$1.log" 2>&1 &
 	SRV=$!
 	sleep 0.3
-	ip netns exec "$TB_A" iperf3 -c "$TB_DST" -t 10 >"$TMP/iperf-c-$name.log" 2>&1 &
+	ip netns exec "$TB_A" iperf3 -c "$TB_DST" -t 10 >"$TMP/iperf-c-$1.log" 2>&1 &
 	CLI=$!
 }
 
@@ -250,11 +256,7 @@ ip netns exec "$TB_B" env --default-signal=PIPE "$CAAD" --foreground --interface
 	--runtime-dir "$RT" > >(head -c 1 >/dev/null) 2>&1 &
 CAAD_PID=$!
 wait_for 10 test -s "$RT/state.json" || fail "closed log pipe: caad did not start (or died)"
-ip netns exec "$TB_B" iperf3 -s -1 -A 1 >/dev/null 2>&1 &
-SRV=$!
-sleep 0.3
-ip netns exec "$TB_A" iperf3 -c "$TB_DST" -t 10 >/dev/null 2>&1 &
-CLI=$!
+flow closed-log-pipe
 # steering logs a line per change: each write now fails with EPIPE
 wait_for 8 state_is "$IRQ100=0" "$IRQ101=0" || { show_state; fail "closed log pipe: not steered"; }
 sleep 1
