@@ -151,6 +151,12 @@ static unsigned wins_needed(const struct caad_trial_params *p, unsigned pairs)
 	return (pairs * p->win_pct + 99) / 100;
 }
 
+/* the goodput half of rule (a): ahead by the margin, in enough turns */
+static bool goodput_clear(const struct caad_trial_params *p, const struct caad_trial_score *s)
+{
+	return s->goodput_ratio >= 1 + p->margin_pct / 100.0 && s->goodput_wins >= wins_needed(p, s->pairs);
+}
+
 int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
                       unsigned n_cands, struct caad_trial_result *ret)
 {
@@ -178,8 +184,7 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 		if (s->pairs < 2)
 			continue;
 		need = wins_needed(p, s->pairs);
-		by_goodput = s->goodput_ratio >= 1 + margin && s->goodput_wins >= need &&
-		             (!eff_known || s->efficiency_ratio >= 1 - eff_loss);
+		by_goodput = goodput_clear(p, s) && (!eff_known || s->efficiency_ratio >= 1 - eff_loss);
 		by_efficiency = eff_known && s->efficiency_ratio >= 1 + margin && s->efficiency_wins >= need &&
 		                s->goodput_ratio >= 1;
 		if ((by_goodput || by_efficiency) && s->goodput_ratio > best_ratio) {
@@ -207,7 +212,7 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 
 		if (!best || s->pairs < 2)
 			snprintf(ret->reason, sizeof(ret->reason), "the prior stands: too few paired turns to compare");
-		else if (s->goodput_ratio >= 1 + margin && s->goodput_wins >= wins_needed(p, s->pairs))
+		else if (goodput_clear(p, s))
 			/* only the cost per byte kept it */
 			snprintf(ret->reason, sizeof(ret->reason),
 			         "the prior stands: candidate %u had median goodput %.3fx the prior's (ahead in %u of %u "

@@ -9,7 +9,8 @@
 #
 # Each case is run twice: ended by SIGTERM, and by SIGKILL then
 # "caad --restore". Two more, ended by SIGTERM: a library's thread that
-# must not take the signal, and a log pipe whose reader went away. Each checks the state caad ends in, its journal while
+# must not take the signal, and a log pipe whose reader went away.
+# Each checks the state caad ends in, its journal while
 # it runs, what it logged (once), and that the tree is byte for byte the
 # original afterwards.
 set -euo pipefail

@@ -135,7 +135,8 @@ run_trial() {
 # --- 3. the independent A/B, caad stopped --------------------------------------
 # caad weighs goodput and bytes per CPU-second (caad.conf(5), "The
 # decision"): a goodput win that costs more than EFF_LOSS percent of the
-# prior's bytes per CPU-second keeps the prior. So the A/B measures both, without caad's BPF: the
+# prior's bytes per CPU-second keeps the prior. So the A/B measures both,
+# without caad's BPF: the
 # receiving side's CPU time is the busy time of the server's CPU (1: the
 # reader, and what it processes there) plus the softirq time of the others
 # (processing steered there), from /proc/stat.
