@@ -34,6 +34,9 @@ struct sock___rxq {
 	__u16 sk_rx_queue_mapping;
 } __attribute__((preserve_access_index));
 
+/* A pointer of another type, for reading only (kernel 6.2): a kfunc. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
 /* Set by user space before load: only sockets of this netns (0: all). */
 const volatile __u32 target_netns = 0;
 
@@ -222,20 +225,89 @@ int BPF_PROG(caad_softirq_exit, unsigned int vec)
 	return 0;
 }
 
+/*
+ * The socket each CPU last looked up the entry of, for each side: a
+ * reader drains one socket at a time, and a CPU processes a flow's packets
+ * in runs. A read or a data-ready of the same socket again, on the same
+ * CPU, with nothing to tell, costs a per-CPU load and compares instead of
+ * the entry's lookup (a helper call and its chain of loads). On the 2-vCPU
+ * development VM, in two paired runs of bench/observer (3 rounds each,
+ * with and without these caches): sock_recv_length 115 and 119 ns/event
+ * without, 104 and 100 with; sk_data_ready 109 and 115 without, 94 and 98
+ * with.
+ *
+ * "storage" is the socket's sk_bpf_storage then: a new socket at a freed
+ * one's address has none until its first read makes its entry. A side
+ * that moves a flow to another CPU clears the CPU it left (else a return
+ * there would go unseen); a close clears the reader's, where a socket
+ * connected again must make a new entry. Whatever a race leaves behind
+ * lasts until the next 1 MiB a reader reads, or 256 data-readies, through
+ * the cache: then the lookup runs again.
+ */
+struct seen {
+	__u64 sk;      /* 0: none */
+	__u64 storage;
+	__u64 bytes;   /* reader: bytes read through the cache (its 1 MiB marks) */
+	__u32 napi_id; /* softirq: what the entry holds, as the socket said then */
+	__u32 rx_queue;
+	__u32 rx_ifindex;
+	__u32 runs;    /* softirq: data-readies through the cache */
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct seen);
+} reader_seen SEC(".maps");
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct seen);
+} softirq_seen SEC(".maps");
+
+/* What sk's storage pointer is now, as a number to compare. */
+static __always_inline __u64 storage_of(const struct sock *sk)
+{
+	return (__u64)sk->sk_bpf_storage;
+}
+
+/* cpu's cache of map no longer names sk: a flow left that CPU. */
+static __always_inline void seen_forget(void *map, __u64 sk, __u32 cpu)
+{
+	__u32 zero = 0;
+	struct seen *o = bpf_map_lookup_percpu_elem(map, &zero, cpu);
+
+	if (o && o->sk == sk)
+		o->sk = 0;
+}
+
 /* Process side: a thread read ret bytes from sk. Writes its own fields of
- * the value (the cache line the softirq side does not write). No clock
- * but at a flow's first read: user space rates flows by the bytes between
- * its snapshots, and a clock read is a good part of an event's cost. */
+ * the entry (the cache line the softirq side does not write). Its bytes
+ * are not counted here: caad_flows_dump reads them from the socket at
+ * each scan. No clock but at a flow's first read. */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 {
-	__u64 key = (__u64)sk, id;
+	__u64 key = (__u64)sk, id, mark;
 	struct caad_flow_stats *s;
-	__u32 cpu, tid;
-	bool moved;
+	struct tcp_sock *tp;
+	struct seen *c;
+	__u32 cpu, tid, zero = 0;
+	bool moved, ask;
 
 	if (ret <= 0 || (flags & MSG_PEEK))
 		return 0;
+
+	/* this CPU read it last, and its entry: nothing to tell, but every
+	 * 1 MiB, when the lookup below asks for the thread */
+	c = bpf_map_lookup_elem(&reader_seen, &zero);
+	if (c && c->sk == key && c->storage == storage_of(sk)) {
+		mark = c->bytes;
+		c->bytes = mark + (__u64)ret;
+		if (!((mark ^ (mark + (__u64)ret)) >> TID_CHECK_SHIFT))
+			return 0;
+	}
 
 	/* A socket with an entry is a TCP one (only those get one): the
 	 * protocol, on a cache line of its own, is asked only without one. */
@@ -257,6 +329,9 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 		 * FIN in FIN_WAIT2) would make an entry that no close removes. */
 		if (!is_tcp(sk) || !in_target_netns(sk) || sk->__sk_common.skc_state == TCP_CLOSE)
 			return 0;
+		tp = bpf_skc_to_tcp_sock(sk);
+		if (!tp)
+			return 0;
 		/* a place in the table first; given back if another CPU made
 		 * this socket's entry just now */
 		if (__sync_fetch_and_add(&n_flows, 1) >= (__s64)max_flows) {
@@ -269,6 +344,10 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 		init.proc_cpu = CAAD_CPU_NONE;
 		init.rx_queue = 0xffff;
 		init.first_ns = bpf_ktime_get_ns();
+		/* its bytes count from this read on: where the reader was
+		 * before it */
+		init.read_seq = tp->copied_seq - (__u32)ret;
+		init.received = tp->bytes_received;
 		/* who reads it, and where: no stay lookup below (a new flow has
 		 * none: a close drops its socket's) */
 		init.consumer_cpu = bpf_get_smp_processor_id();
@@ -300,12 +379,15 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	moved = s->consumer_cpu != cpu;
 	/*
 	 * Which thread reads: asked (a helper call, not inlined) when the
-	 * reader changed CPUs, or when this read crosses a 1 MiB mark of the
-	 * flow's bytes, not at every read. A new reader on the same CPU is
-	 * seen within 1 MiB of its reading: for a flow at the default
-	 * RateThreshold= (1 Gbit/s), within about 8 ms.
+	 * reader changed CPUs, or when this read crosses a 1 MiB mark, of the
+	 * reads through this CPU's cache or of those that looked the entry
+	 * up, not at every read. A new reader on the same CPU is seen within
+	 * 1 MiB of its reading: for a flow at the default RateThreshold=
+	 * (1 Gbit/s), within about 8 ms.
 	 */
-	if (moved || ((s->bytes ^ (s->bytes + (__u64)ret)) >> TID_CHECK_SHIFT)) {
+	mark = s->read_mark;
+	ask = moved || ((mark ^ (mark + (__u64)ret)) >> TID_CHECK_SHIFT) || (c && c->sk == key);
+	if (ask) {
 		id = bpf_get_current_pid_tgid();
 		tid = (__u32)id;
 		if (s->consumer_tid != tid) {
@@ -323,21 +405,18 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 			bpf_map_delete_elem(&stay, &key); /* once until user space sets it again */
 			emit_consumer_left(key, cpu);
 		}
+		seen_forget(&reader_seen, key, s->consumer_cpu);
 		s->consumer_cpu = cpu;
 	}
-	/*
-	 * A plain add, not an atomic one. A locked add is a full barrier: it
-	 * waits for every store before it to reach the cache, and a recvmsg()
-	 * has just copied up to its whole buffer out to the reader. perf put
-	 * about 45% of this program's own samples just after it, during
-	 * bench/observer, whose ns/event then read 122 with a plain add
-	 * against 129-133 before (one run each; runs vary by about 10 ns).
-	 * What a plain add can lose: the bytes of one of two reads of one
-	 * socket by two threads at the same moment, which an application
-	 * that reads one stream in order hardly does, and which would only
-	 * make one interval's rate a little low.
-	 */
-	s->bytes += (__u64)ret;
+	/* a plain add: a locked one is a full barrier after recvmsg()'s copy
+	 * out to the reader (perf put about 45% of this program's samples
+	 * just after one); two threads that read one socket at the same
+	 * moment may lose a mark, not a byte */
+	s->read_mark = mark + (__u64)ret;
+	if (c) {
+		c->sk = key;
+		c->storage = storage_of(sk);
+	}
 	return 0;
 }
 
@@ -426,16 +505,31 @@ static __always_inline bool in_napi_kthread(const struct task_struct *t)
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 {
+	__u32 kthread = 0, zero = 0, napi_id, rx_queue = 0xffff, rx_ifindex = 0, cpu, prev;
+	__u64 key = (__u64)sk;
 	struct caad_flow_stats *s;
 	struct task_struct *t;
-	__u32 kthread = 0;
+	struct seen *c;
 
 	/* the context first, the flow table after: a backlog flush (process
 	 * context) then costs no lookup. No protocol check: only a TCP socket
 	 * has an entry (as in sock_recv_length, its cache line is spared).
-	 * The task only for a socket with one. */
+	 * BTF-typed loads, not probe reads (a helper call each). */
 	if (sk->sk_lock.owned)
 		return 0;
+	napi_id = sk->sk_napi_id;
+	if (bpf_core_field_exists(((struct sock___rxq *)sk)->sk_rx_queue_mapping))
+		rx_queue = ((const struct sock___rxq *)sk)->sk_rx_queue_mapping;
+	if (bpf_core_field_exists(sk->sk_rx_dst_ifindex))
+		rx_ifindex = sk->sk_rx_dst_ifindex;
+
+	/* this CPU processed it last, and nothing changed: its entry says so
+	 * already. A threaded NAPI's kthread is asked at each one. */
+	c = bpf_map_lookup_elem(&softirq_seen, &zero);
+	if (c && c->sk == key && c->storage == storage_of(sk) && c->napi_id == napi_id && c->rx_queue == rx_queue &&
+	    c->rx_ifindex == rx_ifindex && !napi_threads && (++c->runs & 255))
+		return 0;
+
 	s = bpf_sk_storage_get(&flows, (struct sock *)sk, NULL, 0);
 	if (!s)
 		return 0; /* known from its first read on */
@@ -450,13 +544,25 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 	/* kept when processing moves elsewhere: caad needs it to move it back */
 	if (kthread)
 		s->proc_kthread = kthread;
-	s->proc_cpu = bpf_get_smp_processor_id();
-	/* BTF-typed loads, not probe reads (a helper call each) */
-	if (bpf_core_field_exists(sk->sk_rx_dst_ifindex))
-		s->rx_ifindex = sk->sk_rx_dst_ifindex;
-	s->napi_id = sk->sk_napi_id;
-	if (bpf_core_field_exists(((struct sock___rxq *)sk)->sk_rx_queue_mapping))
-		s->rx_queue = ((const struct sock___rxq *)sk)->sk_rx_queue_mapping;
+	cpu = bpf_get_smp_processor_id();
+	prev = s->proc_cpu;
+	if (prev != cpu) {
+		if (prev != CAAD_CPU_NONE)
+			seen_forget(&softirq_seen, key, prev);
+		s->proc_cpu = cpu;
+	}
+	s->rx_ifindex = rx_ifindex;
+	s->napi_id = napi_id;
+	s->rx_queue = rx_queue;
+	/* a closed entry is not cached: a socket connected again makes a
+	 * new one, which the next data-ready must find */
+	if (c && !s->closed) {
+		c->sk = key;
+		c->storage = storage_of(sk);
+		c->napi_id = napi_id;
+		c->rx_queue = rx_queue;
+		c->rx_ifindex = rx_ifindex;
+	}
 	return 0;
 }
 
@@ -486,6 +592,8 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 	s->closed = 1;
 	__sync_fetch_and_add(&n_flows, -1);
 	count(CAAD_COUNTER_FLOWS_CLOSED);
+	/* a read of it again (connected again: a new flow) must look it up */
+	seen_forget(&reader_seen, key, s->consumer_cpu);
 	/* a steered flow's: a new socket at this address is not its reader
 	 * (looked up first: most flows have none, and a delete locks) */
 	if (bpf_map_lookup_elem(&stay, &key))
@@ -543,6 +651,36 @@ int caad_flows_dump(struct bpf_iter__bpf_sk_storage_map *ctx)
 	d = bpf_map_lookup_elem(&dump, &i);
 	if (!d)
 		return 0; /* more than max_flows for a moment (made as this runs) */
+	/*
+	 * The bytes its reader read: from the socket's own counters, here,
+	 * once a scan, not counted at every read. They count splice() and
+	 * TCP_ZEROCOPY_RECEIVE too, which sock_recv_length does not see. One
+	 * cache line of the socket for a flow that was not read since the
+	 * last scan (copied_seq's): with 100k idle flows held open, every
+	 * line read of each at every scan costs caad several percent of a CPU
+	 * (bench/memory). For a flow read since, bytes_received (another
+	 * line) and the out-of-order packets (another). A read of exactly a
+	 * multiple of 4 GiB between two scans would pass for none, once.
+	 *
+	 * Only a TCP stream socket gets an entry (bpf_skc_to_tcp_sock() at
+	 * its first read), so the socket is a tcp_sock: a cast, without the
+	 * helper's checks (which read two more of its lines).
+	 */
+	sk = ctx->sk; /* a load of its own: the verifier sees it checked */
+	tp = sk ? bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock)) : NULL;
+	if (tp) {
+		__u32 seq = tp->copied_seq;
+
+		if (seq != s->read_seq) {
+			__u64 rcvd = tp->bytes_received;
+
+			s->bytes += caad_read_delta(seq, s->read_seq, rcvd, s->received);
+			s->read_seq = seq;
+			s->received = rcvd;
+			if (bpf_core_field_exists(tp->rcv_ooopack))
+				s->rcv_ooopack = tp->rcv_ooopack;
+		}
+	}
 	d->sk = s->sk;
 	d->first_ns = s->first_ns;
 	d->bytes = s->bytes;
@@ -561,22 +699,6 @@ int caad_flows_dump(struct bpf_iter__bpf_sk_storage_map *ctx)
 	__builtin_memcpy(d->laddr, s->laddr, sizeof(d->laddr));
 	__builtin_memcpy(d->raddr, s->raddr, sizeof(d->raddr));
 	__builtin_memcpy(d->comm, s->comm, sizeof(d->comm));
-	/*
-	 * Out-of-order packets: a counter the kernel keeps, read here, once a
-	 * scan, not at every data-ready, where its cache line of the tcp_sock
-	 * was about as dear as the entry's lookup (perf, bench/observer). And
-	 * only for a flow read since the last time, when in-order data (a
-	 * hole filled, too) reached the reader: with 100k idle flows held
-	 * open, reading every one's tcp_sock at every scan cost caad about a
-	 * tenth more CPU (bench/memory). Kept in the entry for the scans after.
-	 */
-	if (d->bytes != s->ooo_bytes) {
-		sk = ctx->sk; /* a load of its own: the verifier sees it checked */
-		tp = sk ? bpf_skc_to_tcp_sock(sk) : NULL;
-		if (tp && bpf_core_field_exists(tp->rcv_ooopack))
-			s->rcv_ooopack = d->rcv_ooopack = tp->rcv_ooopack;
-		s->ooo_bytes = d->bytes;
-	}
 	dump_n = ++i;
 	if (!(i & 0xffff)) {
 		n = i;

@@ -18,7 +18,8 @@
  *
  * Two CPUs write it: the reader's (sock_recv_length) and the one that
  * processes the flow's packets (sk_data_ready in NET_RX softirq), and caad
- * steers them apart on purpose. Each side's fields are a group of their
+ * steers them apart on purpose (caad_flows_dump writes the bytes, once a
+ * scan). Each side's fields are a group of their
  * own, at least 64 bytes from the other's and from the storage element's
  * header (which every lookup reads, just before each value): wherever the
  * kernel puts the value, neither side's writes take a cache line from
@@ -47,12 +48,19 @@ struct caad_flow_stats {
 	__u8 raddr[16];
 	__u64 claimed;        /* 1 once a CPU counted it in n_flows (of two that made it at once) */
 
-	/* reader side: written at every read */
-	__u64 bytes;          /* bytes handed to the reader (no clock read per read:
-	                       * user space rates the flow between its snapshots) */
-
+	/* reader side: written when a read looks the entry up (its first; on
+	 * a CPU whose last read was of another socket; every 1 MiB) */
+	__u64 read_mark;      /* bytes of the reads that looked it up: the thread is asked
+	                       * again when they cross a 1 MiB mark */
 	char comm[CAAD_COMM_LEN]; /* written with consumer_tid */
-	__u8 _gap1[48];
+
+	/* caad_flows_dump's, once a scan (and the first read's): what the
+	 * reader read, from the kernel's own counters, not counted per read */
+	__u64 bytes;          /* bytes read since (and with) the first read seen */
+	__u32 read_seq;       /* tcp_sock->copied_seq then (the first read's: before it) */
+	__u32 _pad1;
+	__u64 received;       /* tcp_sock->bytes_received then */
+	__u8 _gap1[24];
 
 	/* softirq side: where the flow's packets are processed, written at
 	 * every data-ready in NET_RX softirq (or a threaded NAPI kthread) */
@@ -64,19 +72,42 @@ struct caad_flow_stats {
 	/* not the softirq side's: caad_flows_dump's, once a scan */
 	__u32 rcv_ooopack;    /* tcp_sock->rcv_ooopack: packets that arrived out of order, as
 	                       * read at the last scan after which the reader read more */
-	__u64 ooo_bytes;      /* bytes when rcv_ooopack was read (so each scan reads it only
-	                       * for flows read since: not for many idle ones) */
+	__u8 _pad2[8];
 	__u8 _gap2[64];       /* from whatever memory follows the value */
 };
 
 /* The groups' distances, for both sides to check. */
-_Static_assert(__builtin_offsetof(struct caad_flow_stats, bytes) >= 64, "the reader's fields near the key");
+_Static_assert(__builtin_offsetof(struct caad_flow_stats, read_mark) >= 64, "the reader's fields near the key");
 _Static_assert(__builtin_offsetof(struct caad_flow_stats, proc_cpu) -
                        __builtin_offsetof(struct caad_flow_stats, comm) >= 64,
                "the reader's and the softirq side's fields could share a cache line");
 _Static_assert(sizeof(struct caad_flow_stats) - __builtin_offsetof(struct caad_flow_stats, _gap2) >= 64,
                "the softirq side's fields near the memory after the value");
+_Static_assert(__builtin_offsetof(struct caad_flow_stats, read_mark) < __builtin_offsetof(struct caad_flow_stats, comm),
+               "the reader's fields are read_mark to comm");
 _Static_assert(sizeof(struct caad_flow_stats) == 248, "struct caad_flow_stats: caad.conf(5) MaxFlows= says 248 bytes");
+
+/*
+ * Bytes a flow's reader read between two scans. tcp_sock's copied_seq,
+ * the sequence number of the next byte the application reads, moved by
+ * seq - seq_then: exact, but in 32 bits, which wrap at every 4 GiB (0.34 s
+ * of a 100 Gbit/s flow; scans may be a minute apart). bytes_received, in
+ * 64 bits, counts what reached the receive queue in order: it moved by
+ * what the reader read plus what the queue gained meanwhile, less than
+ * 2 GiB either way (a receive window is at most 1 GiB). So the count
+ * congruent to the first difference and within 2 GiB of the second.
+ */
+static inline __attribute__((always_inline)) __u64 caad_read_delta(__u32 seq, __u32 seq_then, __u64 rcvd,
+                                                                   __u64 rcvd_then)
+{
+	__u64 arrived = rcvd - rcvd_then;
+	__s64 d;
+
+	if ((__s64)arrived < 0) /* bytes_received starts again at a disconnect */
+		arrived = 0;
+	d = (__s64)arrived + (__s32)((seq - seq_then) - (__u32)arrived);
+	return d < 0 ? 0 : (__u64)d;
+}
 
 /*
  * A flow as a snapshot hands it over: the "dump" array's value, which

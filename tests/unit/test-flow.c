@@ -10,6 +10,7 @@
 
 #include "caad/macro.h"
 #include "caad/flow.h"
+#include "caad/observer-abi.h"
 
 #define NSEC_PER_SEC UINT64_C(1000000000)
 #define NSEC_PER_MSEC UINT64_C(1000000)
@@ -587,6 +588,41 @@ static void test_history(void **state)
 		assert_int_equal(cur[i].n_consumer_history, 0);
 }
 
+/*
+ * The observer's count of what a reader read between two scans
+ * (observer-abi.h): copied_seq's 32-bit difference, placed by
+ * bytes_received's 64-bit one. Wrong multiples of 4 GiB would show here.
+ */
+static void test_read_delta(void **state)
+{
+	const uint64_t G4 = UINT64_C(1) << 32;
+
+	(void)state;
+	/* nothing read, nothing arrived */
+	assert_int_equal(caad_read_delta(1000, 1000, 5000, 5000), 0);
+	/* all that arrived was read */
+	assert_int_equal(caad_read_delta(1000 + 300, 1000, 5300, 5000), 300);
+	/* arrived, not read yet: the queue grew */
+	assert_int_equal(caad_read_delta(1000, 1000, 9000, 5000), 0);
+	/* read what was queued before: more read than arrived */
+	assert_int_equal(caad_read_delta(1000 + 4000, 1000, 5000, 5000), 4000);
+	/* copied_seq wrapped past 2^32 once */
+	assert_int_equal(caad_read_delta(100, UINT32_MAX - 99, 200, 0), 200);
+	/* more than 4 GiB between two scans: 10 GiB + 7 read, a window of 1 MiB
+	 * still queued at the end that was not at the start */
+	uint64_t read = 10 * (G4 / 4) + 7, queued = UINT64_C(1) << 20;
+	uint32_t then = 123456789;
+	assert_int_equal(caad_read_delta((uint32_t)(then + read), then, 42 + read + queued, 42), read);
+	/* 12 GiB read, of which 1 GiB was queued at the first scan: arrived
+	 * less than read */
+	read = 3 * G4;
+	assert_int_equal(caad_read_delta((uint32_t)(then + read), then, 42 + read - (G4 / 4), 42), read);
+	/* exactly 4 GiB read and arrived: not 0 */
+	assert_int_equal(caad_read_delta(then, then, G4, 0), G4);
+	/* bytes_received started again (a disconnect): no more than copied_seq says */
+	assert_int_equal(caad_read_delta(1000 + 10, 1000, 0, 5000), 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -610,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_rates_merge),
 		cmocka_unit_test(test_lower_bound),
 		cmocka_unit_test(test_history),
+		cmocka_unit_test(test_read_delta),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
