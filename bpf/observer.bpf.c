@@ -37,6 +37,15 @@ struct sock___rxq {
 /* A pointer of another type, for reading only (kernel 6.2): a kfunc. */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
+/* A map of one value of type T per CPU (an array of one per-CPU entry). */
+#define PERCPU_SLOT(T)                                                                                                 \
+	struct {                                                                                                       \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                                               \
+		__uint(max_entries, 1);                                                                                \
+		__type(key, __u32);                                                                                    \
+		__type(value, T);                                                                                      \
+	}
+
 /* Set by user space before load: only sockets of this netns (0: all). */
 const volatile __u32 target_netns = 0;
 
@@ -86,12 +95,7 @@ struct {
 
 /* While this CPU runs the NET_RX softirq: nonzero (when it entered it, in
  * ns, while a thread is watched; else 1), else 0. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} in_net_rx SEC(".maps");
+PERCPU_SLOT(__u64) in_net_rx SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -253,18 +257,8 @@ struct seen {
 	__u32 rx_ifindex;
 	__u32 runs;    /* softirq: data-readies through the cache */
 };
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct seen);
-} reader_seen SEC(".maps");
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct seen);
-} softirq_seen SEC(".maps");
+PERCPU_SLOT(struct seen) reader_seen SEC(".maps");
+PERCPU_SLOT(struct seen) softirq_seen SEC(".maps");
 
 /* What sk's storage pointer is now, as a number to compare. */
 static __always_inline __u64 storage_of(const struct sock *sk)
@@ -460,12 +454,7 @@ struct kthread_seen {
 	__u32 pid;
 	__u32 napi;
 };
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct kthread_seen);
-} kthread_seen SEC(".maps");
+PERCPU_SLOT(struct kthread_seen) kthread_seen SEC(".maps");
 
 /* A threaded NAPI's poll thread ("napi/<dev>-<id>") does what NET_RX
  * softirq does otherwise: it is where the flow is processed. Else a
