@@ -19,11 +19,11 @@
  * Two CPUs write it: the reader's (sock_recv_length) and the one that
  * processes the flow's packets (sk_data_ready in NET_RX softirq), and caad
  * steers them apart on purpose (caad_flows_dump writes the bytes, once a
- * scan). Each side's fields are a group of their
- * own, at least 64 bytes from the other's and from the storage element's
- * header (which every lookup reads, just before each value): wherever the
- * kernel puts the value, neither side's writes take a cache line from
- * under the other's lookups or writes. The gaps cost 112 bytes a flow; on
+ * scan). Each side's fields are a group of their own, at least 64 bytes
+ * from the other's and from the storage element's header (which every
+ * lookup reads, just before each value): wherever the kernel puts the
+ * value, neither side's writes take a cache line from under the other's
+ * lookups or writes. The gaps cost 88 bytes a flow; on
  * the 2-vCPU development VM, sk_data_ready took about 165 ns an event
  * instead of 220 (bench/observer, rounds with under 7% steal, with the
  * hash map of the time). Checked again on socket storage: with bytes
