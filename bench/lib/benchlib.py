@@ -13,6 +13,7 @@ import argparse
 import csv
 import fcntl
 import json
+import math
 import os
 import platform
 import re
@@ -990,6 +991,67 @@ def span(xs):
     return (min(xs), max(xs)) if xs else (None, None)
 
 
+def median_ci(xs, level=0.95):
+    """Distribution-free confidence interval of the median of xs: the order
+    statistics x(k) and x(n+1-k) with the largest k whose coverage, 1 - 2 P(B
+    <= k-1) for B ~ Binomial(n, 1/2), is still at least level. Too few values
+    for that level give the range, with its lower coverage (5 values: 93.75%;
+    1 value: 0). Returns {'low', 'high', 'coverage', 'n'} or None."""
+    xs = sorted(x for x in xs if x is not None)
+    n = len(xs)
+    if not n:
+        return None
+
+    def coverage(k):
+        return 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
+
+    k = 1
+    while k < n + 1 - k - 1 and coverage(k + 1) >= level:
+        k += 1
+    return {'low': xs[k - 1], 'high': xs[n - k], 'coverage': coverage(k), 'n': n}
+
+
+def target(what, value, samples, want, higher=True, lo=None, hi=None):
+    """A target checked on a median: met when value is on want's good side
+    (>= want where higher is better, else <=); settled when the confidence
+    interval of the median of samples (per-round values, or per-repetition
+    ratios) lies wholly on one side of want, so that these rounds tell the
+    verdict apart from their noise. lo/hi: the range shown (default: of
+    samples)."""
+    ci = median_ci(samples)
+    good = (lambda x: x >= want) if higher else (lambda x: x <= want)
+    if lo is None and hi is None:
+        lo, hi = span(samples)
+    return {'what': what, 'value': value, 'min': lo, 'max': hi, 'want': want, 'higher_is_better': higher,
+            'met': value is not None and good(value), 'ci': ci,
+            'settled': None if ci is None else good(ci['low']) == good(ci['high'])}
+
+
+def ci_text(t, nd):
+    """'a-b (95%)' of a target's confidence interval, or n/a."""
+    ci = t.get('ci')
+    if not ci:
+        return 'n/a'
+    return f'{ci["low"]:.{nd}f}-{ci["high"]:.{nd}f} ({100 * ci["coverage"]:.0f}%, n={ci["n"]})'
+
+
+def target_line(t, nd=None):
+    """A target's line under "What this says": median [range], the median's
+    confidence interval, the verdict, and where the interval straddles the
+    target, that these rounds do not settle it."""
+    v = t['value']
+    if nd is None:
+        nd = 3 if v is not None and abs(v) < 10 else 1
+    line = f'* {t["what"]}: {fmt(v, nd)} [{fmt(t["min"], nd)}-{fmt(t["max"], nd)}]'
+    if t.get('ci'):
+        line += f'; confidence interval of the median {ci_text(t, nd)}'
+    line += f': {verdict(t["met"], t.get("settled"))}.'
+    if t.get('settled') is False:
+        line += (f' The interval holds values on both sides of {t["want"]:g}: these rounds do not tell on this '
+                 'machine whether the target is met.')
+    return line
+
+
 def fmt(x, nd=2, unit=''):
     if x is None:
         return 'n/a'
@@ -1081,5 +1143,8 @@ class Steal:
                 'wall_s': time.monotonic() - self.t0}
 
 
-def verdict(ok):
-    return 'met' if ok else 'NOT met'
+def verdict(ok, settled=None):
+    """met / NOT met, the latter two words where the confidence interval of
+    the median straddles the target (settled False): the rounds do not tell
+    this verdict apart from their noise."""
+    return ('met' if ok else 'NOT met') + (' (not settled)' if settled is False else '')

@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Unit test of benchlib's statistics: the median's confidence interval
+and the settled/not-settled verdicts RESULTS.md prints. No root needed."""
+import math
+import os
+import random
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from benchlib import median_ci, target, target_line, verdict  # noqa: E402
+
+
+class MedianCi(unittest.TestCase):
+    def test_order_statistics(self):
+        # n=12: x(3)..x(10), coverage 1 - 2*(1+12+66)/4096
+        ci = median_ci([float(x) for x in range(12, 0, -1)])
+        self.assertEqual((ci['low'], ci['high'], ci['n']), (3.0, 10.0, 12))
+        self.assertAlmostEqual(ci['coverage'], 1 - 2 * 79 / 4096)
+        # n=36: x(12)..x(25) is the narrowest with >= 95%
+        ci = median_ci(list(range(1, 37)))
+        self.assertEqual((ci['low'], ci['high']), (12, 25))
+        self.assertGreaterEqual(ci['coverage'], 0.95)
+        narrower = 1 - 2 * sum(math.comb(36, i) for i in range(13)) / 2 ** 36  # x(13)..x(24)
+        self.assertLess(narrower, 0.95)
+
+    def test_few_values_give_the_range(self):
+        ci = median_ci([5, 1, 3, 2, 4])
+        self.assertEqual((ci['low'], ci['high']), (1, 5))
+        self.assertAlmostEqual(ci['coverage'], 1 - 2 / 32)
+        ci = median_ci([7, None])
+        self.assertEqual((ci['low'], ci['high'], ci['coverage'], ci['n']), (7, 7, 0.0, 1))
+        self.assertIsNone(median_ci([]))
+        self.assertIsNone(median_ci([None]))
+
+    def test_coverage_holds(self):
+        # the interval holds the true median at least as often as it says
+        rng, n, hits, trials = random.Random(1), 12, 0, 4000
+        for _ in range(trials):
+            ci = median_ci([rng.expovariate(1.0) for _ in range(n)])
+            hits += ci['low'] <= math.log(2) <= ci['high']
+        self.assertGreater(hits / trials, 0.94)
+
+
+class Verdicts(unittest.TestCase):
+    def test_settled_both_ways(self):
+        t = target('x', 1.02, [1.00, 1.01, 1.02, 1.03, 1.04], 0.99)
+        self.assertEqual((t['met'], t['settled']), (True, True))
+        self.assertEqual(verdict(t['met'], t['settled']), 'met')
+        t = target('x', 0.90, [0.88, 0.89, 0.90, 0.91, 0.92], 0.97)
+        self.assertEqual((t['met'], t['settled']), (False, True))
+        self.assertEqual(verdict(t['met'], t['settled']), 'NOT met')
+
+    def test_straddling_is_not_settled(self):
+        t = target('x', 0.986, [0.91, 0.95, 0.986, 1.05, 1.14], 0.99)
+        self.assertEqual((t['met'], t['settled']), (False, False))
+        self.assertEqual(verdict(t['met'], t['settled']), 'NOT met (not settled)')
+        self.assertIn('both sides of 0.99', target_line(t))
+
+    def test_lower_is_better(self):
+        t = target('ns', 87.0, [80, 85, 87, 90, 99], 100, higher=False)
+        self.assertEqual((t['met'], t['settled']), (True, True))
+        t = target('ns', 98.0, [90, 95, 98, 101, 103], 100, higher=False)
+        self.assertEqual((t['met'], t['settled']), (True, False))
+        self.assertEqual(verdict(t['met'], t['settled']), 'met (not settled)')
+
+    def test_no_samples(self):
+        t = target('x', 1.0, [], 0.97)
+        self.assertIsNone(t['settled'])
+        self.assertEqual(verdict(t['met'], t['settled']), 'met')
+
+
+if __name__ == '__main__':
+    unittest.main()
