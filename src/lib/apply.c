@@ -944,6 +944,9 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	}
 	if (caad_cpumask_equal(&cur, &s->cpus)) {
 		refusal_drop(a, path); /* it holds the value anyway */
+		/* after a go-ahead, what someone else wrote there is caad's value now */
+		if (prev)
+			prev->written = cur;
 		return 0;
 	}
 	/* ENOSPC on these CPUs before: stop adding IRQs there */

@@ -623,6 +623,33 @@ static void test_backoff(void **state)
 	assert_content(fx->root, IRQ101, "1\n");
 }
 
+/*
+ * After a go-ahead (reload, resume), a value someone else set that is
+ * already what the plan wants is caad's again: the next scan must not take
+ * it for a foreign change, and exit still writes back the first original.
+ */
+static void test_go_ahead_already_equal(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s1[] = { irq(101, 0, "0") }, s2[] = { irq(101, 0, "0-1") };
+	struct caad_plan p1 = PLAN(s1), p2 = PLAN(s2);
+	char lines[8][512];
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p1), 1);
+	write_file(fx->root, IRQ101, "0-1\n"); /* someone, between two scans */
+	caad_actuator_clear_backoff(a);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p2), 0); /* holds it already */
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &p2), 0);
+	assert_int_equal(caad_actuator_n_backed_off(a), 0);
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+	assert_true(journal_has(lines, 1, fx, IRQ101, "1"));
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ101, "1\n"); /* the first original */
+}
+
 /* With BackOffSec= the back-off ends by itself. */
 static void test_backoff_expires(void **state)
 {
@@ -2154,6 +2181,7 @@ int main(void)
 		T(test_restore),
 		T(test_restore_leaves_foreign_change),
 		T(test_backoff),
+		T(test_go_ahead_already_equal),
 		T(test_backoff_expires),
 		T(test_restore_object_gone),
 		T(test_dry_run),
