@@ -165,10 +165,14 @@ static bool has_prefix(const char *s, const char *prefix, const char **rest)
 	return true;
 }
 
-int caad_inventory_match_irq_name(const char *ifname, const char *action)
+/* As caad_inventory_match_irq_name(); *catchall tells a bare "<ifname>-<N>"
+ * (whose N may count a driver's every vector, not its rx queues). */
+static int match_irq_name(const char *ifname, const char *action, bool *catchall)
 {
 	const char *rest;
 	unsigned q;
+
+	*catchall = false;
 
 	/* mlx5: "mlx5_comp<N>@pci:<bdf>"; completion vector N serves channel
 	 * N. The name is not the interface's but its device's: ifname must
@@ -187,8 +191,10 @@ int caad_inventory_match_irq_name(const char *ifname, const char *action)
 		for (size_t i = 0; i < ARRAY_SIZE(rx_infixes); i++) {
 			const char *num;
 
-			if (has_prefix(rest, rx_infixes[i], &num) && parse_index(num, NULL, &q) == 0)
+			if (has_prefix(rest, rx_infixes[i], &num) && parse_index(num, NULL, &q) == 0) {
+				*catchall = streq(rx_infixes[i], "-");
 				return (int)q;
+			}
 		}
 		return -ENOENT;
 	}
@@ -200,6 +206,13 @@ int caad_inventory_match_irq_name(const char *ifname, const char *action)
 		return (int)q;
 
 	return -ENOENT;
+}
+
+int caad_inventory_match_irq_name(const char *ifname, const char *action)
+{
+	bool catchall;
+
+	return match_irq_name(ifname, action, &catchall);
 }
 
 static int cmp_queue(const void *a, const void *b)
@@ -309,9 +322,12 @@ static int load_msi_irqs(const char *sysroot, const char *ifname, unsigned **ret
 		return -ENAMETOOLONG;
 	strcpy(devname, base);
 
-	/* virtio-net's device is the virtio device; its MSI vectors sit on the PCI parent */
+	/* virtio-net's device is the virtio device; its MSI vectors sit on the PCI
+	 * parent. Any other device's parent is a bridge or root port, whose own
+	 * vectors (PME, AER) are not the NIC's. */
 	static const char *const where[] = { "msi_irqs", "../msi_irqs" };
-	for (size_t w = 0; w < ARRAY_SIZE(where) && n == 0; w++) {
+	size_t n_where = strncmp(devname, "virtio", 6) == 0 ? 2 : 1;
+	for (size_t w = 0; w < n_where && n == 0; w++) {
 		free(dir);
 		dir = NULL;
 		if (asprintf(&dir, "%s/%s", dev, where[w]) < 0)
@@ -340,17 +356,33 @@ static int load_msi_irqs(const char *sysroot, const char *ifname, unsigned **ret
 	return n;
 }
 
+/* An IRQ line whose first queue-naming action names a vector of iface. */
+struct named_vector {
+	unsigned irq, number;
+	bool catchall;
+};
+
+/* The queue index vector v serves, or -1 when it serves none of iface's. */
+static int vector_queue(const struct named_vector *v, unsigned base)
+{
+	return v->number >= base ? (int)(v->number - base) : -1;
+}
+
 int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interrupts, const unsigned *msi,
                                     size_t n_msi, const char *devname)
 {
 	_cleanup_free_ char *text = strdup(interrupts); /* strtok_r() cuts it up */
+	_cleanup_free_ struct named_vector *vec = NULL;
+	size_t n_vec = 0, cap = 0;
 	char *save = NULL;
+	int plain_irq = -1, n_plain = 0;
 
 	if (!text)
 		return -ENOMEM;
 
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *p = line, *tok, *tsave = NULL;
+		bool shared = false; /* an action list "a, b": the IRQ is shared */
 		unsigned irq;
 
 		while (*p == ' ')
@@ -363,22 +395,93 @@ int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interr
 
 		for (tok = strtok_r(colon + 1, " \t", &tsave); tok; tok = strtok_r(NULL, " \t", &tsave)) {
 			size_t l = strlen(tok);
+			bool catchall;
 			int q;
 
-			if (l > 0 && tok[l - 1] == ',')
+			if (l > 0 && tok[l - 1] == ',') {
 				tok[l - 1] = 0;
-			q = caad_inventory_match_irq_name(iface->name, tok);
+				shared = true;
+			}
+			q = match_irq_name(iface->name, tok, &catchall);
 			if (q < 0 && devname && devname[0])
-				q = caad_inventory_match_irq_name(devname, tok);
-			if (q < 0)
-				continue;
-			for (unsigned i = 0; i < iface->n_rx; i++)
-				if (iface->rx[i].index == (unsigned)q && iface->rx[i].irq < 0) {
-					iface->rx[i].irq = (int)irq;
-					iface->rx[i].irq_source = "proc-interrupts";
+				q = match_irq_name(devname, tok, &catchall);
+			if (q < 0) {
+				/* one IRQ named just "eth0", not shared (legacy INTx, e1000) */
+				if (streq(tok, iface->name) && !shared && (!tsave || !tsave[strspn(tsave, " \t")])) {
+					plain_irq = (int)irq;
+					n_plain++;
 				}
+				continue;
+			}
+			if (n_vec == cap) {
+				size_t ncap = cap ? cap * 2 : 16;
+				struct named_vector *nv = reallocarray(vec, ncap, sizeof(*vec));
+				if (!nv)
+					return -ENOMEM;
+				vec = nv;
+				cap = ncap;
+			}
+			vec[n_vec++] = (struct named_vector){ .irq = irq, .number = (unsigned)q, .catchall = catchall };
 			break;
 		}
+	}
+
+	/*
+	 * The numbers in these names count a driver's vectors. They are rx
+	 * queue numbers only where each queue has a vector of its own, from 0:
+	 *  - names with an infix ("-TxRx-", "-rx-") outrank bare "eth0-N",
+	 *    which such drivers give a vector that serves no queue (tg3's link
+	 *    vector "eth0-0" beside "eth0-rx-1"...); when that one has the
+	 *    lowest number, the queues' count from the next (tg3: rx-0 is
+	 *    "eth0-rx-1");
+	 *  - fewer vectors than queues: each serves several, in a layout the
+	 *    names do not tell (i40e/ice: runs of rings; ixgbe: round robin),
+	 *    so none is taken and the queues are steered with RPS.
+	 */
+	bool infix = false;
+	unsigned low_bare = UINT_MAX, low_infix = UINT_MAX, base = 0;
+	for (size_t i = 0; i < n_vec; i++)
+		if (!vec[i].catchall)
+			infix = true;
+	for (size_t i = 0; i < n_vec; i++) {
+		unsigned *low = vec[i].catchall ? &low_bare : &low_infix;
+		*low = MIN(*low, vec[i].number);
+	}
+	if (infix && low_bare < low_infix)
+		base = low_infix;
+
+	unsigned missing = 0, named = 0;
+	for (unsigned i = 0; i < iface->n_rx; i++) {
+		bool found = false;
+
+		if (iface->rx[i].irq >= 0)
+			continue; /* netlink told */
+		for (size_t k = 0; k < n_vec && !found; k++)
+			found = (!infix || !vec[k].catchall) && vector_queue(&vec[k], base) == (int)iface->rx[i].index;
+		missing += !found;
+		named += found;
+	}
+	if (missing && named) {
+		log_notice("%s: %u of its %u rx queues have no IRQ vector named for them in /proc/interrupts, so "
+		           "the vectors serve several queues each, in a layout their names do not tell: "
+		           "its queues are steered without moving IRQs (RPS)",
+		           iface->name, missing, iface->n_rx);
+		return 0;
+	}
+	for (size_t k = 0; k < n_vec; k++) {
+		int q = vector_queue(&vec[k], base);
+
+		if (infix && vec[k].catchall)
+			continue;
+		for (unsigned i = 0; i < iface->n_rx; i++)
+			if ((int)iface->rx[i].index == q && iface->rx[i].irq < 0) {
+				iface->rx[i].irq = (int)vec[k].irq;
+				iface->rx[i].irq_source = "proc-interrupts";
+			}
+	}
+	if (n_vec == 0 && n_plain == 1 && iface->n_rx == 1 && iface->rx[0].irq < 0) {
+		iface->rx[0].irq = plain_irq;
+		iface->rx[0].irq_source = "proc-interrupts";
 	}
 	return 0;
 }
@@ -551,8 +654,10 @@ static int load_genl(struct caad_genl *genl, struct caad_iface *iface)
 /*
  * Threaded NAPI kthreads are named "napi/<dev>-<napi id>": find those the
  * kernel did not report (before 6.9, or a sysroot) in SYSROOT/proc/<pid>/comm.
- * A comm is cut at 15 characters: only whole names count.
+ * A comm is cut at 15 characters: only whole names count, so a comm of 15
+ * (whose id may have lost digits) is not taken.
  */
+#define COMM_CUT 15 /* TASK_COMM_LEN - 1 */
 static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface)
 {
 	_cleanup_free_ char *dir = NULL, *threaded = NULL;
@@ -587,8 +692,8 @@ static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface)
 			closedir(d);
 			return -ENOMEM;
 		}
-		if (caad_read_file(comm, &value) < 0 || strncmp(value, prefix, strlen(prefix)) != 0 ||
-		    parse_uint(value + strlen(prefix), &id) < 0 || id == 0)
+		if (caad_read_file(comm, &value) < 0 || strlen(value) >= COMM_CUT ||
+		    strncmp(value, prefix, strlen(prefix)) != 0 || parse_uint(value + strlen(prefix), &id) < 0 || id == 0)
 			continue;
 		n = iface_napi(iface, id, true);
 		if (!n) {
@@ -659,7 +764,7 @@ static int load_iface(const char *sysroot, struct caad_genl *genl, const char *n
 	if (r < 0)
 		return log_error_errno(r, "Interface %s: failed to read %s: %m", name, path);
 	unsigned idx;
-	if (parse_index(buf, NULL, &idx) < 0 || idx == 0)
+	if (parse_number(buf, NULL, INT_MAX, &idx) < 0 || idx == 0)
 		return log_error_errno(EINVAL, "Interface %s: bad ifindex \"%s\" in %s", name, buf, path);
 	iface->ifindex = (int)idx;
 

@@ -303,6 +303,7 @@ static void test_bnxt_napi_kthreads(void **state)
 	write_file(root, "proc/814/comm", "napi/eno10-8195\n"); /* another interface */
 	write_file(root, "proc/815/comm", "napi/eno1-x\n");     /* not a NAPI id */
 	write_file(root, "proc/self/comm", "napi/eno1-9999\n"); /* not a pid */
+	write_file(root, "proc/816/comm", "napi/eno1-81930\n"); /* 15: maybe "napi/eno1-819301" cut */
 
 	inv = load_ok(root, names, 1);
 	const struct caad_iface *ifc = &inv->ifaces[0];
@@ -619,6 +620,30 @@ static void test_virtio(void **state)
 	assert_list(&inv->ifaces[0].rx[1].irq_affinity, "1");
 }
 
+/*
+ * A PCI NIC without MSI of its own (legacy INTx) under a root port with
+ * MSI vectors (PME, AER): the port's vectors are not the NIC's, so its
+ * queue keeps the IRQ its name gives. Only a virtio device looks at its
+ * parent.
+ */
+static void test_msi_of_parent_not_taken(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	static const char *const rps[] = { "0\n" };
+	static const unsigned port_msi[] = { 24 };
+	char *names[] = { "eth5" };
+
+	fake_iface(root, "eth5", "70000\n", rps, 1); /* a high ifindex, as on container hosts */
+	fake_device(root, "eth5", "sys/devices/pci0000:00/0000:00:1c.0/0000:03:00.0", "sys/devices/pci0000:00/0000:00:1c.0",
+	            port_msi, ARRAY_SIZE(port_msi));
+	fake_interrupts(root, "  24:          0          0  PCI-MSI 458752-edge      PCIe PME, aerdrv\n"
+	                      "  30:        100          0  IO-APIC  16-fasteoi   eth5\n");
+	inv = load_ok(root, names, 1);
+	assert_int_equal(inv->ifaces[0].ifindex, 70000);
+	assert_int_equal(inv->ifaces[0].rx[0].irq, 30);
+}
+
 /* "eth2-rx-N"/"eth2-tx-N" vectors; a device without msi_irqs is matched by
  * name over the whole of /proc/interrupts, and eth20 is not eth2. */
 static void test_rx_tx_names(void **state)
@@ -663,6 +688,85 @@ static void test_shared_irq_line(void **state)
 	inv = load_ok(root, names, 1);
 	assert_int_equal(inv->ifaces[0].rx[0].irq, 17);
 	assert_list(&inv->ifaces[0].rx[0].irq_affinity, "0-1");
+}
+
+/* n rx queues, none with an IRQ yet, parsed against text (no MSI list) */
+static void parse_queues(struct caad_iface *iface, struct caad_queue *rx, unsigned n, const char *name,
+                         const char *text)
+{
+	*iface = (struct caad_iface){ .rx = rx, .n_rx = n };
+	snprintf(iface->name, sizeof(iface->name), "%s", name);
+	for (unsigned i = 0; i < n; i++)
+		rx[i] = (struct caad_queue){ .index = i, .irq = -1 };
+	assert_int_equal(caad_inventory_parse_interrupts(iface, text, NULL, 0, NULL), 0);
+}
+
+/*
+ * The number in a vector's name counts the driver's vectors, not its rx
+ * queues: it is taken for a queue only where each queue has a vector.
+ */
+static void test_vector_layouts(void **state)
+{
+	struct caad_queue rx[4];
+	struct caad_iface iface;
+
+	(void)state;
+	/* i40e/ice on a constrained vector budget: 2 vectors for 4 queues, each
+	 * serving a run of rings; which is not in the names: none is taken */
+	parse_queues(&iface, rx, 4, "eth0",
+	             "  120:  1  0  IR-PCI-MSIX 0-edge  i40e-0000:04:00.0:misc\n"
+	             "  121:  1  0  IR-PCI-MSIX 1-edge  i40e-eth0-TxRx-0\n"
+	             "  122:  1  0  IR-PCI-MSIX 2-edge  i40e-eth0-TxRx-1\n");
+	for (unsigned i = 0; i < 4; i++)
+		assert_int_equal(rx[i].irq, -1);
+
+	/* one each: taken */
+	parse_queues(&iface, rx, 2, "eth0",
+	             "  121:  1  0  IR-PCI-MSIX 1-edge  i40e-eth0-TxRx-0\n"
+	             "  122:  1  0  IR-PCI-MSIX 2-edge  i40e-eth0-TxRx-1\n");
+	assert_int_equal(rx[0].irq, 121);
+	assert_int_equal(rx[1].irq, 122);
+
+	/* more vectors than queues (mlx5: a completion vector per CPU): queue N has vector N */
+	parse_queues(&iface, rx, 2, "eth0",
+	             "  60:  1  0  PCI-MSI 1-edge  eth0-TxRx-0\n"
+	             "  61:  1  0  PCI-MSI 2-edge  eth0-TxRx-1\n"
+	             "  62:  1  0  PCI-MSI 3-edge  eth0-TxRx-2\n");
+	assert_int_equal(rx[0].irq, 60);
+	assert_int_equal(rx[1].irq, 61);
+
+	/* tg3 with RSS: "eno1-0" is the link vector, rx-N is on "eno1-rx-(N+1)" */
+	parse_queues(&iface, rx, 4, "eno1",
+	             "  40:  1  0  PCI-MSI 0-edge  eno1-0\n"
+	             "  41:  1  0  PCI-MSI 1-edge  eno1-rx-1\n"
+	             "  42:  1  0  PCI-MSI 2-edge  eno1-rx-2\n"
+	             "  43:  1  0  PCI-MSI 3-edge  eno1-rx-3\n"
+	             "  44:  1  0  PCI-MSI 4-edge  eno1-rx-4\n");
+	for (unsigned i = 0; i < 4; i++)
+		assert_int_equal(rx[i].irq, 41 + (int)i);
+
+	/* sfc's bare "eth0-N", one per queue: taken as they are */
+	parse_queues(&iface, rx, 2, "eth0",
+	             "  70:  1  0  PCI-MSI 0-edge  eth0-0\n"
+	             "  71:  1  0  PCI-MSI 1-edge  eth0-1\n");
+	assert_int_equal(rx[0].irq, 70);
+	assert_int_equal(rx[1].irq, 71);
+
+	/* a single queue on an IRQ named just "eth0" (INTx), but not a shared one */
+	parse_queues(&iface, rx, 1, "eth0", "  19:  1  0  IO-APIC 19-fasteoi  eth0\n");
+	assert_int_equal(rx[0].irq, 19);
+	parse_queues(&iface, rx, 1, "eth0", "  19:  1  0  IO-APIC 19-fasteoi  ehci_hcd:usb1, eth0\n");
+	assert_int_equal(rx[0].irq, -1);
+	parse_queues(&iface, rx, 1, "eth0", "  19:  1  0  IO-APIC 19-fasteoi  eth0, ehci_hcd:usb1\n");
+	assert_int_equal(rx[0].irq, -1);
+	parse_queues(&iface, rx, 2, "eth0", "  19:  1  0  IO-APIC 19-fasteoi  eth0\n");
+	assert_int_equal(rx[0].irq, -1);
+	/* e1000e MSI-X: "eth0" is its other-causes vector beside "eth0-rx-0" */
+	parse_queues(&iface, rx, 1, "eth0",
+	             "  30:  1  0  PCI-MSI 0-edge  eth0-rx-0\n"
+	             "  31:  1  0  PCI-MSI 1-edge  eth0-tx-0\n"
+	             "  32:  1  0  PCI-MSI 2-edge  eth0\n");
+	assert_int_equal(rx[0].irq, 30);
 }
 
 static void test_errors(void **state)
@@ -968,6 +1072,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_large_irq_numbers, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_mlx5, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_virtio, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_msi_of_parent_not_taken, setup_root, teardown_root),
+		cmocka_unit_test(test_vector_layouts),
 		cmocka_unit_test_setup_teardown(test_rx_tx_names, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_shared_irq_line, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_errors, setup_root, teardown_root),
