@@ -120,15 +120,17 @@ void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec);
  * entries and back-offs, so nothing stale is restored onto the new device.
  * Returns how many values were forgotten.
  */
-int caad_actuator_forget_iface(struct caad_actuator *a, const char *ifname);
+int caad_actuator_forget_iface(struct caad_actuator *a, int ifindex, const char *ifname);
 
 /*
  * An interface was renamed (same ifindex): its values are still on the
- * device, under the new name. The journal entries of `from` (sysfs paths,
- * ntuple rules, labels) now name `to`, so that they are restored there.
- * Returns how many entries were renamed, or -ENOMEM.
+ * device, under the new name. The journal entries of ifindex under `from`
+ * (sysfs paths, ntuple rules, labels) now name `to`, so that they are
+ * restored there; another interface's entries under `from` (names swapped
+ * in one go) stay as they are. Returns how many entries were renamed, or
+ * -ENOMEM.
  */
-int caad_actuator_rename_iface(struct caad_actuator *a, const char *from, const char *to);
+int caad_actuator_rename_iface(struct caad_actuator *a, int ifindex, const char *from, const char *to);
 /* Number of values caad is leaving alone now. */
 unsigned caad_actuator_n_backed_off(const struct caad_actuator *a);
 

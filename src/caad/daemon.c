@@ -224,10 +224,10 @@ static void iface_left(struct daemon *d, const struct caad_iface *old, bool load
 			         "at exit",
 			         old->name);
 	} else if (r == CAAD_IFACE_RENAMED) {
-		if (caad_actuator_rename_iface(d->actuator, old->name, now) > 0)
+		if (caad_actuator_rename_iface(d->actuator, old->ifindex, old->name, now) > 0)
 			log_notice("%s (ifindex %d) is now %s: what caad changed there is restored under that name",
 			           old->name, old->ifindex, now);
-	} else if (r >= 0 && loaded && caad_actuator_forget_iface(d->actuator, old->name) > 0) {
+	} else if (r >= 0 && loaded && caad_actuator_forget_iface(d->actuator, old->ifindex, old->name) > 0) {
 		log_notice("%s (ifindex %d) is gone or was re-created: caad forgets what it changed there", old->name,
 		           old->ifindex);
 	}

@@ -35,6 +35,7 @@ struct journal_entry {
 	char *original;  /* as read */
 	enum caad_setting_kind kind;
 	struct caad_cpumask written;
+	int ifindex;     /* of the interface whose value it is: renames and removals go by it */
 };
 
 /* dry run: what was last announced per path, so each change is logged once */
@@ -218,12 +219,14 @@ void caad_actuator_irq_exhausted(const struct caad_actuator *a, struct caad_cpum
 
 static int journal_write(struct caad_actuator *a);
 
-/* Labels start with the interface's name: "eth0 rx-3: IRQ 112 CPUs". */
-static bool label_of_iface(const char *label, const char *ifname)
+/* An entry of the interface ifindex, whose label starts with its name
+ * ("eth0 rx-3: IRQ 112 CPUs"): two interfaces that swap names (ea -> eb,
+ * eb -> ea in one go) are told apart by their ifindex. */
+static bool entry_of_iface(const struct journal_entry *e, int ifindex, const char *ifname)
 {
 	size_t n = strlen(ifname);
 
-	return label && strncmp(label, ifname, n) == 0 && label[n] == ' ';
+	return e->ifindex == ifindex && e->label && strncmp(e->label, ifname, n) == 0 && e->label[n] == ' ';
 }
 
 /* Back-offs and refusals of the objects under a path prefix (an
@@ -259,14 +262,14 @@ static int forget_paths(struct caad_actuator *a, const char *sys, int n)
 	return n;
 }
 
-int caad_actuator_forget_iface(struct caad_actuator *a, const char *ifname)
+int caad_actuator_forget_iface(struct caad_actuator *a, int ifindex, const char *ifname)
 {
 	_cleanup_free_ char *sys = NULL;
 	size_t k = 0;
 	int n = 0;
 
 	for (size_t i = 0; i < a->n_entries; i++) {
-		if (label_of_iface(a->entries[i].label, ifname)) {
+		if (entry_of_iface(&a->entries[i], ifindex, ifname)) {
 			log_info("%s: its device is gone, nothing to restore", a->entries[i].label);
 			entry_done(&a->entries[i]);
 			n++;
@@ -987,7 +990,8 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		}
 		e = &a->entries[a->n_entries++];
 		*e = (struct journal_entry){ .path = strdup(path), .label = strdup(label),
-			                     .original = strdup(current), .kind = s->kind };
+			                     .original = strdup(current), .kind = s->kind,
+			                     .ifindex = iface->ifindex };
 		if (!e->path || !e->label || !e->original) {
 			entry_done(e);
 			a->n_entries--;
@@ -1316,7 +1320,7 @@ static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *i
 	}
 	e = &a->entries[a->n_entries++];
 	*e = (struct journal_entry){ .path = TAKE_PTR(path), .label = TAKE_PTR(label), .original = TAKE_PTR(text),
-		                     .kind = CAAD_SETTING_NTUPLE_RULE };
+		                     .kind = CAAD_SETTING_NTUPLE_RULE, .ifindex = inv->ifaces[s->iface].ifindex };
 	r = journal_write(a);
 	if (r < 0) {
 		entry_done(e);
@@ -1553,7 +1557,7 @@ static char *replace_first(const char *s, const char *at, const char *from, cons
 	return ret;
 }
 
-int caad_actuator_rename_iface(struct caad_actuator *a, const char *from, const char *to)
+int caad_actuator_rename_iface(struct caad_actuator *a, int ifindex, const char *from, const char *to)
 {
 	_cleanup_free_ char *sys_from = NULL, *sys_to = NULL, *nt_from = NULL, *nt_to = NULL, *lb_from = NULL,
 	                    *lb_to = NULL;
@@ -1568,7 +1572,7 @@ int caad_actuator_rename_iface(struct caad_actuator *a, const char *from, const 
 		const char *at;
 		char *path, *label;
 
-		if (!label_of_iface(e->label, from))
+		if (!entry_of_iface(e, ifindex, from))
 			continue;
 		/* IRQs and kthreads do not go by the interface's name */
 		if ((at = strstr(e->path, sys_from)))

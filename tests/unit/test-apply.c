@@ -1040,8 +1040,8 @@ static void test_rename_iface(void **state)
 
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
 	assert_int_equal(rename(from, to), 0);
-	assert_int_equal(caad_actuator_rename_iface(a, "vb", "vc"), 2);
-	assert_int_equal(caad_actuator_rename_iface(a, "vb", "vc"), 0); /* nothing of vb left */
+	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "vc"), 2);
+	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "vc"), 0); /* nothing of vb left */
 	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 2);
 	assert_true(journal_has(lines, 2, fx, "sys/class/net/vc/queues/rx-1/rps_cpus", "0"));
 	assert_true(journal_has(lines, 2, fx, IRQ101, "1"));
@@ -1054,9 +1054,49 @@ static void test_rename_iface(void **state)
 	/* forget: a name with no entries keeps them all; its own name drops them */
 	assert_int_equal(rename(to, from), 0);
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
-	assert_int_equal(caad_actuator_forget_iface(a, "vc"), 0);
-	assert_int_equal(caad_actuator_forget_iface(a, "vb"), 2);
+	assert_int_equal(caad_actuator_forget_iface(a, 2, "vc"), 0);
+	assert_int_equal(caad_actuator_forget_iface(a, 2, "vb"), 2);
 	assert_int_equal(caad_actuator_n_changed(a), 0);
+	assert_false(exists(fx->journal));
+}
+
+/*
+ * Two interfaces swap names in one go (vb -> vt, vx -> vb, vt -> vx, as
+ * udev rules may): each one's values follow its own device, by ifindex,
+ * and exit writes each original back onto the device it was read from.
+ */
+static void test_rename_swap(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	_cleanup_free_ char *vb = path_in(fx->root, "sys/class/net/vb"), *vx = path_in(fx->root, "sys/class/net/vx"),
+	                    *vt = path_in(fx->root, "sys/class/net/vt");
+	char *names[] = { "vb", "vx" };
+	char lines[8][512];
+
+	write_file(fx->root, "sys/class/net/vx/ifindex", "3\n");
+	write_file(fx->root, "sys/class/net/vx/queues/rx-0/rps_cpus", "3\n");
+	assert_int_equal(caad_inventory_load(fx->root, names, 2, &inv), 0);
+	struct caad_setting s[] = { rps(0, "1"), rps(0, "0") };
+	s[1].iface = 1;
+	struct caad_plan plan = PLAN(s);
+	assert_int_equal(caad_actuator_apply(a, inv, &plan), 2);
+	assert_content(fx->root, RX0, "2\n");
+	assert_content(fx->root, "sys/class/net/vx/queues/rx-0/rps_cpus", "1\n");
+
+	assert_int_equal(rename(vb, vt), 0);
+	assert_int_equal(rename(vx, vb), 0);
+	assert_int_equal(rename(vt, vx), 0);
+	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "vx"), 1);
+	assert_int_equal(caad_actuator_rename_iface(a, 3, "vx", "vb"), 1);
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 2);
+	assert_true(journal_has(lines, 2, fx, "sys/class/net/vx/queues/rx-0/rps_cpus", "0"));
+	assert_true(journal_has(lines, 2, fx, RX0, "3"));
+
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, "sys/class/net/vx/queues/rx-0/rps_cpus", "0\n"); /* ifindex 2's */
+	assert_content(fx->root, RX0, "3\n");                                      /* ifindex 3's */
 	assert_false(exists(fx->journal));
 }
 
@@ -2193,6 +2233,7 @@ int main(void)
 		T(test_journal_restore_keeps_failed_lines),
 		T(test_kthread_pid_reused),
 		T(test_rename_iface),
+		T(test_rename_swap),
 		T(test_journal_restore_after_crash),
 		T(test_journal_restore_malformed),
 		T(test_shorter_value_replaces_file),
