@@ -42,6 +42,9 @@ struct caad_napi {
 	uint32_t id;
 	int irq;        /* -1 unknown */
 	pid_t kthread;  /* threaded NAPI poll thread, 0 none */
+	/* its comm when the inventory was read ("" not read): the kernel names
+	 * it once, "napi/<dev>-<id>" with the name the device had then */
+	char kthread_comm[16];
 };
 
 struct caad_iface {

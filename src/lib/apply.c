@@ -774,16 +774,21 @@ static int refused(struct caad_actuator *a, const struct caad_inventory *inv, co
  * label for the log. -EOPNOTSUPP: a kthread under a sysroot; -ESRCH: the
  * kthread is gone. */
 /*
- * What the comm of iface's NAPI kthread pid must read: "napi/<dev>-<napi
- * id>", cut at 15 characters as the kernel cuts it. -ESRCH when the
- * inventory knows no NAPI of iface polled by pid.
+ * What the comm of iface's NAPI kthread pid must read: what it read when
+ * the inventory was taken, else "napi/<dev>-<napi id>", cut at 15
+ * characters as the kernel cuts it. -ESRCH when the inventory knows no
+ * NAPI of iface polled by pid.
  */
 #define KTHREAD_NAME_MAX (IF_NAMESIZE + 16)
 static int napi_kthread_comm(const struct caad_iface *iface, pid_t pid, char ret[static KTHREAD_NAME_MAX])
 {
 	for (unsigned i = 0; i < iface->n_napis; i++)
 		if (pid > 0 && iface->napis[i].kthread == pid) {
-			snprintf(ret, KTHREAD_NAME_MAX, "napi/%s-%" PRIu32, iface->name, iface->napis[i].id);
+			/* as the inventory read it: a renamed device's kthread keeps its first name */
+			if (iface->napis[i].kthread_comm[0])
+				snprintf(ret, KTHREAD_NAME_MAX, "%s", iface->napis[i].kthread_comm);
+			else
+				snprintf(ret, KTHREAD_NAME_MAX, "napi/%s-%" PRIu32, iface->name, iface->napis[i].id);
 			ret[15] = '\0'; /* TASK_COMM_LEN - 1 */
 			return 0;
 		}

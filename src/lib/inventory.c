@@ -633,6 +633,14 @@ static int load_genl(struct caad_genl *genl, struct caad_iface *iface)
 			return -ENOMEM;
 		n->irq = napis[i].irq;
 		n->kthread = napis[i].pid;
+		if (n->kthread > 0) {
+			_cleanup_free_ char *path = NULL;
+
+			if (asprintf(&path, "/proc/%d/comm", (int)n->kthread) < 0)
+				return -ENOMEM;
+			if (caad_read_line(path, n->kthread_comm, sizeof(n->kthread_comm)) < 0)
+				n->kthread_comm[0] = '\0'; /* ended already: the next inventory tells */
+		}
 	}
 	for (size_t i = 0; i < n_queues; i++)
 		for (unsigned q = 0; q < iface->n_rx; q++) {
@@ -700,8 +708,10 @@ static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface)
 			closedir(d);
 			return -ENOMEM;
 		}
-		if (!n->kthread)
+		if (!n->kthread) {
 			n->kthread = (pid_t)pid;
+			snprintf(n->kthread_comm, sizeof(n->kthread_comm), "%s", value);
+		}
 	}
 	closedir(d);
 

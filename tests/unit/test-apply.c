@@ -1017,6 +1017,21 @@ static void test_kthread_pid_reused(void **state)
 		assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
 		assert_true(CPU_EQUAL(&before, &after));
 		assert_false(exists(fx->journal));
+
+		/* the device renamed to vc: the kernel does not rename its kthread,
+		 * and the comm the inventory read is what it must still read */
+		snprintf(ifc->name, sizeof(ifc->name), "vc");
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+		assert_int_equal(caad_actuator_n_changed(a), 0);
+		snprintf(napi.kthread_comm, sizeof(napi.kthread_comm), "napi/vb-8193");
+		caad_actuator_clear_backoff(a);
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+		assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
+		assert_int_equal(CPU_COUNT(&after), 1);
+		assert_int_equal(caad_actuator_restore(a), 0);
+		assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
+		assert_true(CPU_EQUAL(&before, &after));
+		snprintf(ifc->name, sizeof(ifc->name), "vb");
 	}
 	assert_int_equal(prctl(PR_SET_NAME, name), 0);
 	assert_int_equal(sched_setaffinity(0, sizeof(before), &before), 0);

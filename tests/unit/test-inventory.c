@@ -313,6 +313,7 @@ static void test_bnxt_napi_kthreads(void **state)
 	for (unsigned k = 0; k < ifc->n_napis; k++) {
 		assert_true(ifc->napis[k].id == 8193 || ifc->napis[k].id == 8194);
 		assert_int_equal(ifc->napis[k].kthread, ifc->napis[k].id == 8193 ? 812 : 813);
+		assert_string_equal(ifc->napis[k].kthread_comm, ifc->napis[k].id == 8193 ? "napi/eno1-8193" : "napi/eno1-8194");
 		assert_int_equal(ifc->napis[k].irq, -1);
 	}
 	/* a sysroot has no netlink: queues are not mapped to NAPIs */
