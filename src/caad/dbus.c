@@ -230,10 +230,28 @@ static int property_get_counter(sd_bus *bus, const char *path, const char *inter
 
 /* ---- methods that read ---- */
 
+/*
+ * dbus-daemon drops the connection that sends a message over its
+ * max_message_size (32 MiB by default): a ListFlows reply of some 150k
+ * flows would take caad off the bus, at any user's call. Replies stay
+ * under this, counted as marshalled (each struct 8-aligned, each string
+ * its 4-byte length, bytes and NUL, each number its size, with padding).
+ */
+#define REPLY_MAX (24u << 20)
+static size_t wire_size(const char *const strs[], size_t n_strs, size_t fixed)
+{
+	size_t z = 8 + fixed; /* struct alignment, numbers */
+
+	for (size_t i = 0; i < n_strs; i++)
+		z += 4 + strlen(strs[i]) + 1 + 3; /* length, bytes, NUL, padding to 4 */
+	return z;
+}
+
 static int method_list_flows(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	struct daemon *d = userdata;
+	size_t size = 0;
 	int r;
 
 	r = sd_bus_message_new_method_return(m, &reply);
@@ -254,11 +272,18 @@ static int method_list_flows(sd_bus_message *m, void *userdata, sd_bus_error *er
 			clean(reason, sizeof(reason), dec->reason);
 		else
 			undecided_reason(d, f, reason, sizeof(reason));
-		r = sd_bus_message_append(reply, "(ssisssuiittiss)", id, ifname, f->rx_queue, src, dst,
-		                          clean(comm, sizeof(comm), f->comm), f->tid, f->consumer_cpu, f->proc_cpu,
-		                          f->rate_bps, f->bytes, dec ? dec->steer_cpu : -1,
-		                          caad_relation_to_string(dec ? dec->relation : CAAD_RELATION_UNSTEERED),
-		                          caad_utf8_sanitize(reason, false));
+		const char *relation = caad_relation_to_string(dec ? dec->relation : CAAD_RELATION_UNSTEERED);
+		const char *strs[] = { id, ifname, src, dst, clean(comm, sizeof(comm), f->comm), relation,
+			               caad_utf8_sanitize(reason, false) };
+		size += wire_size(strs, ARRAY_SIZE(strs), 5 * 4 + 2 * 8 + 4);
+		if (size > REPLY_MAX)
+			return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+			                         "%zu flows do not fit in one D-Bus reply (%u MiB at most: %zu did); "
+			                         "lower MaxFlows= to list them",
+			                         d->n_flows, REPLY_MAX >> 20, i);
+		r = sd_bus_message_append(reply, "(ssisssuiittiss)", strs[0], strs[1], f->rx_queue, strs[2], strs[3],
+		                          strs[4], f->tid, f->consumer_cpu, f->proc_cpu, f->rate_bps, f->bytes,
+		                          dec ? dec->steer_cpu : -1, strs[5], strs[6]);
 		if (r < 0)
 			return r;
 	}
