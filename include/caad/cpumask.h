@@ -61,6 +61,10 @@ int caad_cpumask_parse_list(const char *s, struct caad_cpumask *ret);
 int caad_cpumask_parse_hex(const char *s, struct caad_cpumask *ret);
 /* Format as a cpulist ("" for the empty set). Returns length or -ENOBUFS. */
 int caad_cpumask_format_list(const struct caad_cpumask *m, char *buf, size_t size);
+/* A buffer every cpulist of CAAD_CPUS_MAX CPUs fits in, NUL included: the
+ * longest per CPU is a run of two and a gap, "4093-4094," (10 bytes per 3
+ * CPUs); 4 bytes a CPU is more. */
+#define CAAD_CPULIST_MAX (CAAD_CPUS_MAX * 4)
 /* Format as the kernel prints rps_cpus for nbits CPUs: comma-separated
  * 32-bit groups of 8 hex digits, the last group trimmed to the bits needed.
  * Returns length or -ENOBUFS. */

@@ -315,8 +315,10 @@ static int method_list_queues(sd_bus_message *m, void *userdata, sd_bus_error *e
 			struct caad_cpumask target;
 			/* what the last plan wants for the queue, as in the metrics */
 			const char *mechanism = daemon_queue_target(d, i, rq->index, &target);
-			char irq_cpus[1024] = "", rps_cpus[1024] = "", target_cpus[1024] = "";
+			/* each fits (CAAD_CPULIST_MAX): "" is "none" here, never "too long" */
+			static char irq_cpus[CAAD_CPULIST_MAX], rps_cpus[CAAD_CPULIST_MAX], target_cpus[CAAD_CPULIST_MAX];
 
+			irq_cpus[0] = rps_cpus[0] = target_cpus[0] = '\0';
 			if (rq->has_irq_affinity)
 				(void)caad_cpumask_format_list(&rq->irq_affinity, irq_cpus, sizeof(irq_cpus));
 			if (rq->has_rps)

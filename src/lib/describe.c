@@ -12,9 +12,9 @@
 #include "caad/json.h"
 #include "caad/topology.h"
 
-/* A cpulist in a static-size buffer; "?" if it does not fit. */
+/* A cpulist in a buffer any fits in. */
 struct list_buf {
-	char s[1024];
+	char s[CAAD_CPULIST_MAX];
 };
 
 static const char *list(struct list_buf *b, const struct caad_cpumask *m)

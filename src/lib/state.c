@@ -13,7 +13,7 @@
 
 static void cpulist(FILE *f, const struct caad_cpumask *m)
 {
-	char buf[4096];
+	static char buf[CAAD_CPULIST_MAX]; /* any list fits */
 
 	if (caad_cpumask_format_list(m, buf, sizeof(buf)) < 0)
 		buf[0] = 0;

@@ -345,6 +345,32 @@ static void test_format_list(void **state)
 	assert_string_equal(buf, "4000-4095");
 }
 
+/* The longest cpulists there are fit in CAAD_CPULIST_MAX. */
+static void test_format_list_longest(void **state)
+{
+	static char buf[CAAD_CPULIST_MAX];
+	struct caad_cpumask m;
+	int longest = 0;
+
+	(void)state;
+	/* every pattern of period 2..4 with its phase: singles, pairs, triples with gaps */
+	for (unsigned period = 2; period <= 4; period++)
+		for (unsigned run = 1; run < period; run++)
+			for (unsigned phase = 0; phase < period; phase++) {
+				int n;
+
+				caad_cpumask_zero(&m);
+				for (unsigned c = phase; c < CAAD_CPUS_MAX; c++)
+					if ((c - phase) % period < run)
+						caad_cpumask_set(&m, c);
+				n = caad_cpumask_format_list(&m, buf, sizeof(buf));
+				assert_true(n > 0 && (size_t)n < sizeof(buf));
+				longest = n > longest ? n : longest;
+			}
+	/* the pairs with gaps of one: 1365 runs of "a-b," less the last comma, one single */
+	assert_true(longest > 12000);
+}
+
 static void test_format_list_nobufs(void **state)
 {
 	struct caad_cpumask m = MASK(0, 1, 2, 3, 8);
@@ -577,6 +603,7 @@ int main(void)
 		cmocka_unit_test(test_parse_hex_wide),
 		cmocka_unit_test(test_parse_hex_errors),
 		cmocka_unit_test(test_format_list),
+		cmocka_unit_test(test_format_list_longest),
 		cmocka_unit_test(test_format_list_nobufs),
 		cmocka_unit_test(test_format_hex),
 		cmocka_unit_test(test_format_hex_full),
