@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Talking to irqbalance through its control socket (see irqbalance.h). */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <errno.h>
 #include <limits.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -36,28 +38,68 @@ int caad_irqbalance_mode_from_string(const char *s)
 	return -EINVAL;
 }
 
+/* irqbalance<PID>.sock's PID still names an irqbalance (SYSROOT/proc/PID/comm). */
+static bool sock_owner_runs(const char *sysroot, const char *name)
+{
+	_cleanup_free_ char *comm = NULL;
+	char buf[32];
+	unsigned long pid;
+	char *end;
+
+	errno = 0;
+	pid = strtoul(name + 10, &end, 10);
+	if (errno || end == name + 10 || !streq(end, ".sock") || pid == 0 || pid > INT_MAX)
+		return false;
+	if (caad_path(&comm, sysroot, "/proc/%lu/comm", pid) < 0)
+		return false;
+	return caad_read_line(comm, buf, sizeof(buf)) == 0 && streq(buf, "irqbalance");
+}
+
 int caad_irqbalance_find(const char *sysroot, char **ret)
 {
-	_cleanup_free_ char *dir = NULL;
+	_cleanup_free_ char *dir = NULL, *best = NULL;
+	struct timespec best_mtime = {};
+	bool best_runs = false;
 	struct dirent *de;
 	DIR *d;
-	int r = -ENOENT;
 
 	if (caad_path(&dir, sysroot, "/run/irqbalance") < 0)
 		return -ENOMEM;
 	d = opendir(dir);
 	if (!d)
 		return -ENOENT;
+	/*
+	 * An irqbalance that was killed (SIGKILL, OOM) leaves its socket on
+	 * /run: the one whose PID still runs irqbalance wins, then the newest.
+	 */
 	while ((de = readdir(d))) {
 		size_t l = strlen(de->d_name);
+		struct stat st;
+		bool runs;
 
 		if (strncmp(de->d_name, "irqbalance", 10) != 0 || l < 15 || !streq(de->d_name + l - 5, ".sock"))
 			continue;
-		r = asprintf(ret, "%s/%s", dir, de->d_name) < 0 ? -ENOMEM : 0;
-		break;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		runs = sock_owner_runs(sysroot, de->d_name);
+		if (best && (best_runs > runs ||
+		             (best_runs == runs && (best_mtime.tv_sec > st.st_mtim.tv_sec ||
+		                                    (best_mtime.tv_sec == st.st_mtim.tv_sec &&
+		                                     best_mtime.tv_nsec >= st.st_mtim.tv_nsec)))))
+			continue;
+		free(best);
+		best = strdup(de->d_name);
+		if (!best) {
+			closedir(d);
+			return -ENOMEM;
+		}
+		best_runs = runs;
+		best_mtime = st.st_mtim;
 	}
 	closedir(d);
-	return r;
+	if (!best)
+		return -ENOENT;
+	return asprintf(ret, "%s/%s", dir, best) < 0 ? -ENOMEM : 0;
 }
 
 /* One request, the whole answer (irqbalance closes after replying). */

@@ -5,6 +5,7 @@
  * answered with the banned IRQs, "settings ban irqs" replacing them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -134,6 +135,68 @@ static int teardown_fake(void **state)
 	rmdir(f->root);
 	free(f);
 	return 0;
+}
+
+/* A killed irqbalance's socket left on /run: the live one is found,
+ * whichever the directory lists first; without /proc, the newest. */
+static void test_find_skips_stale(void **state)
+{
+	struct fake *f = *state;
+	char stale[100], comm[160], proc[160];
+	struct timespec old[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
+	int fds[2];
+
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "irqbalance99999.sock" : "irqbalance1021.sock";
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		snprintf(stale, sizeof(stale), "%s/run/irqbalance/%s", f->root, name);
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", stale);
+		assert_true(fd >= 0);
+		assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		fds[i] = fd; /* never listens: refuses connections, as a dead one's */
+	}
+	/* no proc/: the newest socket wins; make the live one the newest */
+	for (int i = 0; i < 2; i++) {
+		snprintf(stale, sizeof(stale), "%s/run/irqbalance/%s", f->root,
+		         i ? "irqbalance99999.sock" : "irqbalance1021.sock");
+		assert_int_equal(utimensat(AT_FDCWD, stale, old, AT_SYMLINK_NOFOLLOW), 0);
+	}
+	_cleanup_free_ char *path = NULL;
+	assert_int_equal(caad_irqbalance_find(f->root, &path), 0);
+	assert_string_equal(path, f->path);
+	free(path);
+	path = NULL;
+
+	/* the stale ones made newest: with proc/4242/comm "irqbalance", the live one still wins */
+	assert_int_equal(utimensat(AT_FDCWD, f->path, old, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(caad_irqbalance_find(f->root, &path), 0);
+	assert_string_not_equal(path, f->path); /* without /proc: the newer stale one */
+	free(path);
+	path = NULL;
+	snprintf(proc, sizeof(proc), "%s/proc", f->root);
+	assert_int_equal(mkdir(proc, 0755), 0);
+	snprintf(proc, sizeof(proc), "%s/proc/4242", f->root);
+	assert_int_equal(mkdir(proc, 0755), 0);
+	snprintf(comm, sizeof(comm), "%s/proc/4242/comm", f->root);
+	FILE *fp = fopen(comm, "we");
+	assert_non_null(fp);
+	fputs("irqbalance\n", fp);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(caad_irqbalance_find(f->root, &path), 0);
+	assert_string_equal(path, f->path);
+
+	unlink(comm);
+	rmdir(proc);
+	snprintf(proc, sizeof(proc), "%s/proc", f->root);
+	rmdir(proc);
+	for (int i = 0; i < 2; i++) {
+		close(fds[i]);
+		snprintf(stale, sizeof(stale), "%s/run/irqbalance/%s", f->root,
+		         i ? "irqbalance99999.sock" : "irqbalance1021.sock");
+		unlink(stale);
+	}
 }
 
 static void test_ban_and_restore(void **state)
@@ -327,6 +390,7 @@ static void test_absent(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_find_skips_stale, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_ban_and_restore, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_bad_answers, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_sync, setup_fake, teardown_fake),
