@@ -101,15 +101,24 @@ static int parse_options(struct ctl *c, int argc, char **argv)
 			break;
 		case ':':
 			return ctl_usage_error(c, "option '%s' needs an argument", argv[optind - 1]);
-		default:
-			/* a short option letter; a long option given a value it
-			 * does not take (--json=1) sets optopt to its code */
-			if (optopt > 0 && optopt < 128 && isalnum(optopt) && argv[optind - 1][1] != '-')
+		default: {
+			/* A long option is a whole argument, passed already: an
+			 * unknown one sets optopt 0; one given a value it does not
+			 * take (--json=1) sets optopt to its code. A short letter's
+			 * argument may still be in hand (-xj): optind tells nothing,
+			 * optopt is the letter. */
+			const char *arg = argv[optind - 1];
+			size_t n = strcspn(arg, "=");
+
+			if (optopt && strncmp(arg, "--", 2) == 0 && arg[n] == '=')
+				for (const struct option *op = options; op->name; op++)
+					if (op->val == optopt && op->has_arg == no_argument && n - 2 == strlen(op->name) &&
+					    strncmp(arg + 2, op->name, n - 2) == 0)
+						return ctl_usage_error(c, "option '%.*s' takes no value", (int)n, arg);
+			if (optopt > 0 && optopt < 128 && isgraph(optopt))
 				return ctl_usage_error(c, "unknown option '-%c'", optopt);
-			if (optopt && strncmp(argv[optind - 1], "--", 2) == 0 && strchr(argv[optind - 1], '='))
-				return ctl_usage_error(c, "option '%.*s' takes no value", (int)strcspn(argv[optind - 1], "="),
-				                       argv[optind - 1]);
-			return ctl_usage_error(c, "unknown option '%s'", argv[optind - 1]);
+			return ctl_usage_error(c, "unknown option '%s'", arg);
+		}
 		}
 	}
 	return 0;

@@ -6,9 +6,11 @@
  * Pure: no I/O, so that tests/unit/test-caadctl-cli.c can drive it.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "caad/busargs.h"
 #include "caadctl.h"
 
 const char *const ctl_object_names[_CTL_OBJECT_COUNT] = {
@@ -170,6 +172,18 @@ int ctl_parse_command(int argc, char *const *argv, struct ctl_command *ret, char
 		} else if (!(cmd.verb == CTL_VERB_NONE && grammar[cmd.object].arg_optional)) {
 			snprintf(err, err_size, "%s%s%s: missing %s", ctl_object_names[cmd.object], cmd.verb ? " " : "",
 			         verb_names[cmd.verb], name);
+			return -EINVAL;
+		}
+	}
+	/* a FLOW as caad reads it (Explain): a usage error here, not a failure from caad */
+	if (cmd.arg && (cmd.verb == CTL_VERB_SHOW || cmd.object == CTL_EXPLAIN)) {
+		uint64_t id;
+		int r = caad_busargs_parse_flow_id(cmd.arg, &id);
+
+		if (r < 0) {
+			snprintf(err, err_size, "%s%s%s: '%s' is not a flow id (%s; caadctl flows lists them)",
+			         ctl_object_names[cmd.object], cmd.verb ? " " : "", verb_names[cmd.verb], cmd.arg,
+			         r == -ERANGE ? "more than 64 bits" : "hex digits, 0x optional");
 			return -EINVAL;
 		}
 	}

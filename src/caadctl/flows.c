@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "caad/busargs.h"
 #include "caadctl.h"
 
 enum { COL_ID, COL_IFACE, COL_QUEUE, COL_LOCAL, COL_REMOTE, COL_COMM, COL_CPU, COL_PROC, COL_RATE, COL_STEER,
@@ -64,16 +65,13 @@ static int flows_table(struct ctl *c, const struct ctl_flows *l)
 	return ctl_table_print(c, tb);
 }
 
-/* Flow ids are hex ("0x…", as ListFlows gives them); compare them as numbers. */
+/* Flow ids are hex ("0x…", as ListFlows gives them); compare them as numbers,
+ * read as Explain reads them. */
 static bool same_id(const char *a, const char *b)
 {
 	uint64_t x, y;
-	char *e1, *e2;
 
-	errno = 0;
-	x = strtoull(a, &e1, 16);
-	y = strtoull(b, &e2, 16);
-	if (errno || *e1 || *e2 || e1 == a || e2 == b || *a == '-' || *b == '-')
+	if (caad_busargs_parse_flow_id(a, &x) < 0 || caad_busargs_parse_flow_id(b, &y) < 0)
 		return streq(a, b);
 	return x == y;
 }

@@ -142,6 +142,13 @@ run 2 "$CTL" placement fast
 grep -q "unknown placement 'fast': expected prior or measure" <<<"$ERR" || fail "bad placement: $ERR"
 run 2 "$CTL" status now
 run 2 "$CTL" --frobnicate status
+grep -q "unknown option '--frobnicate'" <<<"$ERR" || fail "unknown long option: $ERR"
+run 2 "$CTL" --no-legend -xj status # the letter's argument is still in hand: not the one before
+grep -q "unknown option '-x'" <<<"$ERR" || fail "unknown letter in a cluster: $ERR"
+run 2 "$CTL" --topology=/x -xj status
+grep -q "unknown option '-x'" <<<"$ERR" || fail "unknown letter after a long option with a value: $ERR"
+run 2 "$CTL" --json=1 status
+[ "$(jq -r .error <<<"$OUT")" = "option '--json' takes no value" ] || fail "--json=1: $OUT"
 run 2 "$CTL" explain
 run 2 "$CTL" --topology x.xml flows
 run 0 "$CTL" --help

@@ -176,6 +176,15 @@ static void test_parse_errors(void **state)
 	assert_int_equal(PARSE(&c, "explain"), -EINVAL);
 	assert_string_equal(last_error, "explain: missing FLOW");
 	assert_int_equal(PARSE(&c, "explain", "0x1", "0x2"), -EINVAL);
+	/* FLOW as caad reads it: hex, 0x optional, 64 bits */
+	assert_int_equal(PARSE(&c, "explain", "\xff\x01"), -EINVAL);
+	assert_non_null(strstr(last_error, "explain: '\xff\x01' is not a flow id (hex digits"));
+	assert_int_equal(PARSE(&c, "flows", "show", "+1001"), -EINVAL);
+	assert_string_equal(last_error, "flows show: '+1001' is not a flow id (hex digits, 0x optional; caadctl flows "
+	                                "lists them)");
+	assert_int_equal(PARSE(&c, "flows", "show", " 1001"), -EINVAL);
+	assert_int_equal(PARSE(&c, "explain", "0x1ffffffffffffffff"), -EINVAL);
+	assert_non_null(strstr(last_error, "more than 64 bits"));
 	assert_int_equal(PARSE(&c, "mode", "fast"), -EINVAL);
 	assert_string_equal(last_error, "unknown mode 'fast': expected enforce, dry-run or observe");
 	assert_int_equal(PARSE(&c, "mode", "enforce", "now"), -EINVAL);
