@@ -56,6 +56,22 @@ int caad_journal_restore(const char *journal_path);
 /* Switch dry-run on or off (configuration reload). Turning it on restores
  * what was written so far. */
 int caad_actuator_set_dry_run(struct caad_actuator *a, bool dry_run);
+/* Where a planned setting stands now, for people (Explain). */
+enum caad_setting_state {
+	CAAD_SETTING_IN_PLACE,   /* the object reads the planned value */
+	CAAD_SETTING_PENDING,    /* it reads otherwise: the next apply writes it */
+	CAAD_SETTING_BACKED_OFF, /* someone else changed it after caad wrote it: left alone */
+	CAAD_SETTING_REFUSED,    /* the kernel refused the value, or it could not be read */
+	CAAD_SETTING_UNKNOWN,    /* not read back (ntuple rules, the RFS table, a kthread under a sysroot, gone) */
+};
+/*
+ * Reads the object of setting s of inventory inv now (one file, or a
+ * kthread's affinity) and tells where it stands; *ret_label (may be NULL)
+ * gets its label ("eth0 rx-3: RPS CPUs"), free() it.
+ */
+enum caad_setting_state caad_actuator_setting_state(struct caad_actuator *a, const struct caad_inventory *inv,
+                                                    const struct caad_setting *s, char **ret_label);
+
 /* Did the kernel refuse to move this IRQ (EIO/EPERM: managed)? Never tried again. */
 bool caad_actuator_irq_unmovable(const struct caad_actuator *a, int irq);
 /* CPUs where moving an IRQ failed with ENOSPC (no interrupt vectors left):

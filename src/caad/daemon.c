@@ -483,6 +483,7 @@ static int scan(struct daemon *d)
 	if (d->inventory_lost) {
 		(void)caad_state_write(d->state_path, flows, n, NULL, NULL, caad_mode_to_string(d->config.mode));
 		sd_notifyf(false, "STATUS=%s: %zu flows, managed queues unknown", caad_mode_to_string(d->config.mode), n);
+		d->no_plan = "the managed interfaces' queues are unknown";
 		keep_scan(d, &flows, n, &plan);
 		return 0;
 	}
@@ -495,6 +496,7 @@ static int scan(struct daemon *d)
 		if (r < 0) {
 			/* no plan shown: the last one may name the interfaces of
 			 * an inventory read again since */
+			d->no_plan = "the closed loop failed (caad's log says why)";
 			keep_scan(d, &flows, n, &plan);
 			return log_error_errno(r, "Closed loop failed: %m");
 		}
@@ -508,9 +510,11 @@ static int scan(struct daemon *d)
 		d->last_plan_usec = now_usec(CLOCK_MONOTONIC) - t0;
 		if (r < 0) {
 			d->errors++;
+			d->no_plan = "planning failed (caad's log says why)";
 			keep_scan(d, &flows, n, &plan); /* as above */
 			return log_error_errno(r, "Planning failed: %m");
 		}
+		d->no_plan = NULL;
 		log_decisions(d, flows, plan);
 		/* paused: the plan is shown (D-Bus, state.json), not applied */
 		r = d->paused ? 0 : caad_actuator_apply(d->actuator, d->inv, plan);

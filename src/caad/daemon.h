@@ -50,6 +50,7 @@ struct daemon {
 	char *autoselected; /* interfaces picked without Interfaces=, space-separated */
 	char *ntuple_noted; /* interfaces said to take no ntuple rules, " name " each */
 	bool inventory_lost; /* last re-read failed: a managed interface is gone */
+	const char *no_plan; /* why the last scan made no plan (a static string), NULL when it made one */
 	uint64_t scans;
 
 	struct caad_bus *bus;      /* the D-Bus API (dbus.c) */

@@ -106,7 +106,7 @@ static void undecided_reason(const struct daemon *d, const struct caad_flow *f, 
 	if (d->config.mode == CAAD_MODE_OBSERVE)
 		snprintf(buf, size, "observe mode: nothing is planned");
 	else if (!d->plan)
-		snprintf(buf, size, "the managed interfaces' queues are unknown: nothing is planned");
+		snprintf(buf, size, "%s: nothing is planned", d->no_plan ?: "no scan yet");
 	else if (f->rate_bps < d->config.policy.rate_threshold_bps)
 		snprintf(buf, size, "not heavy: %.3f Gbit/s is below RateThreshold= (%.3f Gbit/s)", f->rate_bps / 1e9,
 		         d->config.policy.rate_threshold_bps / 1e9);
@@ -373,6 +373,42 @@ static int method_get_trials(sd_bus_message *m, void *userdata, sd_bus_error *er
 	return reply_formatted(m, userdata, closed_loop_format, "trials", error);
 }
 
+/* Whether the values a steered flow's decision rests on read as planned, now. */
+static void explain_applied(const struct daemon *d, const struct caad_decision *dec, FILE *f)
+{
+	static const char *const why[] = {
+		[CAAD_SETTING_PENDING] = "reads otherwise now: written at the next scan",
+		[CAAD_SETTING_BACKED_OFF] = "changed by someone else since caad wrote it: left alone",
+		[CAAD_SETTING_REFUSED] = "the kernel refused it (caad's log says why)",
+	};
+	unsigned in_place = 0, other = 0;
+
+	if (d->config.mode != CAAD_MODE_ENFORCE || d->paused) {
+		fprintf(f, "  applied:     no: %s\n", d->config.mode == CAAD_MODE_DRY_RUN ? "dry-run mode writes nothing"
+		                                      : d->config.mode == CAAD_MODE_OBSERVE ? "observe mode writes nothing"
+		                                                                            : "paused");
+		return;
+	}
+	for (size_t k = 0; d->plan && d->inv && k < d->plan->n_settings; k++) {
+		const struct caad_setting *s = &d->plan->settings[k];
+		_cleanup_free_ char *label = NULL;
+		enum caad_setting_state st;
+
+		if (s->iface != dec->iface || (dec->queue >= 0 && s->queue != (unsigned)dec->queue))
+			continue;
+		st = caad_actuator_setting_state(d->actuator, d->inv, s, &label);
+		if (st == CAAD_SETTING_IN_PLACE)
+			in_place++;
+		else if (st != CAAD_SETTING_UNKNOWN && label) {
+			if (!other++)
+				fputs("  applied:     not all of it:\n", f);
+			fprintf(f, "               %s %s\n", label, why[st]);
+		}
+	}
+	if (!other)
+		fprintf(f, "  applied:     %s\n", in_place ? "yes: its values read as planned" : "nothing to read back");
+}
+
 static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	struct daemon *d = userdata;
@@ -432,12 +468,8 @@ static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error
 		char considered[1024];
 		fprintf(f, "  considered:  %s\n", clean(considered, sizeof(considered), dec->considered));
 	}
-	if (dec && dec->steer_cpu >= 0) {
-		const char *how = d->config.mode == CAAD_MODE_DRY_RUN ? "no: dry-run mode writes nothing"
-		                  : d->paused                         ? "no: paused"
-		                                                      : "yes";
-		fprintf(f, "  applied:     %s\n", how);
-	}
+	if (dec && dec->steer_cpu >= 0)
+		explain_applied(d, dec, f);
 	r = fclose(TAKE_PTR(f)) != 0 ? -ENOMEM : 0;
 	if (r < 0)
 		return r;

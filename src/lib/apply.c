@@ -893,6 +893,32 @@ static void entry_drop(struct caad_actuator *a, struct journal_entry *e)
 	(void)journal_write(a); /* a stale line would only write back an original */
 }
 
+enum caad_setting_state caad_actuator_setting_state(struct caad_actuator *a, const struct caad_inventory *inv,
+                                                    const struct caad_setting *setting, char **ret_label)
+{
+	struct caad_setting buf;
+	const struct caad_setting *s = as_set(setting, &buf);
+	_cleanup_free_ char *path = NULL, *label = NULL, *current = NULL;
+	const struct refusal *rf;
+	struct caad_cpumask cur;
+
+	if (ret_label)
+		*ret_label = NULL;
+	if (s->kind == CAAD_SETTING_NTUPLE_RULE || s->kind == CAAD_SETTING_RFS_TABLE || s->iface < 0 ||
+	    (size_t)s->iface >= inv->n_ifaces || setting_path(a, inv, s, &path, &label) < 0)
+		return CAAD_SETTING_UNKNOWN;
+	if (ret_label)
+		*ret_label = TAKE_PTR(label);
+	if (backed_off(a, path))
+		return CAAD_SETTING_BACKED_OFF;
+	if (obj_read(path, &current) < 0 || parse_value(s->kind, current, &cur) < 0)
+		return CAAD_SETTING_REFUSED;
+	if (caad_cpumask_equal(&cur, &s->cpus))
+		return CAAD_SETTING_IN_PLACE;
+	rf = find_refusal(a, path);
+	return rf && caad_cpumask_equal(&rf->cpus, &s->cpus) ? CAAD_SETTING_REFUSED : CAAD_SETTING_PENDING;
+}
+
 /*
  * Returns 1 when written (u then tells how to put it back), 0 when nothing
  * was to be done, a negative errno when it was refused, or -EALREADY when

@@ -650,6 +650,39 @@ static void test_go_ahead_already_equal(void **state)
 	assert_content(fx->root, IRQ101, "1\n"); /* the first original */
 }
 
+/* Where each planned value stands, as Explain shows it. */
+static void test_setting_state(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { rps(0, "0"), irq(101, 0, "0") };
+	struct caad_plan plan = PLAN(s);
+	_cleanup_free_ char *label = NULL;
+
+	/* not written yet: pending */
+	assert_int_equal(caad_actuator_setting_state(a, fx->inv, &s[0], &label), CAAD_SETTING_PENDING);
+	assert_string_equal(label, "vb rx-0: RPS CPUs");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_int_equal(caad_actuator_setting_state(a, fx->inv, &s[0], NULL), CAAD_SETTING_IN_PLACE);
+	assert_int_equal(caad_actuator_setting_state(a, fx->inv, &s[1], NULL), CAAD_SETTING_IN_PLACE);
+	/* someone else's write: pending until the next apply sees it, then backed off */
+	write_file(fx->root, IRQ101, "1\n");
+	assert_int_equal(caad_actuator_setting_state(a, fx->inv, &s[1], NULL), CAAD_SETTING_PENDING);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(caad_actuator_setting_state(a, fx->inv, &s[1], NULL), CAAD_SETTING_BACKED_OFF);
+	/* a write the kernel refuses */
+	struct caad_setting r1[] = { rps(1, "1") };
+	struct caad_plan p1 = PLAN(r1);
+	fault_set("rx-1/rps_cpus", -EINVAL, 0);
+	assert_true(caad_actuator_apply(a, fx->inv, &p1) <= 0);
+	assert_int_equal(caad_actuator_setting_state(a, fx->inv, &r1[0], NULL), CAAD_SETTING_REFUSED);
+	fault_set(NULL, 0, 0);
+	/* an object that cannot be read */
+	_cleanup_free_ char *rx1 = path_in(fx->root, RX1);
+	assert_int_equal(unlink(rx1), 0);
+	assert_int_equal(caad_actuator_setting_state(a, fx->inv, &r1[0], NULL), CAAD_SETTING_REFUSED);
+}
+
 /* With BackOffSec= the back-off ends by itself. */
 static void test_backoff_expires(void **state)
 {
@@ -2237,6 +2270,7 @@ int main(void)
 		T(test_restore_leaves_foreign_change),
 		T(test_backoff),
 		T(test_go_ahead_already_equal),
+		T(test_setting_state),
 		T(test_backoff_expires),
 		T(test_restore_object_gone),
 		T(test_dry_run),
