@@ -266,8 +266,23 @@ static int load_rx_queues(const char *sysroot, struct caad_iface *iface)
 		if (r < 0)
 			return r;
 		r = caad_read_file(path, &value);
-		if (r == -ENOENT)
-			continue; /* kernel without CONFIG_RPS */
+		if (r == -ENOENT) {
+			/* the queue went since the listing (ethtool -L, a driver
+			 * reset; the link event reads it all again): no queue.
+			 * Its directory there without rps_cpus: a kernel without
+			 * CONFIG_RPS. */
+			_cleanup_free_ char *qdir = NULL;
+
+			if (caad_path(&qdir, sysroot, "/sys/class/net/%s/queues/rx-%u", iface->name, rx[i].index) < 0)
+				return -ENOMEM;
+			if (access(qdir, F_OK) < 0 && errno == ENOENT) {
+				log_debug("%s: rx-%u went while its queues were read", iface->name, rx[i].index);
+				memmove(&rx[i], &rx[i + 1], (n - i - 1) * sizeof(*rx));
+				n--;
+				i--;
+			}
+			continue;
+		}
 		if (r < 0)
 			return log_error_errno(r, "%s: failed to read %s: %m", iface->name, path);
 		/* odd content costs that queue its RPS, not the interface */

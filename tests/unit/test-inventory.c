@@ -372,6 +372,28 @@ static void test_no_rx_queues(void **state)
 	assert_int_equal(inv->ifaces[0].n_rx, 0);
 }
 
+/*
+ * A queue that goes between the listing and its read (a dangling entry
+ * stands for it) is not one; a queue directory without rps_cpus (a kernel
+ * without CONFIG_RPS) is, without RPS.
+ */
+static void test_queue_gone_while_read(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	static const char *const rps[] = { "1\n", "" };
+	char *names[] = { "eth7" };
+
+	fake_iface(root, "eth7", "12\n", rps, 2);
+	make_symlink(root, "sys/class/net/eth7/queues/rx-2", "sys/nonexistent/rx-2");
+	inv = load_ok(root, names, 1);
+	assert_int_equal(inv->ifaces[0].n_rx, 2);
+	assert_int_equal(inv->ifaces[0].rx[0].index, 0);
+	assert_true(inv->ifaces[0].rx[0].has_rps);
+	assert_int_equal(inv->ifaces[0].rx[1].index, 1);
+	assert_false(inv->ifaces[0].rx[1].has_rps);
+}
+
 static void test_veth(void **state)
 {
 	const char *root = *state;
@@ -1075,6 +1097,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_virtio, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_msi_of_parent_not_taken, setup_root, teardown_root),
 		cmocka_unit_test(test_vector_layouts),
+		cmocka_unit_test_setup_teardown(test_queue_gone_while_read, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_rx_tx_names, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_shared_irq_line, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_errors, setup_root, teardown_root),
