@@ -236,6 +236,33 @@ static int draw_nic(struct drawing *d, struct libscols_line *parent, struct json
 }
 
 /* NICs placed in package os_index, or (-1) in none. */
+/* The cores of obj's array key, each with its PUs, under parent. */
+static int draw_cores(struct drawing *d, struct libscols_line *parent, struct json_object *obj, const char *key,
+                      bool kinds)
+{
+	char name[64];
+
+	for (size_t k = 0; k < get_len(obj, key); k++) {
+		struct json_object *core = get_idx(obj, key, k);
+		struct libscols_line *cl;
+		struct caad_cpumask m;
+		char list[256] = "";
+
+		caad_cpumask_zero(&m);
+		for (size_t u = 0; u < get_len(core, "pus"); u++)
+			caad_cpumask_set(&m, (unsigned)get_int(get_idx(core, "pus", u), "cpu"));
+		(void)caad_cpumask_format_list(&m, list, sizeof(list));
+		snprintf(name, sizeof(name), "core %d", get_int(core, "index"));
+		cl = row(d, parent, name, list, NULL, NULL);
+		if (!cl)
+			return -ENOMEM;
+		for (size_t u = 0; u < get_len(core, "pus"); u++)
+			if (draw_pu(d, cl, get_idx(core, "pus", u), kinds) < 0)
+				return -ENOMEM;
+	}
+	return 0;
+}
+
 static int draw_nics(struct drawing *d, struct libscols_line *parent, int package)
 {
 	for (size_t i = 0; i < get_len(d->topo, "interfaces"); i++) {
@@ -284,26 +311,27 @@ int ctl_topology_draw(struct libscols_table *tb, struct json_object *topo, const
 			else
 				snprintf(name, sizeof(name), "LLC #%d (no shared cache)", get_int(llc, "index"));
 			ll = row(&d, pl, name, get_str(llc, "cpus") ?: "", NULL, NULL);
-			if (!ll)
+			if (!ll || draw_cores(&d, ll, llc, "cores", kinds) < 0)
 				return -ENOMEM;
-			for (size_t k = 0; k < get_len(llc, "cores"); k++) {
-				struct json_object *core = get_idx(llc, "cores", k);
-				struct libscols_line *cl;
-				struct caad_cpumask m;
-				char list[256] = "";
+		}
+		/* cores no cache of the LLC level covers (E-cores without L3) */
+		if (get_len(pkg, "cores_without_llc") > 0) {
+			struct libscols_line *nl;
+			struct caad_cpumask m;
+			char list[256] = "";
 
-				caad_cpumask_zero(&m);
+			caad_cpumask_zero(&m);
+			for (size_t k = 0; k < get_len(pkg, "cores_without_llc"); k++) {
+				struct json_object *core = get_idx(pkg, "cores_without_llc", k);
+
 				for (size_t u = 0; u < get_len(core, "pus"); u++)
 					caad_cpumask_set(&m, (unsigned)get_int(get_idx(core, "pus", u), "cpu"));
-				(void)caad_cpumask_format_list(&m, list, sizeof(list));
-				snprintf(name, sizeof(name), "core %d", get_int(core, "index"));
-				cl = row(&d, ll, name, list, NULL, NULL);
-				if (!cl)
-					return -ENOMEM;
-				for (size_t u = 0; u < get_len(core, "pus"); u++)
-					if (draw_pu(&d, cl, get_idx(core, "pus", u), kinds) < 0)
-						return -ENOMEM;
 			}
+			(void)caad_cpumask_format_list(&m, list, sizeof(list));
+			snprintf(name, sizeof(name), "no shared L%d", llc_level);
+			nl = row(&d, pl, name, list, NULL, NULL);
+			if (!nl || draw_cores(&d, nl, pkg, "cores_without_llc", kinds) < 0)
+				return -ENOMEM;
 		}
 		if (draw_nics(&d, pl, os_index) < 0)
 			return -ENOMEM;

@@ -134,6 +134,44 @@ static const char *cache_name(const struct caad_topology *t)
 	return t->llc_depth_level < ARRAY_SIZE(names) && t->llc_depth_level ? names[t->llc_depth_level] : "package";
 }
 
+/* Core c's first CPU, if c is in package p and LLC l (-1: none). */
+static bool core_in(const struct caad_topology *t, unsigned c, unsigned p, int l)
+{
+	int f = caad_cpumask_next(&t->cores[c].cpus, 0);
+
+	return f >= 0 && t->cpus[f].llc == l && (l >= 0 || t->cpus[f].package == (int)p);
+}
+
+/* The CPUs of package p's cores in no LLC; whether there are any. */
+static bool cores_without_llc(const struct caad_topology *t, unsigned p, struct caad_cpumask *ret)
+{
+	caad_cpumask_zero(ret);
+	for (unsigned c = 0; c < t->n_cores; c++)
+		if (core_in(t, c, p, -1))
+			caad_cpumask_or(ret, ret, &t->cores[c].cpus);
+	return !caad_cpumask_empty(ret);
+}
+
+static void print_cores(FILE *out, const struct caad_topology *t, const struct caad_inventory *inv, unsigned p, int l)
+{
+	for (unsigned c = 0; c < t->n_cores; c++) {
+		if (!core_in(t, c, p, l))
+			continue;
+		fprintf(out, "    Core %u\n", c);
+		CAAD_CPUMASK_FOREACH(cpu, &t->cores[c].cpus) {
+			const struct caad_cpu *pu = &t->cpus[cpu];
+
+			fprintf(out, "      PU %d", cpu);
+			if (!pu->usable)
+				fputs(" (not usable: offline, disallowed or isolated)", out);
+			if (t->n_kinds > 1 && pu->kind >= 0)
+				fprintf(out, " [%s]", t->kinds[pu->kind].name);
+			print_pu_annotations(out, inv, (unsigned)cpu);
+			fputc('\n', out);
+		}
+	}
+}
+
 int caad_topology_print(const struct caad_topology *t, const struct caad_inventory *inv, FILE *out)
 {
 	struct list_buf b;
@@ -167,24 +205,13 @@ int caad_topology_print(const struct caad_topology *t, const struct caad_invento
 				continue;
 			fprintf(out, "  LLC %s#%u: CPUs %s\n", cache_name(t), t->llcs[l].os_index,
 			        list(&b, &t->llcs[l].cpus));
-			for (unsigned c = 0; c < t->n_cores; c++) {
-				int f = caad_cpumask_next(&t->cores[c].cpus, 0);
-
-				if (f < 0 || t->cpus[f].llc != (int)l)
-					continue;
-				fprintf(out, "    Core %u\n", c);
-				CAAD_CPUMASK_FOREACH(cpu, &t->cores[c].cpus) {
-					const struct caad_cpu *pu = &t->cpus[cpu];
-
-					fprintf(out, "      PU %d", cpu);
-					if (!pu->usable)
-						fputs(" (not usable: offline, disallowed or isolated)", out);
-					if (t->n_kinds > 1 && pu->kind >= 0)
-						fprintf(out, " [%s]", t->kinds[pu->kind].name);
-					print_pu_annotations(out, inv, (unsigned)cpu);
-					fputc('\n', out);
-				}
-			}
+			print_cores(out, t, inv, p, (int)l);
+		}
+		/* cores no cache of the LLC level covers (low-power E-cores without L3) */
+		struct caad_cpumask rest;
+		if (cores_without_llc(t, p, &rest)) {
+			fprintf(out, "  No shared %s: CPUs %s\n", cache_name(t), list(&b, &rest));
+			print_cores(out, t, inv, p, -1);
 		}
 		for (size_t i = 0; inv && i < inv->n_ifaces; i++)
 			if (iface_package(t, &inv->ifaces[i]) == (int)p)
@@ -194,6 +221,31 @@ int caad_topology_print(const struct caad_topology *t, const struct caad_invento
 		if (iface_package(t, &inv->ifaces[i]) < 0)
 			print_iface(out, &inv->ifaces[i], "");
 	return ferror(out) ? -EIO : 0;
+}
+
+/* The cores of package p in LLC l (-1: none), as a JSON array. */
+static void json_cores(FILE *out, const struct caad_topology *t, unsigned p, int l)
+{
+	unsigned n_core = 0;
+
+	fputc('[', out);
+	for (unsigned c = 0; c < t->n_cores; c++) {
+		unsigned n_pu = 0;
+
+		if (!core_in(t, c, p, l))
+			continue;
+		fprintf(out, "%s{\"index\": %u, \"pus\": [", n_core++ ? ", " : "", c);
+		CAAD_CPUMASK_FOREACH(cpu, &t->cores[c].cpus) {
+			const struct caad_cpu *pu = &t->cpus[cpu];
+
+			fprintf(out, "%s{\"cpu\": %d, \"usable\": %s, \"numa_node\": %d, \"kind\": ",
+			        n_pu++ ? ", " : "", cpu, pu->usable ? "true" : "false", pu->numa);
+			caad_json_string(out, pu->kind >= 0 ? t->kinds[pu->kind].name : NULL);
+			fputc('}', out);
+		}
+		fputs("]}", out);
+	}
+	fputc(']', out);
 }
 
 static void json_list(FILE *out, const char *key, const struct caad_cpumask *m)
@@ -296,33 +348,19 @@ int caad_topology_to_json(const struct caad_topology *t, const struct caad_inven
 		fputs(", \"llcs\": [", out);
 		for (unsigned l = 0; l < t->n_llcs; l++) {
 			int first = caad_cpumask_next(&t->llcs[l].cpus, 0);
-			unsigned n_core = 0;
 
 			if (first < 0 || t->cpus[first].package != (int)p)
 				continue;
 			fprintf(out, "%s{\"index\": %u, ", n_llc++ ? ", " : "", l);
 			json_list(out, "cpus", &t->llcs[l].cpus);
-			fputs(", \"cores\": [", out);
-			for (unsigned c = 0; c < t->n_cores; c++) {
-				int f = caad_cpumask_next(&t->cores[c].cpus, 0);
-				unsigned n_pu = 0;
-
-				if (f < 0 || t->cpus[f].llc != (int)l)
-					continue;
-				fprintf(out, "%s{\"index\": %u, \"pus\": [", n_core++ ? ", " : "", c);
-				CAAD_CPUMASK_FOREACH(cpu, &t->cores[c].cpus) {
-					const struct caad_cpu *pu = &t->cpus[cpu];
-
-					fprintf(out, "%s{\"cpu\": %d, \"usable\": %s, \"numa_node\": %d, \"kind\": ",
-					        n_pu++ ? ", " : "", cpu, pu->usable ? "true" : "false", pu->numa);
-					caad_json_string(out, pu->kind >= 0 ? t->kinds[pu->kind].name : NULL);
-					fputc('}', out);
-				}
-				fputs("]}", out);
-			}
-			fputs("]}", out);
+			fputs(", \"cores\": ", out);
+			json_cores(out, t, p, (int)l);
+			fputc('}', out);
 		}
-		fputs("]}", out);
+		/* cores in no LLC: beside the llcs, so that readers of "llcs" see only caches */
+		fputs("], \"cores_without_llc\": ", out);
+		json_cores(out, t, p, -1);
+		fputc('}', out);
 	}
 	fputs("], \"interfaces\": [", out);
 	for (size_t i = 0; inv && i < inv->n_ifaces; i++) {

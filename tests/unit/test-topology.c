@@ -816,6 +816,55 @@ static void test_describe(void **state)
 	assert_non_null(strstr(json, "\"interfaces\": []}\n"));
 }
 
+/*
+ * Cores that no cache of the LLC level covers (low-power E-cores without
+ * L3, VMs with partial cache data) are shown, not left out: CPUs 2-3 here.
+ */
+static void test_describe_cores_without_llc(void **state)
+{
+#define CPUS(mask) "cpuset=\"" mask "\" complete_cpuset=\"" mask "\" nodeset=\"0x1\" complete_nodeset=\"0x1\""
+#define PU(n, mask) "<object type=\"Core\" os_index=\"" #n "\" " CPUS(mask) "><object type=\"PU\" os_index=\"" #n \
+	"\" " CPUS(mask) "/></object>"
+	static const char xml[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+		"<topology version=\"2.0\"><object type=\"Machine\" os_index=\"0\" " CPUS("0xf")
+		" allowed_cpuset=\"0xf\" allowed_nodeset=\"0x1\"><object type=\"Package\" os_index=\"0\" " CPUS("0xf") ">"
+		"<object type=\"NUMANode\" os_index=\"0\" " CPUS("0xf") " local_memory=\"1073741824\"/>"
+		"<object type=\"L3Cache\" " CPUS("0x3") " cache_size=\"16777216\" depth=\"3\" cache_linesize=\"64\" "
+		"cache_associativity=\"0\" cache_type=\"0\">" PU(0, "0x1") PU(1, "0x2") "</object>"
+		PU(2, "0x4") PU(3, "0x8") "</object></object></topology>\n";
+#undef CPUS
+#undef PU
+	char path[] = "/tmp/caad-test-topo-XXXXXX";
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	_cleanup_free_ char *text = NULL, *json = NULL;
+	size_t tlen = 0, jlen = 0;
+	int fd = mkstemp(path);
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, xml, sizeof(xml) - 1), (ssize_t)sizeof(xml) - 1);
+	close(fd);
+	assert_int_equal(caad_topology_load(path, NULL, &t), 0);
+	unlink(path);
+	assert_int_equal(t->cpus[2].llc, -1);
+
+	f = open_memstream(&text, &tlen);
+	assert_non_null(f);
+	assert_int_equal(caad_topology_print(t, NULL, f), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(text, "  LLC L3#0: CPUs 0-1\n    Core 0\n      PU 0\n    Core 1\n      PU 1\n"));
+	assert_non_null(strstr(text, "  No shared L3: CPUs 2-3\n    Core 2\n      PU 2\n    Core 3\n      PU 3\n"));
+
+	f = open_memstream(&json, &jlen);
+	assert_non_null(f);
+	assert_int_equal(caad_topology_to_json(t, NULL, f), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(json, "\"cores_without_llc\": [{\"index\": 2, \"pus\": [{\"cpu\": 2, "));
+	assert_non_null(strstr(json, "{\"index\": 3, \"pus\": [{\"cpu\": 3, "));
+}
+
 static void test_free_null(void **state)
 {
 	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
@@ -844,6 +893,7 @@ int main(void)
 		cmocka_unit_test(test_nohz_full),
 		cmocka_unit_test(test_cpu_kinds),
 		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_describe_cores_without_llc),
 		cmocka_unit_test(test_free_null),
 	};
 
