@@ -17,6 +17,9 @@ int caad_path(char **ret, const char *root, const char *fmt, ...) _printf_(3, 4)
 /* Read a whole (small) file into a NUL-terminated string with trailing
  * newlines/spaces removed. Returns 0 or a negative errno. */
 int caad_read_file(const char *path, char **ret);
+/* The same, untrimmed: every byte as the file holds it (caad's own files,
+ * whose last field may be empty). */
+int caad_read_file_raw(const char *path, char **ret);
 /* Read one line of a file into buf (trimmed). */
 int caad_read_line(const char *path, char *buf, size_t size);
 /* Write value (a newline is added) in one write(2). Returns 0 or -errno,

@@ -1519,7 +1519,8 @@ int caad_journal_restore(const char *journal_path)
 	int r, n = 0, failed = 0;
 	unsigned lineno = 0;
 
-	r = caad_read_file(journal_path, &text);
+	/* untrimmed: the last line's original may be empty ("PATH\t") */
+	r = caad_read_file_raw(journal_path, &text);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)

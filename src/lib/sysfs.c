@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -43,7 +44,19 @@ static void trim_trailing(char *s)
 		s[--n] = 0;
 }
 
+static int read_whole(const char *path, bool trim, char **ret);
+
 int caad_read_file(const char *path, char **ret)
+{
+	return read_whole(path, true, ret);
+}
+
+int caad_read_file_raw(const char *path, char **ret)
+{
+	return read_whole(path, false, ret);
+}
+
+static int read_whole(const char *path, bool trim, char **ret)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
@@ -81,7 +94,8 @@ int caad_read_file(const char *path, char **ret)
 	buf[len] = 0;
 	if (memchr(buf, 0, len))
 		return -EBADMSG; /* binary junk where text was expected */
-	trim_trailing(buf);
+	if (trim)
+		trim_trailing(buf);
 	*ret = TAKE_PTR(buf);
 	return 0;
 }

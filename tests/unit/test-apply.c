@@ -1171,6 +1171,17 @@ static void test_journal_restore_after_crash(void **state)
 	/* No journal: nothing to do. */
 	assert_int_equal(caad_journal_restore(fx->journal), 0);
 	caad_actuator_free(NULL);
+
+	/* an empty original on the journal's last line ("PATH\t") is one too */
+	struct caad_setting s1[] = { rps(1, "1") };
+	struct caad_plan p1 = PLAN(s1);
+	write_file(fx->root, RX1, "");
+	a = actuator(fx->root, fx->journal, false);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p1), 1);
+	caad_actuator_free(a);
+	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_content(fx->root, RX1, "\n");
+	assert_false(exists(fx->journal));
 }
 
 /* Malformed lines are skipped; a vanished object is not restored or created. */
