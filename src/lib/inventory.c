@@ -383,84 +383,87 @@ static int vector_queue(const struct named_vector *v, unsigned base)
 	return v->number >= base ? (int)(v->number - base) : -1;
 }
 
-int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interrupts, const unsigned *msi,
-                                    size_t n_msi, const char *devname)
+/* Matching the lines of /proc/interrupts to iface's rx queues, a line at a time. */
+struct irq_match {
+	struct caad_iface *iface;
+	const unsigned *msi; /* sorted; n_msi 0: any IRQ */
+	size_t n_msi;
+	const char *devname;
+	struct named_vector *vec;
+	size_t n_vec, cap;
+	int plain_irq, n_plain;
+};
+
+static int match_line(struct irq_match *m, char *line)
 {
-	_cleanup_free_ char *text = strdup(interrupts); /* strtok_r() cuts it up */
-	_cleanup_free_ struct named_vector *vec = NULL;
-	size_t n_vec = 0, cap = 0;
-	char *save = NULL;
-	int plain_irq = -1, n_plain = 0;
+	char *p = line, *tok, *tsave = NULL;
+	bool shared = false; /* an action list "a, b": the IRQ is shared */
+	unsigned irq;
 
-	if (!text)
-		return -ENOMEM;
+	while (*p == ' ')
+		p++;
+	char *colon = strchr(p, ':');
+	if (!colon || parse_irq(p, colon, &irq) < 0)
+		return 0; /* header, NMI, LOC, ... */
+	if (m->n_msi && !bsearch(&irq, m->msi, m->n_msi, sizeof(*m->msi), cmp_unsigned))
+		return 0;
 
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *p = line, *tok, *tsave = NULL;
-		bool shared = false; /* an action list "a, b": the IRQ is shared */
-		unsigned irq;
+	for (tok = strtok_r(colon + 1, " \t\n", &tsave); tok; tok = strtok_r(NULL, " \t\n", &tsave)) {
+		size_t l = strlen(tok);
+		bool catchall;
+		int q;
 
-		while (*p == ' ')
-			p++;
-		char *colon = strchr(p, ':');
-		if (!colon || parse_irq(p, colon, &irq) < 0)
-			continue; /* header, NMI, LOC, ... */
-		if (n_msi && !bsearch(&irq, msi, n_msi, sizeof(*msi), cmp_unsigned))
-			continue;
-
-		for (tok = strtok_r(colon + 1, " \t", &tsave); tok; tok = strtok_r(NULL, " \t", &tsave)) {
-			size_t l = strlen(tok);
-			bool catchall;
-			int q;
-
-			if (l > 0 && tok[l - 1] == ',') {
-				tok[l - 1] = 0;
-				shared = true;
-			}
-			q = match_irq_name(iface->name, tok, &catchall);
-			if (q < 0 && devname && devname[0])
-				q = match_irq_name(devname, tok, &catchall);
-			if (q < 0) {
-				/* one IRQ named just "eth0", not shared (legacy INTx, e1000) */
-				if (streq(tok, iface->name) && !shared && (!tsave || !tsave[strspn(tsave, " \t")])) {
-					plain_irq = (int)irq;
-					n_plain++;
-				}
-				continue;
-			}
-			if (n_vec == cap) {
-				size_t ncap = cap ? cap * 2 : 16;
-				struct named_vector *nv = reallocarray(vec, ncap, sizeof(*vec));
-				if (!nv)
-					return -ENOMEM;
-				vec = nv;
-				cap = ncap;
-			}
-			vec[n_vec++] = (struct named_vector){ .irq = irq, .number = (unsigned)q, .catchall = catchall };
-			break;
+		if (l > 0 && tok[l - 1] == ',') {
+			tok[l - 1] = 0;
+			shared = true;
 		}
+		q = match_irq_name(m->iface->name, tok, &catchall);
+		if (q < 0 && m->devname && m->devname[0])
+			q = match_irq_name(m->devname, tok, &catchall);
+		if (q < 0) {
+			/* one IRQ named just "eth0", not shared (legacy INTx, e1000) */
+			if (streq(tok, m->iface->name) && !shared && (!tsave || !tsave[strspn(tsave, " \t\n")])) {
+				m->plain_irq = (int)irq;
+				m->n_plain++;
+			}
+			continue;
+		}
+		if (m->n_vec == m->cap) {
+			size_t ncap = m->cap ? m->cap * 2 : 16;
+			struct named_vector *nv = reallocarray(m->vec, ncap, sizeof(*m->vec));
+			if (!nv)
+				return -ENOMEM;
+			m->vec = nv;
+			m->cap = ncap;
+		}
+		m->vec[m->n_vec++] = (struct named_vector){ .irq = irq, .number = (unsigned)q, .catchall = catchall };
+		break;
 	}
+	return 0;
+}
 
-	/*
-	 * The numbers in these names count a driver's vectors. They are rx
-	 * queue numbers only where each queue has a vector of its own, from 0:
-	 *  - names with an infix ("-TxRx-", "-rx-") outrank bare "eth0-N",
-	 *    which such drivers give a vector that serves no queue (tg3's link
-	 *    vector "eth0-0" beside "eth0-rx-1"...); when that one has the
-	 *    lowest number, the queues' count from the next (tg3: rx-0 is
-	 *    "eth0-rx-1");
-	 *  - fewer vectors than queues: each serves several, in a layout the
-	 *    names do not tell (i40e/ice: runs of rings; ixgbe: round robin),
-	 *    so none is taken and the queues are steered with RPS.
-	 */
+/*
+ * The numbers in these names count a driver's vectors. They are rx queue
+ * numbers only where each queue has a vector of its own, from 0:
+ *  - names with an infix ("-TxRx-", "-rx-") outrank bare "eth0-N", which
+ *    such drivers give a vector that serves no queue (tg3's link vector
+ *    "eth0-0" beside "eth0-rx-1"...); when that one has the lowest number,
+ *    the queues' count from the next (tg3: rx-0 is "eth0-rx-1");
+ *  - fewer vectors than queues: each serves several, in a layout the names
+ *    do not tell (i40e/ice: runs of rings; ixgbe: round robin), so none is
+ *    taken and the queues are steered with RPS.
+ */
+static void match_finish(struct irq_match *m)
+{
+	struct caad_iface *iface = m->iface;
 	bool infix = false;
 	unsigned low_bare = UINT_MAX, low_infix = UINT_MAX, base = 0;
-	for (size_t i = 0; i < n_vec; i++)
-		if (!vec[i].catchall)
-			infix = true;
-	for (size_t i = 0; i < n_vec; i++) {
-		unsigned *low = vec[i].catchall ? &low_bare : &low_infix;
-		*low = MIN(*low, vec[i].number);
+
+	for (size_t i = 0; i < m->n_vec; i++) {
+		unsigned *low = m->vec[i].catchall ? &low_bare : &low_infix;
+
+		infix = infix || !m->vec[i].catchall;
+		*low = MIN(*low, m->vec[i].number);
 	}
 	if (infix && low_bare < low_infix)
 		base = low_infix;
@@ -471,8 +474,8 @@ int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interr
 
 		if (iface->rx[i].irq >= 0)
 			continue; /* netlink told */
-		for (size_t k = 0; k < n_vec && !found; k++)
-			found = (!infix || !vec[k].catchall) && vector_queue(&vec[k], base) == (int)iface->rx[i].index;
+		for (size_t k = 0; k < m->n_vec && !found; k++)
+			found = (!infix || !m->vec[k].catchall) && vector_queue(&m->vec[k], base) == (int)iface->rx[i].index;
 		missing += !found;
 		named += found;
 	}
@@ -481,42 +484,77 @@ int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interr
 		           "the vectors serve several queues each, in a layout their names do not tell: "
 		           "its queues are steered without moving IRQs (RPS)",
 		           iface->name, missing, iface->n_rx);
-		return 0;
+		return;
 	}
-	for (size_t k = 0; k < n_vec; k++) {
-		int q = vector_queue(&vec[k], base);
+	for (size_t k = 0; k < m->n_vec; k++) {
+		int q = vector_queue(&m->vec[k], base);
 
-		if (infix && vec[k].catchall)
+		if (infix && m->vec[k].catchall)
 			continue;
 		for (unsigned i = 0; i < iface->n_rx; i++)
 			if ((int)iface->rx[i].index == q && iface->rx[i].irq < 0) {
-				iface->rx[i].irq = (int)vec[k].irq;
+				iface->rx[i].irq = (int)m->vec[k].irq;
 				iface->rx[i].irq_source = "proc-interrupts";
 			}
 	}
-	if (n_vec == 0 && n_plain == 1 && iface->n_rx == 1 && iface->rx[0].irq < 0) {
-		iface->rx[0].irq = plain_irq;
+	if (m->n_vec == 0 && m->n_plain == 1 && iface->n_rx == 1 && iface->rx[0].irq < 0) {
+		iface->rx[0].irq = m->plain_irq;
 		iface->rx[0].irq_source = "proc-interrupts";
 	}
-	return 0;
 }
 
-/* The IRQs of iface's rx queues from SYSROOT/proc/interrupts. */
+int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interrupts, const unsigned *msi,
+                                    size_t n_msi, const char *devname)
+{
+	_cleanup_free_ char *text = strdup(interrupts); /* strtok_r() cuts it up */
+	struct irq_match m = { .iface = iface, .msi = msi, .n_msi = n_msi, .devname = devname, .plain_irq = -1 };
+	char *save = NULL;
+	int r = 0;
+
+	if (!text)
+		return -ENOMEM;
+	for (char *line = strtok_r(text, "\n", &save); line && r >= 0; line = strtok_r(NULL, "\n", &save))
+		r = match_line(&m, line);
+	if (r >= 0)
+		match_finish(&m);
+	free(m.vec);
+	return r;
+}
+
+/*
+ * The IRQs of iface's rx queues from SYSROOT/proc/interrupts, read a line
+ * at a time: on a host of thousands of CPUs and IRQs the file is tens of
+ * MiB, and a line only some.
+ */
 static int match_interrupts(const char *sysroot, struct caad_iface *iface, const unsigned *msi, size_t n_msi,
                             const char *devname)
 {
-	_cleanup_free_ char *path = NULL, *text = NULL;
-	int r;
+	_cleanup_free_ char *path = NULL, *line = NULL;
+	struct irq_match m = { .iface = iface, .msi = msi, .n_msi = n_msi, .devname = devname, .plain_irq = -1 };
+	size_t cap = 0;
+	FILE *f;
+	int r = 0;
 
 	r = caad_path(&path, sysroot, "/proc/interrupts");
 	if (r < 0)
 		return r;
-	r = caad_read_file(path, &text);
-	if (r < 0) {
-		log_warning_errno(r, "Failed to read %s, IRQs of %s unknown: %m", path, iface->name);
+	f = fopen(path, "re");
+	if (!f) {
+		log_warning_errno(errno, "Failed to read %s, IRQs of %s unknown: %m", path, iface->name);
 		return 0; /* the queues are still usable with RPS */
 	}
-	return caad_inventory_parse_interrupts(iface, text, msi, n_msi, devname);
+	errno = 0;
+	while (r >= 0 && getline(&line, &cap, f) >= 0)
+		r = match_line(&m, line);
+	if (r >= 0 && ferror(f)) {
+		log_warning_errno(errno ?: EIO, "Failed to read %s, IRQs of %s unknown: %m", path, iface->name);
+		m.n_vec = 0, m.n_plain = 0; /* nothing from a file read in part */
+	}
+	fclose(f);
+	if (r >= 0)
+		match_finish(&m);
+	free(m.vec);
+	return r;
 }
 
 static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
