@@ -787,27 +787,29 @@ static void test_cpu_kinds(void **state)
 	remove_tree(root, files, ARRAY_SIZE(files));
 }
 
+/* --print-topology's text (json false) or JSON of t, without NICs: free() it. */
+static char *describe(const struct caad_topology *t, bool json)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	assert_int_equal(json ? caad_topology_to_json(t, NULL, f) : caad_topology_print(t, NULL, f), 0);
+	assert_int_equal(fclose(f), 0);
+	return out;
+}
+
 /* The JSON description is valid and says what the topology says. */
 static void test_describe(void **state)
 {
 	_cleanup_(caad_topology_freep) struct caad_topology *t = load_fixture("24em64t-2n6c2t-pci.xml");
-	_cleanup_free_ char *text = NULL, *json = NULL;
-	size_t tlen = 0, jlen = 0;
-	FILE *f;
+	_cleanup_free_ char *text = describe(t, false), *json = describe(t, true);
 
-	f = open_memstream(&text, &tlen);
-	assert_non_null(f);
-	assert_int_equal(caad_topology_print(t, NULL, f), 0);
-	assert_int_equal(fclose(f), 0);
 	assert_non_null(strstr(text, "Machine: 24 CPUs present, usable 0-23; 2 packages, 2 NUMA nodes, 2 LLCs (L3), 12 cores\n"));
 	assert_non_null(strstr(text, "Package 1: CPUs 1,3,5,7,9,11,13,15,17,19,21,23, NUMA node 1\n"));
 	assert_non_null(strstr(text, "  LLC L3#0: CPUs 0,2,4,6,8,10,12,14,16,18,20,22\n"));
 	assert_non_null(strstr(text, "      PU 0\n      PU 12\n"));
-
-	f = open_memstream(&json, &jlen);
-	assert_non_null(f);
-	assert_int_equal(caad_topology_to_json(t, NULL, f), 0);
-	assert_int_equal(fclose(f), 0);
 	assert_non_null(strstr(json, "{\"cpus\": 24, \"present\": \"0-23\", \"usable\": \"0-23\", \"llc_level\": 3, "
 	                             "\"cache_levels\": [1, 2, 3], \"numa_nodes\": [{\"os_index\": 0, \"cpus\": "
 	                             "\"0,2,4,6,8,10,12,14,16,18,20,22\"}"));
@@ -838,9 +840,7 @@ static void test_describe_cores_without_llc(void **state)
 	char path[] = "/tmp/caad-test-topo-XXXXXX";
 	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
 	_cleanup_free_ char *text = NULL, *json = NULL;
-	size_t tlen = 0, jlen = 0;
 	int fd = mkstemp(path);
-	FILE *f;
 
 	(void)state;
 	assert_true(fd >= 0);
@@ -850,17 +850,11 @@ static void test_describe_cores_without_llc(void **state)
 	unlink(path);
 	assert_int_equal(t->cpus[2].llc, -1);
 
-	f = open_memstream(&text, &tlen);
-	assert_non_null(f);
-	assert_int_equal(caad_topology_print(t, NULL, f), 0);
-	assert_int_equal(fclose(f), 0);
+	text = describe(t, false);
 	assert_non_null(strstr(text, "  LLC L3#0: CPUs 0-1\n    Core 0\n      PU 0\n    Core 1\n      PU 1\n"));
 	assert_non_null(strstr(text, "  No shared L3: CPUs 2-3\n    Core 2\n      PU 2\n    Core 3\n      PU 3\n"));
 
-	f = open_memstream(&json, &jlen);
-	assert_non_null(f);
-	assert_int_equal(caad_topology_to_json(t, NULL, f), 0);
-	assert_int_equal(fclose(f), 0);
+	json = describe(t, true);
 	assert_non_null(strstr(json, "\"cores_without_llc\": [{\"index\": 2, \"pus\": [{\"cpu\": 2, "));
 	assert_non_null(strstr(json, "{\"index\": 3, \"pus\": [{\"cpu\": 3, "));
 }
