@@ -467,6 +467,14 @@ static void match_finish(struct irq_match *m)
 	}
 	if (infix && low_bare < low_infix)
 		base = low_infix;
+	if (infix) { /* the bare ones serve no queue */
+		size_t n = 0;
+
+		for (size_t i = 0; i < m->n_vec; i++)
+			if (!m->vec[i].catchall)
+				m->vec[n++] = m->vec[i];
+		m->n_vec = n;
+	}
 
 	unsigned missing = 0, named = 0;
 	for (unsigned i = 0; i < iface->n_rx; i++) {
@@ -475,7 +483,7 @@ static void match_finish(struct irq_match *m)
 		if (iface->rx[i].irq >= 0)
 			continue; /* netlink told */
 		for (size_t k = 0; k < m->n_vec && !found; k++)
-			found = (!infix || !m->vec[k].catchall) && vector_queue(&m->vec[k], base) == (int)iface->rx[i].index;
+			found = vector_queue(&m->vec[k], base) == (int)iface->rx[i].index;
 		missing += !found;
 		named += found;
 	}
@@ -489,8 +497,6 @@ static void match_finish(struct irq_match *m)
 	for (size_t k = 0; k < m->n_vec; k++) {
 		int q = vector_queue(&m->vec[k], base);
 
-		if (infix && m->vec[k].catchall)
-			continue;
 		for (unsigned i = 0; i < iface->n_rx; i++)
 			if ((int)iface->rx[i].index == q && iface->rx[i].irq < 0) {
 				iface->rx[i].irq = (int)m->vec[k].irq;
