@@ -437,8 +437,17 @@ static int journal_write(struct caad_actuator *a)
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return -ENOMEM;
-	for (size_t i = 0; i < a->n_entries; i++)
-		fprintf(f, "%s\t%s\n", a->entries[i].path, a->entries[i].original);
+	/* PATH, ORIGINAL and, for an interface's sysfs object, its ifindex:
+	 * after a crash, a name that another device took since is not written
+	 * to (an ntuple rule is found by its own text) */
+	for (size_t i = 0; i < a->n_entries; i++) {
+		const struct journal_entry *e = &a->entries[i];
+
+		if (e->ifindex > 0 && strstr(e->path, "/sys/class/net/"))
+			fprintf(f, "%s\t%s\t%d\n", e->path, e->original, e->ifindex);
+		else
+			fprintf(f, "%s\t%s\n", e->path, e->original);
+	}
 	if (fclose(f) != 0)
 		return -ENOMEM;
 
@@ -1510,6 +1519,41 @@ int caad_actuator_restore(struct caad_actuator *a)
 	return kept ? -EIO : 0;
 }
 
+/*
+ * The ifindex, now, of the interface whose sysfs object obj is
+ * (".../sys/class/net/DEV/...", any sysroot in it); 0 for another object
+ * (an IRQ, a kthread, an ntuple rule), -ENODEV when DEV is gone.
+ */
+static int journal_obj_ifindex(const char *obj)
+{
+	static const char net[] = "/sys/class/net/";
+	_cleanup_free_ char *path = NULL;
+	const char *at = strstr(obj, net), *end;
+	char buf[32];
+	unsigned long v;
+	char *e;
+
+	if (!at || ntuple_obj(obj))
+		return 0;
+	end = strchr(at + strlen(net), '/');
+	if (!end || asprintf(&path, "%.*sifindex", (int)(end - obj + 1), obj) < 0)
+		return -ENOMEM;
+	if (caad_read_line(path, buf, sizeof(buf)) < 0)
+		return -ENODEV;
+	errno = 0;
+	v = strtoul(buf, &e, 10);
+	return errno || *e || v == 0 || v > INT_MAX ? -ENODEV : (int)v;
+}
+
+/* A journal line that failed, as it was, for the next attempt. */
+static void keep_line(FILE *f, const char *obj, const char *original, const char *ifindex)
+{
+	if (ifindex)
+		fprintf(f, "%s\t%s\t%s\n", obj, original, ifindex);
+	else
+		fprintf(f, "%s\t%s\n", obj, original);
+}
+
 int caad_journal_restore(const char *journal_path)
 {
 	_cleanup_free_ char *text = NULL, *left = NULL;
@@ -1532,7 +1576,8 @@ int caad_journal_restore(const char *journal_path)
 	if (!lf)
 		return -ENOMEM;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *tab = strchr(line, '\t');
+		char *tab = strchr(line, '\t'), *original, *idx;
+		unsigned long want = 0;
 
 		lineno++;
 		if (!tab || tab == line) {
@@ -1540,27 +1585,51 @@ int caad_journal_restore(const char *journal_path)
 			continue;
 		}
 		*tab = 0;
+		original = tab + 1;
+		/* a third field: the ifindex the object's interface had (older journals: none) */
+		idx = strchr(original, '\t');
+		if (idx) {
+			char *e;
+
+			*idx++ = 0;
+			errno = 0;
+			want = strtoul(idx, &e, 10);
+			if (errno || *e || want == 0 || want > INT_MAX) {
+				log_warning("%s:%u: malformed journal line, skipped", journal_path, lineno);
+				continue;
+			}
+			r = journal_obj_ifindex(line);
+			if (r == -ENODEV) {
+				log_info("%s: gone, nothing to restore", line);
+				continue;
+			}
+			if (r > 0 && (unsigned long)r != want) {
+				log_notice("%s: its interface is another device now (ifindex %d, was %lu): not restored",
+				           line, r, want);
+				continue;
+			}
+		}
 		if (ntuple_obj(line)) {
-			r = ntuple_undo(line, tab + 1, line);
+			r = ntuple_undo(line, original, line);
 			if (r < 0) {
 				failed++;
-				fprintf(lf, "%s\t%s\n", line, tab + 1);
+				keep_line(lf, line, original, idx);
 			}
 			n += MAX(r, 0);
 			continue;
 		}
-		r = obj_write(line, tab + 1);
+		r = obj_write(line, original);
 		if (r == -ENOENT || r == -ENODEV || r == -ESRCH) {
 			log_info("%s: gone, nothing to restore", line);
 			continue;
 		}
 		if (r < 0) {
-			log_error_errno(r, "%s:%u: failed to restore \"%s\" to %s: %m", journal_path, lineno, tab + 1, line);
+			log_error_errno(r, "%s:%u: failed to restore \"%s\" to %s: %m", journal_path, lineno, original, line);
 			failed++;
-			fprintf(lf, "%s\t%s\n", line, tab + 1);
+			keep_line(lf, line, original, idx);
 			continue;
 		}
-		log_notice("Restored %s to \"%s\" from the journal of an earlier run", line, tab + 1);
+		log_notice("Restored %s to \"%s\" from the journal of an earlier run", line, original);
 		n++;
 	}
 	if (fclose(lf) != 0)

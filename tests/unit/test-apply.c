@@ -317,14 +317,18 @@ static size_t journal_lines_any(const struct fixture *fx, char lines[][512], siz
 	return n;
 }
 
-/* Whether the journal has the line for ROOT/rel with the original value. */
+/* Whether the journal has the line for ROOT/rel with the original value
+ * (and, for an interface's object, any ifindex after it). */
 static bool journal_has(char lines[][512], size_t n, const struct fixture *fx, const char *rel, const char *original)
 {
 	char want[512];
+	size_t k;
 
 	snprintf(want, sizeof(want), "%s/%s\t%s", fx->root, rel, original);
+	k = strlen(want);
 	for (size_t i = 0; i < n; i++)
-		if (streq(lines[i], want))
+		if (strncmp(lines[i], want, k) == 0 &&
+		    (!lines[i][k] || (lines[i][k] == '\t' && strspn(lines[i] + k + 1, "0123456789") == strlen(lines[i] + k + 1))))
 			return true;
 	return false;
 }
@@ -466,7 +470,8 @@ static void test_apply_only_differences(void **state)
 	}
 }
 
-/* The journal: "PATH<TAB>ORIGINAL" per object, the first original kept. */
+/* The journal: "PATH<TAB>ORIGINAL" per object, the first original kept;
+ * an interface's sysfs object has "<TAB>IFINDEX" after it. */
 static void test_journal_contents(void **state)
 {
 	struct fixture *fx = *state;
@@ -488,6 +493,14 @@ static void test_journal_contents(void **state)
 	assert_true(journal_has(lines, n, fx, RX0, "0"));
 	assert_true(journal_has(lines, n, fx, RX1, "0"));
 	assert_true(journal_has(lines, n, fx, IRQ101, "1"));
+	for (size_t i = 0; i < n; i++) {
+		const char *third = strchr(strchr(lines[i], '\t') + 1, '\t');
+
+		if (strstr(lines[i], "/sys/class/net/vb/"))
+			assert_true(third && streq(third, "\t2")); /* vb's ifindex */
+		else
+			assert_null(third); /* an IRQ's: no interface */
+	}
 
 	/* No temp file left next to it. */
 	{
@@ -1182,6 +1195,41 @@ static void test_journal_restore_after_crash(void **state)
 	assert_int_equal(caad_journal_restore(fx->journal), 1);
 	assert_content(fx->root, RX1, "\n");
 	assert_false(exists(fx->journal));
+}
+
+/*
+ * After a crash, an interface name that another device took since (driver
+ * reload, udev rename) is not written to: its ifindex differs from the
+ * journal's. An IRQ's line, and a journal of an older caad without the
+ * ifindex field, are restored as they were.
+ */
+static void test_journal_restore_other_device(void **state)
+{
+	struct fixture *fx = *state;
+	struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { rps(0, "0"), irq(101, 0, "0") };
+	struct caad_plan plan = PLAN(s);
+	_cleanup_free_ char *rx0 = path_in(fx->root, RX0), *irq101 = path_in(fx->root, IRQ101);
+	FILE *f;
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	caad_actuator_free(a); /* "crash" */
+	write_file(fx->root, "sys/class/net/vb/ifindex", "9\n"); /* vb is another device now */
+	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_content(fx->root, RX0, "1\n");    /* the other device's: left alone */
+	assert_content(fx->root, IRQ101, "1\n"); /* restored */
+	assert_false(exists(fx->journal));
+
+	/* the same device: restored; an older journal (two fields): restored */
+	write_file(fx->root, "sys/class/net/vb/ifindex", "2\n");
+	write_file(fx->root, IRQ101, "0\n");
+	f = fopen(fx->journal, "we");
+	assert_non_null(f);
+	fprintf(f, "%s\t0\t2\n%s\t1\n", rx0, irq101);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(caad_journal_restore(fx->journal), 2);
+	assert_content(fx->root, RX0, "0\n");
+	assert_content(fx->root, IRQ101, "1\n");
 }
 
 /* Malformed lines are skipped; a vanished object is not restored or created. */
@@ -2295,6 +2343,7 @@ int main(void)
 		T(test_rename_iface),
 		T(test_rename_swap),
 		T(test_journal_restore_after_crash),
+		T(test_journal_restore_other_device),
 		T(test_journal_restore_malformed),
 		T(test_shorter_value_replaces_file),
 		T(test_nothing_outside_root),
