@@ -607,39 +607,44 @@ struct {
 	__type(value, struct caad_flow_record);
 } dump SEC(".maps");
 
-/* Entries copied into "dump" by the iteration under way (user space sets
- * it to 0 before each). */
+/* Entries copied into "dump" by the iteration under way, and objects it
+ * visited (user space sets both to 0 before each). */
 __u32 dump_n = 0;
+__u32 dump_visited = 0;
 
-/* Every flow's entry into "dump", field by field, read with plain loads
- * while the two sides write it (as a map lookup would). The iterator's
- * output is the number of entries copied, a __u64 written at the end (and
- * every 65536 entries: a read() with no output after a million entries
- * would fail). */
-SEC("iter/bpf_sk_storage_map")
-int caad_flows_dump(struct bpf_iter__bpf_sk_storage_map *ctx)
+/*
+ * The iterator's output is the number of entries copied, a __u64 written
+ * at the end and every 65536 objects visited: a read() with no output
+ * after a million of them would fail.
+ */
+static __always_inline void dump_say(struct seq_file *seq, bool end)
 {
-	struct caad_flow_stats *s = ctx->value;
+	__u64 n = dump_n;
+
+	if (end || !(++dump_visited & 0xffff))
+		bpf_seq_write(seq, &n, sizeof(n));
+	/* the count made true again: a socket freed without a close seen
+	 * here would hold its place for good otherwise */
+	if (end)
+		n_flows = n;
+}
+
+/*
+ * One flow's entry into "dump", field by field, read with plain loads
+ * while the two sides write it (as a map lookup would).
+ */
+static __always_inline void dump_one(struct sock *sk, struct caad_flow_stats *s)
+{
 	struct caad_flow_record *d;
 	struct tcp_sock *tp;
-	struct sock *sk;
 	__u32 i;
-	__u64 n;
 
-	if (!ctx->sk || !s) { /* the end */
-		n = dump_n;
-		bpf_seq_write(ctx->meta->seq, &n, sizeof(n));
-		/* the count made true again: a socket freed without a close
-		 * seen here would hold its place for good otherwise */
-		n_flows = n;
-		return 0;
-	}
 	if (s->closed)
-		return 0; /* its socket not freed yet */
+		return; /* its socket not freed yet */
 	i = dump_n;
 	d = bpf_map_lookup_elem(&dump, &i);
 	if (!d)
-		return 0; /* more than max_flows for a moment (made as this runs) */
+		return; /* more than max_flows for a moment (made as this runs) */
 	/*
 	 * The bytes its reader read: from the socket's own counters, here,
 	 * once a scan, not counted at every read. They count splice() and
@@ -655,8 +660,7 @@ int caad_flows_dump(struct bpf_iter__bpf_sk_storage_map *ctx)
 	 * its first read), so the socket is a tcp_sock: a cast, without the
 	 * helper's checks (which read two more of its lines).
 	 */
-	sk = ctx->sk; /* a load of its own: the verifier sees it checked */
-	tp = sk ? bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock)) : NULL;
+	tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
 	if (tp) {
 		__u32 seq = tp->copied_seq;
 
@@ -689,10 +693,50 @@ int caad_flows_dump(struct bpf_iter__bpf_sk_storage_map *ctx)
 	__builtin_memcpy(d->raddr, s->raddr, sizeof(d->raddr));
 	__builtin_memcpy(d->comm, s->comm, sizeof(d->comm));
 	dump_n = ++i;
-	if (!(i & 0xffff)) {
-		n = i;
-		bpf_seq_write(ctx->meta->seq, &n, sizeof(n));
+}
+
+/* Every flow's entry into "dump": the flow table's own iterator, which
+ * visits the entries and nothing else. */
+SEC("iter/bpf_sk_storage_map")
+int caad_flows_dump(struct bpf_iter__bpf_sk_storage_map *ctx)
+{
+	struct caad_flow_stats *s = ctx->value;
+	struct sock *sk = ctx->sk;
+
+	if (!sk || !s) { /* the end */
+		dump_say(ctx->meta->seq, true);
+		return 0;
 	}
+	dump_one(sk, s);
+	dump_say(ctx->meta->seq, false);
+	return 0;
+}
+
+/*
+ * The same through the TCP sockets of the namespace that reads it (caad's,
+ * whose sockets are the only ones with an entry): for a kernel that loads
+ * no map element iterator (some refuse them with EPERM), chosen by user
+ * space. It visits every TCP socket, an entry or not, each under its lock.
+ */
+SEC("iter/tcp")
+int caad_flows_dump_tcp(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	struct caad_flow_stats *s;
+	struct tcp_sock *tp;
+
+	if (!skc) { /* the end */
+		dump_say(ctx->meta->seq, true);
+		return 0;
+	}
+	/* a listener, request or timewait socket has no entry */
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (tp) {
+		s = bpf_sk_storage_get(&flows, (struct sock *)tp, NULL, 0);
+		if (s)
+			dump_one((struct sock *)tp, s);
+	}
+	dump_say(ctx->meta->seq, false);
 	return 0;
 }
 

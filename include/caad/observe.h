@@ -11,10 +11,27 @@
 /* The BPF observer: loads and attaches bpf/observer.bpf.c, reads its maps. */
 struct caad_observer;
 
+/*
+ * How a snapshot visits the flows' entries: the flow table's own iterator
+ * (the entries and nothing else), or the TCP socket iterator (every TCP
+ * socket of the reading process's namespace, each under its lock: more
+ * work, for kernels that refuse map element iterators). AUTO takes the
+ * first where the kernel loads it.
+ */
+enum caad_flow_iter {
+	CAAD_FLOW_ITER_AUTO,
+	CAAD_FLOW_ITER_STORAGE,
+	CAAD_FLOW_ITER_TCP,
+	_CAAD_FLOW_ITER_COUNT,
+};
+
+const char *caad_flow_iter_to_string(enum caad_flow_iter i);
+
 struct caad_observer_options {
-	uint32_t netns_inode;  /* only sockets in this netns; 0 = all */
+	uint32_t netns_inode;  /* only sockets in this netns; 0 = all (the TCP iterator: the reader's only) */
 	uint32_t max_flows;    /* most flows followed at once (MaxFlows=); 0 = default (16384) */
 	uint32_t ringbuf_size; /* bytes, power of two >= page size; 0 = default */
+	enum caad_flow_iter flow_iter;
 };
 
 int caad_observer_open(const struct caad_observer_options *opts, struct caad_observer **ret);
@@ -50,6 +67,11 @@ uint64_t caad_observer_left_total(const struct caad_observer *o);
 /* read() calls the last snapshot made on the flow table's iterator (not
  * counting the batch lookups of its copy). */
 unsigned caad_observer_snapshot_calls(const struct caad_observer *o);
+/* Which iterator the snapshots use (never AUTO). */
+enum caad_flow_iter caad_observer_flow_iter(const struct caad_observer *o);
+/* Whether this kernel loads an iterator over a socket storage map: 1 yes,
+ * 0 refused (the error is logged at debug level), < 0 could not tell. */
+int caad_probe_storage_iter(void);
 uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c);
 
 /*

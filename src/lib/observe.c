@@ -22,7 +22,8 @@ struct caad_observer {
 	struct ring_buffer *rb;
 	int n_cpus;
 
-	struct bpf_link *dump;       /* the flows map's iterator (caad_flows_dump) */
+	struct bpf_link *dump;       /* the flows' iterator (caad_flows_dump or _tcp) */
+	enum caad_flow_iter flow_iter;
 	uint32_t dump_max;           /* the "dump" array's entries */
 	struct caad_flow_base *prev; /* last snapshot's bases, sorted by id */
 	unsigned snapshot_calls;     /* read() calls of the iterator the last snapshot took */
@@ -183,6 +184,79 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+const char *caad_flow_iter_to_string(enum caad_flow_iter i)
+{
+	static const char *const names[_CAAD_FLOW_ITER_COUNT] = {
+		[CAAD_FLOW_ITER_AUTO] = "auto",
+		[CAAD_FLOW_ITER_STORAGE] = "storage",
+		[CAAD_FLOW_ITER_TCP] = "tcp",
+	};
+
+	return (unsigned)i < _CAAD_FLOW_ITER_COUNT ? names[i] : NULL;
+}
+
+/*
+ * A program that returns 0, loaded as an iterator over socket storage
+ * maps: what the kernel says of it is what it says of caad_flows_dump,
+ * without the noise of a whole object that fails to load. Seen refused
+ * with EPERM, before any verification, by a 6.18 kernel that loaded the
+ * task and TCP iterators.
+ */
+int caad_probe_storage_iter(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = BPF_TRACE_ITER);
+	int id, fd;
+
+	id = libbpf_find_vmlinux_btf_id("bpf_sk_storage_map", BPF_TRACE_ITER);
+	if (id < 0)
+		return log_debug_errno(id, "No socket storage map iterator in the kernel's BTF: %m");
+	po.attach_btf_id = (__u32)id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "caad_probe", "GPL", insns, ARRAY_SIZE(insns), &po);
+	if (fd < 0) {
+		log_debug_errno(errno, "The kernel refuses a socket storage map iterator: %m");
+		return 0;
+	}
+	close(fd);
+	return 1;
+}
+
+static enum caad_flow_iter choose_flow_iter(enum caad_flow_iter want)
+{
+	int r;
+
+	if (want != CAAD_FLOW_ITER_AUTO)
+		return want;
+	r = caad_probe_storage_iter();
+	if (r > 0)
+		return CAAD_FLOW_ITER_STORAGE;
+	if (r == 0)
+		log_info("This kernel refuses map element iterators: flows are read through its TCP socket iterator, "
+		         "which visits every TCP socket of the namespace");
+	/* could not tell: the TCP iterator, which needs nothing of the map */
+	return CAAD_FLOW_ITER_TCP;
+}
+
+static int attach_flow_iter(struct caad_observer *o)
+{
+	if (o->flow_iter == CAAD_FLOW_ITER_STORAGE) {
+		DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, io);
+		union bpf_iter_link_info info = { .map.map_fd = (__u32)bpf_map__fd(o->skel->maps.flows) };
+
+		io.link_info = &info;
+		io.link_info_len = sizeof(info);
+		o->dump = bpf_program__attach_iter(o->skel->progs.caad_flows_dump, &io);
+	} else
+		o->dump = bpf_program__attach_iter(o->skel->progs.caad_flows_dump_tcp, NULL);
+	if (!o->dump)
+		return log_error_errno(errno ? errno : EINVAL, "Failed to attach the flow table's iterator (%s): %m",
+		                       caad_flow_iter_to_string(o->flow_iter));
+	return 0;
+}
+
 int caad_observer_open(const struct caad_observer_options *opts, struct caad_observer **ret)
 {
 	_cleanup_(caad_observer_freep) struct caad_observer *o = NULL;
@@ -209,8 +283,12 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 		if (r < 0)
 			return log_error_errno(r, "Failed to size the flow table's copy to %u: %m", opts->max_flows);
 	}
-	/* a map iterator is attached to its map, below */
+	/* one flows' iterator, attached below (a map iterator to its map) */
+	o->flow_iter = choose_flow_iter(opts->flow_iter);
+	bpf_program__set_autoload(o->skel->progs.caad_flows_dump, o->flow_iter == CAAD_FLOW_ITER_STORAGE);
+	bpf_program__set_autoload(o->skel->progs.caad_flows_dump_tcp, o->flow_iter == CAAD_FLOW_ITER_TCP);
 	bpf_program__set_autoattach(o->skel->progs.caad_flows_dump, false);
+	bpf_program__set_autoattach(o->skel->progs.caad_flows_dump_tcp, false);
 	/* the softirq programs: while a thread is watched (caad_observer_watch_thread()) */
 	bpf_program__set_autoattach(o->skel->progs.caad_softirq_entry, false);
 	bpf_program__set_autoattach(o->skel->progs.caad_softirq_exit, false);
@@ -226,23 +304,17 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	r = caad_observer_bpf__attach(o->skel);
 	if (r < 0)
 		return log_error_errno(r, "Failed to attach BPF observer to its tracepoints: %m");
-	{
-		DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, io);
-		union bpf_iter_link_info info = { .map.map_fd = (__u32)bpf_map__fd(o->skel->maps.flows) };
-
-		io.link_info = &info;
-		io.link_info_len = sizeof(info);
-		o->dump = bpf_program__attach_iter(o->skel->progs.caad_flows_dump, &io);
-		if (!o->dump)
-			return log_error_errno(errno ? errno : EINVAL, "Failed to attach the flow table's iterator: %m");
-	}
+	r = attach_flow_iter(o);
+	if (r < 0)
+		return r;
 	o->dump_max = bpf_map__max_entries(o->skel->maps.dump);
 
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), handle_event, o, NULL);
 	if (!o->rb)
 		return log_error_errno(errno ? errno : ENOMEM, "Failed to set up the BPF ring buffer: %m");
 
-	log_debug("BPF observer attached (netns %u, %u flows max)", opts->netns_inode, o->skel->rodata->max_flows);
+	log_debug("BPF observer attached (netns %u, %u flows max, %s iterator)", opts->netns_inode,
+	          o->skel->rodata->max_flows, caad_flow_iter_to_string(o->flow_iter));
 	*ret = TAKE_PTR(o);
 	return 0;
 }
@@ -310,6 +382,7 @@ static int read_flows(struct caad_observer *o, struct caad_flow **flows, size_t 
 	bool any = false;
 
 	o->skel->bss->dump_n = 0;
+	o->skel->bss->dump_visited = 0;
 	fd = bpf_iter_create(bpf_link__fd(o->dump));
 	if (fd < 0)
 		return log_error_errno(errno, "Failed to read the BPF flow table: %m");
@@ -468,6 +541,11 @@ uint64_t caad_observer_left_total(const struct caad_observer *o)
 unsigned caad_observer_snapshot_calls(const struct caad_observer *o)
 {
 	return o ? o->snapshot_calls : 0;
+}
+
+enum caad_flow_iter caad_observer_flow_iter(const struct caad_observer *o)
+{
+	return o->flow_iter;
 }
 
 uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c)

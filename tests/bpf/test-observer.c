@@ -50,6 +50,10 @@
 static bool is_root;
 static uint32_t test_netns;  /* the private namespace main() made */
 static uint32_t outer_netns; /* the one we came from */
+/* Which flows' iterator every observer of these tests uses:
+ * CAAD_TEST_FLOW_ITER=auto|storage|tcp (meson runs the suite with auto
+ * and with tcp, so both are tested where the kernel loads both). */
+static enum caad_flow_iter test_flow_iter = CAAD_FLOW_ITER_AUTO;
 static int cpu_writer, cpu_reader;
 static bool two_cpus; /* writer and reader on different CPUs */
 static long n_cpus;    /* configured CPUs: proc_cpu must be below */
@@ -332,6 +336,7 @@ static struct caad_observer *observer_open(uint32_t netns, uint32_t max_flows, u
 		.netns_inode = netns,
 		.max_flows = max_flows,
 		.ringbuf_size = ringbuf_size,
+		.flow_iter = test_flow_iter,
 	};
 	struct caad_observer *o = NULL;
 	int r = caad_observer_open(&opts, &o);
@@ -381,6 +386,55 @@ static void test_open(void **state)
 	caad_observer_free(o);
 
 	caad_observer_free(NULL);
+}
+
+/* AUTO takes the flow table's own iterator exactly where the kernel loads
+ * it, else the TCP one; a forced choice is kept, and one the kernel
+ * refuses fails to open, leaving the output alone. */
+static void test_flow_iter_choice(void **state)
+{
+	struct caad_observer_options opts = { .netns_inode = test_netns };
+	struct caad_observer *o = NULL, *sentinel = (struct caad_observer *)&opts;
+	_cleanup_free_ struct caad_flow *flows = NULL;
+	struct conn c;
+	int storage;
+
+	REQUIRE_ROOT();
+
+	storage = caad_probe_storage_iter();
+	print_message("the kernel %s a socket storage map iterator\n", storage > 0 ? "loads" : "refuses");
+	assert_true(storage == 0 || storage == 1);
+
+	assert_int_equal(caad_observer_open(&opts, &o), 0);
+	assert_int_equal(caad_observer_flow_iter(o), storage ? CAAD_FLOW_ITER_STORAGE : CAAD_FLOW_ITER_TCP);
+	caad_observer_free(o);
+
+	opts.flow_iter = CAAD_FLOW_ITER_TCP;
+	assert_int_equal(caad_observer_open(&opts, &o), 0);
+	assert_int_equal(caad_observer_flow_iter(o), CAAD_FLOW_ITER_TCP);
+	/* it lists a flow, with its bytes, and not its sender's socket */
+	conn_new(&c);
+	assert_int_equal(small_xfer(&c, 1000), 0);
+	assert_int_equal(snapshot(o, &flows), 1);
+	assert_int_equal(flows[0].bytes, 1000);
+	assert_int_equal(flows[0].lport, c.lport);
+	assert_int_equal(flows[0].rport, c.cport);
+	conn_close(&c);
+	caad_observer_free(o);
+
+	opts.flow_iter = CAAD_FLOW_ITER_STORAGE;
+	o = sentinel;
+	if (storage) {
+		assert_int_equal(caad_observer_open(&opts, &o), 0);
+		assert_int_equal(caad_observer_flow_iter(o), CAAD_FLOW_ITER_STORAGE);
+		caad_observer_free(o);
+	} else {
+		assert_true(caad_observer_open(&opts, &o) < 0);
+		assert_ptr_equal(o, sentinel);
+	}
+
+	assert_string_equal(caad_flow_iter_to_string(CAAD_FLOW_ITER_TCP), "tcp");
+	assert_null(caad_flow_iter_to_string(_CAAD_FLOW_ITER_COUNT));
 }
 
 static void test_stream_receiver(void **state)
@@ -586,14 +640,38 @@ static _Noreturn void netns_child(int ready_fd, int go_fd)
 	_exit(0);
 }
 
+/* Move into the network namespace of pid (enter) or back into the test's
+ * own (!enter). Returns 0 or -errno. */
+static int in_netns_of(pid_t pid, bool enter)
+{
+	static int back = -1;
+	char path[64];
+	int fd, r = 0;
+
+	if (enter) {
+		if (back < 0)
+			back = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	} else
+		fd = back;
+	if (back < 0 || fd < 0)
+		return -errno;
+	if (setns(fd, CLONE_NEWNET) < 0)
+		r = -errno;
+	if (enter)
+		close(fd);
+	return r;
+}
+
 static void test_netns_filter(void **state)
 {
 	struct caad_observer *o = *state, *all = NULL;
-	_cleanup_free_ struct caad_flow *flows = NULL, *flows_all = NULL;
+	_cleanup_free_ struct caad_flow *flows = NULL, *flows_all = NULL, *flows_child = NULL;
 	int ready[2], go[2], status;
 	struct pollfd pfd;
 	uint16_t child_port = 0;
-	size_t n, n_all, seen_all = 0;
+	size_t n, n_all, n_child, seen_all = 0;
 	pid_t pid;
 
 	REQUIRE_ROOT();
@@ -619,8 +697,15 @@ static void test_netns_filter(void **state)
 	assert_int_equal(read(ready[0], &child_port, sizeof(child_port)), sizeof(child_port));
 	close(ready[0]);
 
+	/* Each snapshot from our namespace and from the child's: the TCP
+	 * iterator visits the sockets of the namespace that reads it, the
+	 * flow table's iterator the entries the programs made (only those of
+	 * the observer's namespace, unless it watches all). */
 	n = snapshot(o, &flows);
+	assert_int_equal(in_netns_of(pid, true), 0);
+	n_child = snapshot(o, &flows_child);
 	n_all = snapshot(all, &flows_all);
+	assert_int_equal(in_netns_of(pid, false), 0);
 	for (size_t i = 0; i < n_all; i++)
 		if (flows_all[i].pid == (uint32_t)pid && flows_all[i].lport == child_port) {
 			assert_int_equal(flows_all[i].bytes, CHILD_BYTES);
@@ -638,6 +723,8 @@ static void test_netns_filter(void **state)
 	for (size_t i = 0; i < n; i++)
 		assert_int_not_equal(flows[i].pid, (uint32_t)pid);
 	assert_int_equal(n, 0);
+	/* nor from inside the child's: the programs made no entry there */
+	assert_int_equal(n_child, 0);
 }
 
 static void test_close(void **state)
@@ -1168,7 +1255,7 @@ static void test_bounded_map(void **state)
  * Two observers list the same flows. */
 static void test_snapshot_reads(void **state)
 {
-	struct caad_observer_options opts = { .netns_inode = test_netns };
+	struct caad_observer_options opts = { .netns_inode = test_netns, .flow_iter = test_flow_iter };
 	struct caad_observer *o[2] = {};
 	struct caad_flow *flows[2] = {};
 	size_t n[2];
@@ -1572,6 +1659,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open),
+		cmocka_unit_test(test_flow_iter_choice),
 		cmocka_unit_test_setup_teardown(test_stream_receiver, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_new_reader_same_cpu, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_rates, setup_observer, teardown_observer),
@@ -1593,6 +1681,18 @@ int main(void)
 	};
 	cpu_set_t set;
 	int r;
+
+	const char *fi = getenv("CAAD_TEST_FLOW_ITER");
+	if (fi) {
+		for (test_flow_iter = 0; test_flow_iter < _CAAD_FLOW_ITER_COUNT; test_flow_iter++)
+			if (strcmp(fi, caad_flow_iter_to_string(test_flow_iter)) == 0)
+				break;
+		if (test_flow_iter == _CAAD_FLOW_ITER_COUNT) {
+			fprintf(stderr, "CAAD_TEST_FLOW_ITER=%s: not auto, storage or tcp\n", fi);
+			return 1;
+		}
+		printf("every observer reads flows through the %s iterator\n", fi);
+	}
 
 	is_root = geteuid() == 0;
 	if (!is_root) {
