@@ -18,7 +18,7 @@
  *
  * Two CPUs write it: the reader's (sock_recv_length) and the one that
  * processes the flow's packets (sk_data_ready in NET_RX softirq), and caad
- * steers them apart on purpose (caad_flows_dump writes the bytes, once a
+ * steers them apart on purpose (the flows' iterator writes the bytes, once a
  * scan). Each side's fields are a group of their own, at least 64 bytes
  * from the other's and from the storage element's header (which every
  * lookup reads, just before each value): wherever the kernel puts the
@@ -54,7 +54,7 @@ struct caad_flow_stats {
 	                       * again when they cross a 1 MiB mark */
 	char comm[CAAD_COMM_LEN]; /* written with consumer_tid */
 
-	/* caad_flows_dump's, once a scan (and the first read's): what the
+	/* the flows' iterator's, once a scan (and the first read's): what the
 	 * reader read, from the kernel's own counters, not counted per read */
 	__u64 bytes;          /* bytes read since (and with) the first read seen */
 	__u32 read_seq;       /* tcp_sock->copied_seq then (the first read's: before it) */
@@ -69,7 +69,7 @@ struct caad_flow_stats {
 	__u32 napi_id;        /* sk->sk_napi_id (< 257 is not a NAPI id) */
 	__u32 rx_queue;       /* sk->sk_rx_queue_mapping (65535: unknown) */
 	__u32 proc_kthread;   /* threaded NAPI kthread (pid) that processed it last, 0 none */
-	/* not the softirq side's: caad_flows_dump's, once a scan */
+	/* not the softirq side's: the flows' iterator's, once a scan */
 	__u32 rcv_ooopack;    /* tcp_sock->rcv_ooopack: packets that arrived out of order, as
 	                       * read at the last scan after which the reader read more */
 	__u8 _pad2[8];
@@ -111,7 +111,7 @@ static inline __attribute__((always_inline)) __u64 caad_read_delta(__u32 seq, __
 
 /*
  * A flow as a snapshot hands it over: the "dump" array's value, which
- * caad_flows_dump fills from each entry (what caad reads of it: not the
+ * the flows' iterator fills from each entry (what caad reads of it: not the
  * gaps that keep the two writers apart, nor the entry's bookkeeping). 120
  * bytes, not the entry's 248: half the copying, in the kernel and out to
  * caad, at every scan of every flow, and half the array.
