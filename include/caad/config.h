@@ -32,6 +32,7 @@ struct caad_config {
 	char **interfaces;     /* NULL-terminated list; empty = none configured */
 	size_t n_interfaces;
 	unsigned interval_ms;  /* scan period */
+	unsigned scan_budget_pct; /* ScanBudgetPercent=: scans' most of a CPU, else further apart */
 	unsigned max_flows;    /* size of the BPF flow table */
 	int log_level;         /* syslog level */
 	enum caad_irqbalance_mode irqbalance; /* what to do when irqbalance runs */

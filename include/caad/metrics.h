@@ -42,6 +42,8 @@ struct caad_metrics {
 	uint64_t values_backed_off;     /* values caad leaves alone now: someone else changed them */
 	uint64_t last_plan_usec;        /* duration of the last planning */
 	uint64_t last_scan_timestamp_usec; /* CLOCK_REALTIME, 0 = never */
+	uint64_t scan_period_usec;      /* from one scan's start to the next's, now */
+	uint64_t scan_cpu_usec;         /* a scan's CPU time, smoothed */
 
 	/* since start (counters) */
 	uint64_t scans;

@@ -26,6 +26,7 @@
 #include "caad/irqbalance.h"
 #include "caad/log.h"
 #include "caad/observe.h"
+#include "caad/pace.h"
 #include "caad/state.h"
 #include "caad/sysfs.h"
 #include "caad/topology.h"
@@ -536,21 +537,40 @@ static int scan(struct daemon *d)
 	return 0;
 }
 
+/* The period was stretched for the scan budget, or is back to the interval. */
+static void log_pace(const struct daemon *d, uint64_t interval_usec)
+{
+	if (d->pace.stretched)
+		log_notice("Scans of %zu flows take %.1f ms of CPU each: one every %.0f ms, not IntervalMSec=%u, "
+		           "to keep them within ScanBudgetPercent=%u",
+		           d->n_flows, d->pace.cost_usec / 1e3, d->pace.period_usec / 1e3, d->config.interval_ms,
+		           d->config.scan_budget_pct);
+	else
+		log_info("Scans of %zu flows take %.1f ms of CPU each: one every IntervalMSec=%" PRIu64 " again",
+		         d->n_flows, d->pace.cost_usec / 1e3, interval_usec / 1000);
+}
+
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
+	uint64_t iv = (uint64_t)d->config.interval_ms * 1000, cpu = now_usec(CLOCK_THREAD_CPUTIME_ID), next, now;
 	int r;
 
 	d->last_scan_mono = now_usec(CLOCK_MONOTONIC);
 	r = scan(d);
-	d->last_scan_cost = now_usec(CLOCK_MONOTONIC) - d->last_scan_mono;
+	/* its CPU time (the BPF iterator's, in the kernel, included) sets
+	 * how far apart scans must be for ScanBudgetPercent= */
+	if (caad_pace_add(&d->pace, now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu, iv, d->config.scan_budget_pct))
+		log_pace(d, iv);
 	if (r == -ENOMEM)
 		return sd_event_exit(d->event, r);
 	daemon_metrics_file_update(d);
 	/* from when this one was due, so scans keep their pace; but a scan
-	 * (or a stall) longer than the interval does not make the next ones
+	 * (or a stall) longer than the period does not make the next ones
 	 * run back to back to catch up */
-	uint64_t iv = (uint64_t)d->config.interval_ms * 1000, next = usec + iv, now = now_usec(CLOCK_MONOTONIC);
+	iv = d->pace.period_usec;
+	next = usec + iv;
+	now = now_usec(CLOCK_MONOTONIC);
 	if (next < now + iv / 2)
 		next = now + iv / 2;
 	return sd_event_source_set_time(s, next);
@@ -560,8 +580,9 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
  * A steered flow's reader moved off the CPUs its steering holds for: scan
  * now rather than at the next tick, to follow it within milliseconds. A
  * reader the scheduler keeps moving must not make caad scan without end:
- * early scans are at least EARLY_SCAN_GAP_USEC apart, and ten times as far
- * as the last scan took (at most a tenth of a CPU).
+ * early scans are at least EARLY_SCAN_GAP_USEC apart, and as far as the
+ * scan budget asks (ScanBudgetPercent=, 10% of a CPU by default: ten
+ * times as far as a scan takes).
  */
 #define EARLY_SCAN_GAP_USEC 50000u
 
@@ -569,7 +590,7 @@ static void scan_early(struct daemon *d)
 {
 	uint64_t now = now_usec(CLOCK_MONOTONIC), at, next;
 
-	at = MAX(now, d->last_scan_mono + MAX(EARLY_SCAN_GAP_USEC, 10 * d->last_scan_cost));
+	at = MAX(now, d->last_scan_mono + caad_pace_gap(&d->pace, EARLY_SCAN_GAP_USEC, d->config.scan_budget_pct));
 	if (sd_event_source_get_time(d->timer, &next) < 0 || next <= at)
 		return;
 	if (sd_event_source_set_time(d->timer, at) >= 0)

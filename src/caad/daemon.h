@@ -8,6 +8,7 @@
 
 #include "caad/config.h"
 #include "caad/flow.h"
+#include "caad/pace.h"
 #include "caad/plan.h"
 #include "closedloop.h"
 
@@ -64,7 +65,7 @@ struct daemon {
 	uint64_t last_plan_usec;   /* how long planning took */
 	uint64_t last_scan_usec;   /* CLOCK_REALTIME of the last scan, 0 never */
 	uint64_t last_scan_mono;   /* CLOCK_MONOTONIC (usec) when the last scan began */
-	uint64_t last_scan_cost;   /* how long it took, usec */
+	struct caad_pace pace;     /* how far apart scans are (ScanBudgetPercent=) */
 	uint64_t early_scans;      /* scans run early: a steered flow's reader moved */
 	uint64_t errors;           /* failed plans (the actuator counts its own) */
 	uint64_t reloads, reload_failures;

@@ -213,6 +213,8 @@ static const struct {
 	{ "Scans", offsetof(struct caad_metrics, scans) },
 	{ "LastPlanUSec", offsetof(struct caad_metrics, last_plan_usec) },
 	{ "LastScanTimestamp", offsetof(struct caad_metrics, last_scan_timestamp_usec) },
+	{ "ScanPeriodUSec", offsetof(struct caad_metrics, scan_period_usec) },
+	{ "ScanCPUUSec", offsetof(struct caad_metrics, scan_cpu_usec) },
 };
 
 /* The numbers are those of GetMetrics: one source for both. */
@@ -591,6 +593,8 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_PROPERTY("Scans", "t", property_get_counter, 0, 0),
 	SD_BUS_PROPERTY("LastPlanUSec", "t", property_get_counter, 0, 0),
 	SD_BUS_PROPERTY("LastScanTimestamp", "t", property_get_counter, 0, 0),
+	SD_BUS_PROPERTY("ScanPeriodUSec", "t", property_get_counter, 0, 0),
+	SD_BUS_PROPERTY("ScanCPUUSec", "t", property_get_counter, 0, 0),
 
 	SD_BUS_METHOD_WITH_ARGS("ListFlows", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssisssuiittiss)", flows),
 	                        method_list_flows, SD_BUS_VTABLE_UNPRIVILEGED),

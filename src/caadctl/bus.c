@@ -143,6 +143,8 @@ int ctl_get_status(struct ctl *c, struct ctl_status *ret)
 		{ "Scans", offsetof(struct ctl_status, scans) },
 		{ "LastPlanUSec", offsetof(struct ctl_status, last_plan_usec) },
 		{ "LastScanTimestamp", offsetof(struct ctl_status, last_scan_timestamp) },
+		{ "ScanPeriodUSec", offsetof(struct ctl_status, scan_period_usec) },
+		{ "ScanCPUUSec", offsetof(struct ctl_status, scan_cpu_usec) },
 	};
 	struct ctl_status s = {};
 	int r;

@@ -194,7 +194,7 @@ struct ctl_status {
 	bool paused;
 	char **interfaces; /* NULL-terminated, owned */
 	uint64_t flows_seen, flows_heavy, flows_steered, moves, errors, scans, last_plan_usec,
-		last_scan_timestamp;
+		last_scan_timestamp, scan_period_usec, scan_cpu_usec;
 };
 int ctl_get_status(struct ctl *c, struct ctl_status *ret);
 void ctl_status_done(struct ctl_status *s);

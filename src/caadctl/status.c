@@ -26,6 +26,8 @@ static struct json_object *status_json(const struct ctl_status *s)
 	json_object_object_add(o, "scans", json_object_new_uint64(s->scans));
 	json_object_object_add(o, "last_plan_usec", json_object_new_uint64(s->last_plan_usec));
 	json_object_object_add(o, "last_scan_timestamp_usec", json_object_new_uint64(s->last_scan_timestamp));
+	json_object_object_add(o, "scan_period_usec", json_object_new_uint64(s->scan_period_usec));
+	json_object_object_add(o, "scan_cpu_usec", json_object_new_uint64(s->scan_cpu_usec));
 	return o;
 }
 
@@ -54,7 +56,7 @@ static void format_scan_time(uint64_t usec, char *buf, size_t size)
 int ctl_status(struct ctl *c, const struct ctl_command *cmd)
 {
 	struct ctl_status s;
-	char plan[32], scan[128];
+	char plan[32], scan[128], period[32], cpu[32];
 	int r;
 
 	r = ctl_get_status(c, &s);
@@ -68,6 +70,8 @@ int ctl_status(struct ctl *c, const struct ctl_command *cmd)
 
 	ctl_format_usec(s.last_plan_usec, plan, sizeof(plan));
 	format_scan_time(s.last_scan_timestamp, scan, sizeof(scan));
+	ctl_format_usec(s.scan_period_usec, period, sizeof(period));
+	ctl_format_usec(s.scan_cpu_usec, cpu, sizeof(cpu));
 	printf("caad %s: %s%s, placement %s\n", s.version, s.mode, s.paused ? ", paused (plans are not applied)" : "",
 	       s.placement);
 	printf("  Interfaces: ");
@@ -80,8 +84,9 @@ int ctl_status(struct ctl *c, const struct ctl_command *cmd)
 	       "       Moves: %" PRIu64 " values written\n"
 	       "      Errors: %" PRIu64 "\n"
 	       "       Scans: %" PRIu64 ", the last at %s\n"
+	       "              every %s, %s of CPU each\n"
 	       "   Last plan: %s\n",
-	       s.flows_seen, s.flows_heavy, s.flows_steered, s.moves, s.errors, s.scans, scan, plan);
+	       s.flows_seen, s.flows_heavy, s.flows_steered, s.moves, s.errors, s.scans, scan, period, cpu, plan);
 	ctl_status_done(&s);
 	return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }

@@ -41,6 +41,7 @@
 #define INTERVAL_MS_DEFAULT 250u
 #define INTERVAL_MS_MIN 10u
 #define INTERVAL_MS_MAX 60000u
+#define SCAN_BUDGET_PCT_DEFAULT 10u
 #define MAX_FLOWS_DEFAULT 16384u
 #define MAX_FLOWS_MIN 64u
 #define MAX_FLOWS_MAX 1048576u
@@ -144,6 +145,7 @@ void caad_config_init(struct caad_config *c)
 		.interfaces = NULL,
 		.n_interfaces = 0,
 		.interval_ms = INTERVAL_MS_DEFAULT,
+		.scan_budget_pct = SCAN_BUDGET_PCT_DEFAULT,
 		.max_flows = MAX_FLOWS_DEFAULT,
 		.log_level = LOG_INFO,
 		.irqbalance = CAAD_IRQBALANCE_BAN,
@@ -572,6 +574,7 @@ static const struct config_key config_keys[] = {
 	KEY("Daemon", "Mode", parse_mode, mode),
 	KEY("Daemon", "Interfaces", parse_interfaces, interfaces),
 	KEY("Daemon", "IntervalMSec", parse_unsigned, interval_ms, INTERVAL_MS_MIN, INTERVAL_MS_MAX),
+	KEY("Daemon", "ScanBudgetPercent", parse_unsigned, scan_budget_pct, 1, 100),
 	KEY("Daemon", "MaxFlows", parse_unsigned, max_flows, MAX_FLOWS_MIN, MAX_FLOWS_MAX),
 	KEY("Daemon", "LogLevel", parse_log_level, log_level),
 	KEY("Daemon", "IrqBalance", parse_irqbalance, irqbalance),

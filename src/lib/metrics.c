@@ -79,6 +79,13 @@ int caad_metrics_format(FILE *f, const struct caad_metrics *m)
 	usec_as_seconds(f, "caad_last_plan_duration_seconds", "How long the last planning took.", m->last_plan_usec);
 	usec_as_seconds(f, "caad_last_scan_timestamp_seconds",
 	                "When the last scan ran, in seconds since the epoch (0: never).", m->last_scan_timestamp_usec);
+	usec_as_seconds(f, "caad_scan_period_seconds",
+	                "Time from one scan's start to the next's now: IntervalMSec=, or longer where scans that often "
+	                "would take more than ScanBudgetPercent= of a CPU.",
+	                m->scan_period_usec);
+	usec_as_seconds(f, "caad_scan_cpu_seconds",
+	                "CPU time of a scan (the BPF flow iterator's included), smoothed over the last few.",
+	                m->scan_cpu_usec);
 	u64(f, "caad_scans_total", "counter", "Scans since start.", m->scans);
 	u64(f, "caad_early_scans_total", "counter",
 	    "Scans run before their time because a steered flow's reader moved off the CPUs its steering holds for.",

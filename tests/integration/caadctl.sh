@@ -187,14 +187,15 @@ want_version=$("$CAAD" --version | awk '{print $2}')
 jq -e --arg v "$want_version" '.version == $v and .mode == "enforce" and .placement == "prior" and
 	.paused == false and .interfaces == ["vb"] and .flows_seen >= 1 and .flows_heavy >= 1 and
 	.flows_steered >= 1 and .moves >= 1 and .errors == 0 and .scans >= 1 and .last_plan_usec < 1000000 and
-	.last_scan_timestamp_usec > 0' <<<"$OUT" >/dev/null || fail "status -j: $OUT"
+	.last_scan_timestamp_usec > 0 and .scan_period_usec >= 100000 and .scan_cpu_usec > 0' <<<"$OUT" >/dev/null || fail "status -j: $OUT"
 [ "$(busctl --address="$ADDR" get-property org.caad1 /org/caad1 org.caad1.Manager Moves | awk '{print $2}')" -ge \
 	"$(jq .moves <<<"$OUT")" ] || fail "status moves ahead of the Moves property"
 run 0 "$CTL" -p status
 [ "$(wc -l <<<"$OUT")" -gt 10 ] && jq -e .mode <<<"$OUT" >/dev/null || fail "--pretty is not indented JSON: $OUT"
 run 0 "$CTL" st
 grep -q "^caad $want_version: enforce, placement prior$" <<<"$OUT" && grep -q "Interfaces: vb$" <<<"$OUT" &&
-	grep -Eq "Flows: [0-9]+ seen, [0-9]+ heavy, [1-9][0-9]* steered$" <<<"$OUT" || fail "status: $OUT"
+	grep -Eq "Flows: [0-9]+ seen, [0-9]+ heavy, [1-9][0-9]* steered$" <<<"$OUT" &&
+	grep -Eq "^ +every [0-9.]+ m?s, [0-9.]+ [mu]?s of CPU each$" <<<"$OUT" || fail "status: $OUT"
 run 0 as_nobody "$CTL" status
 info "status: $(sed -n 3p <<<"$OUT" | sed 's/^ *//')"
 

@@ -138,7 +138,7 @@ info "introspection matches dbus/org.caad1.Manager.xml"
 # 4. Every property, as anyone may read it (nobody, through the shipped policy)
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 for p in Version Mode Placement Paused Interfaces FlowsSeen FlowsHeavy FlowsSteered Moves Errors Scans \
-	LastPlanUSec LastScanTimestamp; do
+	LastPlanUSec LastScanTimestamp ScanPeriodUSec ScanCPUUSec; do
 	as_nobody busctl --address="$ADDR" get-property org.caad1 /org/caad1 org.caad1.Manager "$p" >/dev/null ||
 		fail "nobody cannot read $p"
 done
@@ -151,11 +151,13 @@ jq -e --arg v "$want_version" --argjson now "$(date +%s%6N)" '.data[0] as $p |
 	$p.Moves.data >= 1 and $p.Errors.data == 0 and $p.Scans.data >= 10 and
 	$p.LastPlanUSec.data < 1000000 and
 	($p.LastScanTimestamp.data - $now | if . < 0 then -. else . end) < 5000000 and
-	($p | keys | length) == 13' "$TMP/all.json" >/dev/null ||
+	$p.ScanPeriodUSec.data >= 100000 and $p.ScanCPUUSec.data > 0 and
+	$p.ScanCPUUSec.data < $p.ScanPeriodUSec.data and
+	($p | keys | length) == 15' "$TMP/all.json" >/dev/null ||
 	{ jq . "$TMP/all.json"; fail "properties wrong"; }
 s1=$(prop Scans); sleep 0.3; s2=$(prop Scans)
 [ "$s2" -gt "$s1" ] || fail "Scans does not grow ($s1 -> $s2)"
-info "13 properties read (also by nobody): $(jq -c '.data[0] | with_entries(.value = .value.data)' "$TMP/all.json")"
+info "15 properties read (also by nobody): $(jq -c '.data[0] | with_entries(.value = .value.data)' "$TMP/all.json")"
 
 # 5. The read methods, by nobody too
 # the data connection (the control connection is light: not steered); a

@@ -170,6 +170,7 @@ static void assert_defaults(const struct caad_config *c)
 	assert_int_equal(c->n_interfaces, 0);
 	assert_null(c->interfaces);
 	assert_int_equal(c->interval_ms, 250);
+	assert_int_equal(c->scan_budget_pct, 10);
 	assert_int_equal(c->max_flows, 16384);
 	assert_int_equal(c->log_level, LOG_INFO);
 	assert_true(c->policy.rate_threshold_bps == UINT64_C(1000000000));
@@ -370,6 +371,7 @@ static void test_parse_each_key(void **state)
 	                              "Mode=dry-run\n"
 	                              "Interfaces=eth0 \t enp3s0f1\n"
 	                              "IntervalMSec=1000\n"
+	                              "ScanBudgetPercent=25\n"
 	                              "MaxFlows=65536\n"
 	                              "LogLevel=debug\n"
 	                              "[Placement]\n"
@@ -387,6 +389,7 @@ static void test_parse_each_key(void **state)
 	assert_string_equal(c.interfaces[1], "enp3s0f1");
 	assert_null(c.interfaces[2]);
 	assert_int_equal(c.interval_ms, 1000);
+	assert_int_equal(c.scan_budget_pct, 25);
 	assert_int_equal(c.max_flows, 65536);
 	assert_int_equal(c.log_level, LOG_DEBUG);
 	assert_true(c.policy.rate_threshold_bps == UINT64_C(2500000000));
@@ -517,6 +520,9 @@ static void test_parse_errors(void **state)
 		{ "[Daemon]\nIntervalMSec=-1\n", 2, "Invalid IntervalMSec= value '-1': expected an unsigned" },
 		{ "[Daemon]\nIntervalMSec=1s\n", 2, "expected an unsigned decimal number" },
 		{ "[Daemon]\nIntervalMSec=\n", 2, "Invalid IntervalMSec= value ''" },
+		{ "[Daemon]\nScanBudgetPercent=0\n", 2, "Invalid ScanBudgetPercent= value '0': out of range 1..100" },
+		{ "[Daemon]\nScanBudgetPercent=101\n", 2, "out of range 1..100" },
+		{ "[Daemon]\nScanBudgetPercent=10%\n", 2, "expected an unsigned decimal number" },
 		{ "[Daemon]\nMaxFlows=63\n", 2, "Invalid MaxFlows= value '63': out of range 64..1048576" },
 		{ "[Daemon]\nMaxFlows=1048577\n", 2, "out of range 64..1048576" },
 		{ "[Daemon]\nLogLevel=loud\n", 2, "Invalid LogLevel= value 'loud'" },
@@ -844,7 +850,7 @@ static void test_shipped_config(void **state)
 	const char *src = getenv("CAAD_SOURCE_ROOT");
 	_cleanup_free_ char *shipped = NULL, *text = NULL, *out = NULL, *path = NULL, *log = NULL;
 	static const char *const keys[] = {
-		"Mode", "Interfaces", "IntervalMSec", "MaxFlows", "LogLevel",
+		"Mode", "Interfaces", "IntervalMSec", "ScanBudgetPercent", "MaxFlows", "LogLevel",
 		"RateThreshold", "BannedCPUs", "AllowSMTSibling", "AllowOtherPackage",
 		"MinAgeMSec", "DwellMSec", "MaxMovesPerCycle", "IrqBalance", "MetricsFile", "BackOffSec", "Mechanisms",
 		"Placement", "Rounds", "TurnMSec", "SettleMSec", "MarginPercent", "WinPercent", "EfficiencyLossPercent", "SteadyMSec",

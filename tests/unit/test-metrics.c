@@ -244,6 +244,8 @@ static struct caad_metrics sample_metrics(void)
 		.values_backed_off = 6,
 		.last_plan_usec = 1234567,
 		.last_scan_timestamp_usec = UINT64_C(1700000000123456),
+		.scan_period_usec = 1770000,
+		.scan_cpu_usec = 177123,
 		.scans = 1001,
 		.early_scans = 17,
 		.moves = 11,
@@ -279,6 +281,8 @@ static void test_every_field(void **state)
 	assert_string_equal(find(&e, "caad_values_backed_off", "")->value, "6");
 	assert_string_equal(find(&e, "caad_last_plan_duration_seconds", "")->value, "1.234567");
 	assert_string_equal(find(&e, "caad_last_scan_timestamp_seconds", "")->value, "1700000000.123456");
+	assert_string_equal(find(&e, "caad_scan_period_seconds", "")->value, "1.770000");
+	assert_string_equal(find(&e, "caad_scan_cpu_seconds", "")->value, "0.177123");
 	assert_string_equal(find(&e, "caad_scans_total", "")->value, "1001");
 	assert_string_equal(find(&e, "caad_early_scans_total", "")->value, "17");
 	assert_string_equal(find(&e, "caad_moves_total", "")->value, "11");
@@ -301,8 +305,8 @@ static void test_every_field(void **state)
 	assert_non_null(family_find(&e, "caad_errors_by_class_total"));
 	assert_non_null(family_find(&e, "caad_queue_target_cpu"));
 	/* nothing else */
-	assert_int_equal(e.n_samples, 28);
-	assert_int_equal(e.n_families, 27);
+	assert_int_equal(e.n_samples, 30);
+	assert_int_equal(e.n_families, 29);
 }
 
 /* Errors by class, verdicts and each queue's target CPU (-1 and
