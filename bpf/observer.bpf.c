@@ -78,6 +78,32 @@ struct {
 } stay SEC(".maps");
 
 /*
+ * Set by user space before load: the programs hand each flow over as it
+ * changes, into "recent", so that a scan need not visit every flow. For
+ * the TCP socket iterator, whose every pass walks the whole established
+ * hash, every namespace's sockets in it (on the 2-vCPU development VM, 200k
+ * held in two other namespaces and none in caad's made a pass 60 ms of a
+ * CPU): caad then runs it every few seconds, not at every scan. A flow
+ * is handed over at its first read or data-ready after each scan (bumped
+ * scan_gen), and at once when it opens, closes, or its reader or
+ * processing CPU moves. Off (the flow table's own iterator), the checks
+ * below are dead code the verifier removes.
+ */
+const volatile bool publish = false;
+
+/* Bumped by user space at each scan; a section of its own, so no line
+ * that programs write shares its cache line. */
+__u32 scan_gen SEC(".data.gen") = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC_);
+	__uint(max_entries, 16384); /* resized by user space: max_flows */
+	__type(key, __u64);
+	__type(value, struct caad_flow_record);
+} recent SEC(".maps");
+
+/*
  * CONSUMER_LEFT, the one event caad acts on at once, and the only one:
  * flows opening and closing are per-CPU counters, which cost an
  * increment where a ring buffer record cost a reserve and a submit, each
@@ -176,6 +202,69 @@ static __always_inline void fill_tuple(struct caad_flow_stats *s, const struct s
 	}
 }
 
+/*
+ * A flow's record as user space reads it: its entry's fields (not its gaps
+ * or bookkeeping), and the bytes its reader read up to now, from the
+ * socket's own counters (see dump_one()). Reads the entry only.
+ */
+static __always_inline void fill_record(struct caad_flow_record *d, const struct sock *sk,
+                                        const struct caad_flow_stats *s)
+{
+	struct tcp_sock *tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
+	__u64 bytes = s->bytes;
+	__u32 ooo = s->rcv_ooopack;
+
+	if (tp) {
+		__u32 seq = tp->copied_seq;
+
+		if (seq != s->read_seq) {
+			bytes += caad_read_delta(seq, s->read_seq, tp->bytes_received, s->received);
+			if (bpf_core_field_exists(tp->rcv_ooopack))
+				ooo = tp->rcv_ooopack;
+		}
+	}
+	d->sk = s->sk;
+	d->first_ns = s->first_ns;
+	d->bytes = bytes;
+	d->family = s->family;
+	d->lport = s->lport;
+	d->rport = s->rport;
+	d->closed = s->closed != 0;
+	d->consumer_pid = s->consumer_pid;
+	d->consumer_tid = s->consumer_tid;
+	d->consumer_cpu = s->consumer_cpu;
+	d->proc_cpu = s->proc_cpu;
+	d->rx_ifindex = s->rx_ifindex;
+	d->napi_id = s->napi_id;
+	d->rx_queue = s->rx_queue;
+	d->proc_kthread = s->proc_kthread;
+	d->rcv_ooopack = ooo;
+	__builtin_memcpy(d->laddr, s->laddr, sizeof(d->laddr));
+	__builtin_memcpy(d->raddr, s->raddr, sizeof(d->raddr));
+	__builtin_memcpy(d->comm, s->comm, sizeof(d->comm));
+}
+
+/*
+ * Hand the flow over into "recent" (publish only): once per scan_gen
+ * (gen, as the caller read it), or now (force: it opened, closed or
+ * moved). The reader's and the processing CPU may both hand it over in
+ * one scan_gen, as they race to mark it: the later record replaces the
+ * earlier, no harm (a compare-and-swap of 32 bits needs BPF v3). Its bytes
+ * are computed, not stored: the entry's counters stay as its first read
+ * left them, so nothing here races with a pass of the iterator.
+ */
+static __always_inline void publish_flow(const struct sock *sk, struct caad_flow_stats *s, __u32 gen, bool force)
+{
+	struct caad_flow_record r;
+
+	if (s->pub_gen == gen && !force)
+		return;
+	s->pub_gen = gen;
+	fill_record(&r, sk, s);
+	if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY))
+		count(CAAD_COUNTER_PUBLISH_FAILED);
+}
+
 /* The closed loop's trial watches one thread (watch_tid, below). */
 __u32 watch_tid = 0;
 
@@ -256,6 +345,8 @@ struct seen {
 	__u32 rx_queue;
 	__u32 rx_ifindex;
 	__u32 runs;    /* softirq: data-readies through the cache */
+	__u32 gen;     /* publish: scan_gen when this CPU last looked it up (handed it over) */
+	__u32 _pad;
 };
 PERCPU_SLOT(struct seen) reader_seen SEC(".maps");
 PERCPU_SLOT(struct seen) softirq_seen SEC(".maps");
@@ -287,8 +378,8 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	struct caad_flow_stats *s;
 	struct tcp_sock *tp;
 	struct seen *c;
-	__u32 cpu, tid, zero = 0;
-	bool moved, ask;
+	__u32 cpu, tid, zero = 0, gen;
+	bool moved, ask, force = false, left = false;
 
 	if (ret <= 0 || (flags & MSG_PEEK))
 		return 0;
@@ -299,10 +390,12 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	if (c && c->sk == key && c->storage == storage_of(sk)) {
 		mark = c->bytes;
 		c->bytes = mark + (__u64)ret;
-		if (!((mark ^ (mark + (__u64)ret)) >> TID_CHECK_SHIFT))
+		/* publish: not once since the last scan, when it is handed over */
+		if (!((mark ^ (mark + (__u64)ret)) >> TID_CHECK_SHIFT) && !(publish && c->gen != scan_gen))
 			return 0;
 	}
 
+	gen = publish ? scan_gen : 0;
 	/* A socket with an entry is a TCP one (only those get one): the
 	 * protocol, on a cache line of its own, is asked only without one. */
 	s = bpf_sk_storage_get(&flows, sk, NULL, 0);
@@ -367,6 +460,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 			count(CAAD_COUNTER_FLOWS_NEW);
 		else
 			__sync_fetch_and_add(&n_flows, -1);
+		force = true; /* publish: a new flow, at once */
 	}
 
 	cpu = bpf_get_smp_processor_id();
@@ -388,6 +482,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 			s->consumer_tid = tid;
 			s->consumer_pid = id >> 32;
 			bpf_get_current_comm(s->comm, sizeof(s->comm));
+			force = true;
 		}
 	}
 	if (moved) {
@@ -397,7 +492,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 
 		if (st && !(st->cpus[(cpu / 64) & (CAAD_STAY_CPUS / 64 - 1)] & (1ull << (cpu & 63)))) {
 			bpf_map_delete_elem(&stay, &key); /* once until user space sets it again */
-			emit_consumer_left(key, cpu);
+			left = true; /* told below, once the entry says where it went */
 		}
 		seen_forget(&reader_seen, key, s->consumer_cpu);
 		s->consumer_cpu = cpu;
@@ -410,7 +505,13 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	if (c) {
 		c->sk = key;
 		c->storage = storage_of(sk);
+		c->gen = gen;
 	}
+	/* handed over before caad is woken: the scan it runs then finds it */
+	if (publish)
+		publish_flow(sk, s, gen, force || moved);
+	if (left)
+		emit_consumer_left(key, cpu);
 	return 0;
 }
 
@@ -494,7 +595,7 @@ static __always_inline bool in_napi_kthread(const struct task_struct *t)
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 {
-	__u32 kthread = 0, zero = 0, napi_id, rx_queue = 0xffff, rx_ifindex = 0, cpu, prev;
+	__u32 kthread = 0, zero = 0, napi_id, rx_queue = 0xffff, rx_ifindex = 0, cpu, prev, gen;
 	__u64 key = (__u64)sk;
 	struct caad_flow_stats *s;
 	struct task_struct *t;
@@ -516,8 +617,9 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 	 * already. A threaded NAPI's kthread is asked at each one. */
 	c = bpf_map_lookup_elem(&softirq_seen, &zero);
 	if (c && c->sk == key && c->storage == storage_of(sk) && c->napi_id == napi_id && c->rx_queue == rx_queue &&
-	    c->rx_ifindex == rx_ifindex && !napi_threads && (++c->runs & 255))
+	    c->rx_ifindex == rx_ifindex && !napi_threads && (++c->runs & 255) && !(publish && c->gen != scan_gen))
 		return 0;
+	gen = publish ? scan_gen : 0;
 
 	s = bpf_sk_storage_get(&flows, (struct sock *)sk, NULL, 0);
 	if (!s)
@@ -551,7 +653,11 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 		c->napi_id = napi_id;
 		c->rx_queue = rx_queue;
 		c->rx_ifindex = rx_ifindex;
+		c->gen = gen;
 	}
+	/* publish: at once where processing moved (or began) */
+	if (publish && !s->closed)
+		publish_flow(sk, s, gen, prev != cpu);
 	return 0;
 }
 
@@ -581,6 +687,8 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 	s->closed = 1;
 	__sync_fetch_and_add(&n_flows, -1);
 	count(CAAD_COUNTER_FLOWS_CLOSED);
+	if (publish) /* gone from the next scan */
+		publish_flow(sk, s, scan_gen, true);
 	/* a read of it again (connected again: a new flow) must look it up */
 	seen_forget(&reader_seen, key, s->consumer_cpu);
 	/* a steered flow's: a new socket at this address is not its reader
@@ -655,13 +763,17 @@ static __always_inline void dump_one(struct sock *sk, struct caad_flow_stats *s)
 	 * (bench/memory). For a flow read since, bytes_received (another
 	 * line) and the out-of-order packets (another). A read of exactly a
 	 * multiple of 4 GiB between two scans would pass for none, once.
+	 * Where flows are handed over (publish), the entry keeps its first
+	 * read's counters, and every record computes from them
+	 * (fill_record()): a pass of the iterator every few seconds reads
+	 * the three lines.
 	 *
 	 * Only a TCP stream socket gets an entry (bpf_skc_to_tcp_sock() at
 	 * its first read), so the socket is a tcp_sock: a cast, without the
 	 * helper's checks (which read two more of its lines).
 	 */
 	tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
-	if (tp) {
+	if (tp && !publish) {
 		__u32 seq = tp->copied_seq;
 
 		if (seq != s->read_seq) {
@@ -674,24 +786,7 @@ static __always_inline void dump_one(struct sock *sk, struct caad_flow_stats *s)
 				s->rcv_ooopack = tp->rcv_ooopack;
 		}
 	}
-	d->sk = s->sk;
-	d->first_ns = s->first_ns;
-	d->bytes = s->bytes;
-	d->family = s->family;
-	d->lport = s->lport;
-	d->rport = s->rport;
-	d->consumer_pid = s->consumer_pid;
-	d->consumer_tid = s->consumer_tid;
-	d->consumer_cpu = s->consumer_cpu;
-	d->proc_cpu = s->proc_cpu;
-	d->rx_ifindex = s->rx_ifindex;
-	d->napi_id = s->napi_id;
-	d->rx_queue = s->rx_queue;
-	d->proc_kthread = s->proc_kthread;
-	d->rcv_ooopack = s->rcv_ooopack;
-	__builtin_memcpy(d->laddr, s->laddr, sizeof(d->laddr));
-	__builtin_memcpy(d->raddr, s->raddr, sizeof(d->raddr));
-	__builtin_memcpy(d->comm, s->comm, sizeof(d->comm));
+	fill_record(d, sk, s);
 	dump_n = ++i;
 }
 

@@ -32,7 +32,12 @@ struct caad_observer_options {
 	uint32_t max_flows;    /* most flows followed at once (MaxFlows=); 0 = default (16384) */
 	uint32_t ringbuf_size; /* bytes, power of two >= page size; 0 = default */
 	enum caad_flow_iter flow_iter;
+	/* where flows are handed over as they change (the TCP iterator): a
+	 * pass of the iterator at least this often, ms; 0 = default */
+	uint32_t full_pass_ms;
 };
+
+#define CAAD_FULL_PASS_MS_DEFAULT 10000u
 
 int caad_observer_open(const struct caad_observer_options *opts, struct caad_observer **ret);
 void caad_observer_free(struct caad_observer *o);
@@ -46,9 +51,34 @@ int caad_observer_fd(struct caad_observer *o);
 /* Drain the ring buffer: CONSUMER_LEFT events, counted for
  * caad_observer_take_left(). Returns events handled. */
 int caad_observer_consume(struct caad_observer *o);
-/* Snapshot all flows from the map into a new sorted array, with rates
- * computed against the previous snapshot. */
+/*
+ * Every flow, sorted by id, with rates computed against the previous
+ * snapshot. *ret and *ret_n: NULL and 0, or the previous snapshot's flows
+ * given back as it returned them (their rates and histories may have been
+ * changed, not their ids or order), which it takes in any case: on return
+ * the new snapshot, or NULL and 0 on error.
+ *
+ * With the flow table's own iterator, every snapshot is a pass of it.
+ * With the TCP one (caad_observer_flow_iter()), the programs hand each
+ * flow over as it changes, and a snapshot given the previous one back is
+ * that one updated with them: a pass of the iterator only when none was
+ * given, at least every full_pass_ms, and after a flow could not be
+ * handed over. Then a flow's bytes are as of its first read or data-ready
+ * after the previous snapshot, or after caad_observer_prepare() when that
+ * was called since; its moves, opening and closing as of now; a flow that
+ * stopped keeps its last bytes (a rate of 0) until the next pass.
+ */
 int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n);
+/*
+ * A snapshot is due soon: where flows are handed over, each flow that is
+ * read or processed from now on is handed over again, so that the next
+ * snapshot has its bytes as of then, not as of just after the previous
+ * one. Called a few milliseconds ahead, it takes the lag out of the rates
+ * of every flow that moves data at least that often. Nothing otherwise.
+ */
+void caad_observer_prepare(struct caad_observer *o);
+/* Whether the last snapshot was a pass of the flows' iterator. */
+bool caad_observer_last_full(const struct caad_observer *o);
 /* Sum of the per-CPU counters (enum caad_counter). */
 /*
  * Steered flows whose reader is followed between scans: ids (sorted, at

@@ -58,7 +58,8 @@ struct caad_flow_stats {
 	 * reader read, from the kernel's own counters, not counted per read */
 	__u64 bytes;          /* bytes read since (and with) the first read seen */
 	__u32 read_seq;       /* tcp_sock->copied_seq then (the first read's: before it) */
-	__u32 _pad1;
+	__u32 pub_gen;        /* where flows are handed over as they change (caad_observer's
+	                       * "publish"): the scan_gen of the last hand-over */
 	__u64 received;       /* tcp_sock->bytes_received then */
 	__u8 _gap1[24];
 
@@ -123,7 +124,7 @@ struct caad_flow_record {
 	__u16 family;
 	__u16 lport;
 	__u16 rport;
-	__u16 _pad0;
+	__u16 closed;         /* 1: it closed (only a hand-over through "recent" says so) */
 	__u32 consumer_pid;
 	__u32 consumer_tid;
 	__u32 consumer_cpu;
@@ -178,5 +179,6 @@ enum caad_counter {
 	                                        * sum_exec_runtime too unless the kernel accounts IRQ time) */
 	CAAD_COUNTER_FLOWS_NEW = 4,    /* flows followed from their first read on */
 	CAAD_COUNTER_FLOWS_CLOSED = 5, /* ... that reached TCP_CLOSE (no longer listed) */
-	CAAD_COUNTER_MAX = 6,
+	CAAD_COUNTER_PUBLISH_FAILED = 6, /* a changed flow not handed over ("recent" full, or no memory) */
+	CAAD_COUNTER_MAX = 7,
 };

@@ -459,11 +459,12 @@ static int scan(struct daemon *d)
 	d->scans++;
 	d->last_scan_usec = now_usec(CLOCK_REALTIME);
 	(void)caad_observer_consume(d->observer);
-	/* The last scan's flows go before the next are read: at 100k flows
-	 * each snapshot is 14 MB. Everything that outlives them (the plan, the
-	 * D-Bus API) finds flows by id, not by index into them. */
-	free(d->flows);
-	d->flows = NULL;
+	/* The last scan's flows go to the snapshot, which updates them or
+	 * frees them before it reads the next: at 100k flows each is 14 MB.
+	 * Everything that outlives them (the plan, the D-Bus API) finds flows
+	 * by id, not by index into them. */
+	flows = TAKE_PTR(d->flows);
+	n = d->n_flows;
 	d->n_flows = 0;
 	r = caad_observer_snapshot(d->observer, &flows, &n);
 	if (r < 0)
@@ -550,6 +551,35 @@ static void log_pace(const struct daemon *d, uint64_t interval_usec)
 		         d->n_flows, d->pace.cost_usec / 1e3, interval_usec / 1000);
 }
 
+/*
+ * Where the BPF programs hand flows over as they change (the TCP socket
+ * iterator's kernels), each flow read or processed after
+ * caad_observer_prepare() is handed over again: run HANDOVER_LEAD_USEC
+ * before a scan (at most a quarter of the period), it gives the scan every
+ * busy flow's bytes as of a few milliseconds before, not as of just after
+ * the previous scan, a period late.
+ */
+#define HANDOVER_LEAD_USEC 10000u
+
+static void arm_prepare(struct daemon *d, uint64_t at, uint64_t period_usec)
+{
+	uint64_t lead = MIN((uint64_t)HANDOVER_LEAD_USEC, period_usec / 4);
+
+	/* too close: the snapshot asks for itself */
+	if (!d->prepare || at < now_usec(CLOCK_MONOTONIC) + lead)
+		return;
+	if (sd_event_source_set_time(d->prepare, at - lead) >= 0)
+		(void)sd_event_source_set_enabled(d->prepare, SD_EVENT_ONESHOT);
+}
+
+static int on_prepare(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	caad_observer_prepare(d->observer);
+	return 0;
+}
+
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -573,6 +603,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	now = now_usec(CLOCK_MONOTONIC);
 	if (next < now + iv / 2)
 		next = now + iv / 2;
+	arm_prepare(d, next, iv);
 	return sd_event_source_set_time(s, next);
 }
 
@@ -593,8 +624,10 @@ static void scan_early(struct daemon *d)
 	at = MAX(now, d->last_scan_mono + caad_pace_gap(&d->pace, EARLY_SCAN_GAP_USEC, d->config.scan_budget_pct));
 	if (sd_event_source_get_time(d->timer, &next) < 0 || next <= at)
 		return;
-	if (sd_event_source_set_time(d->timer, at) >= 0)
+	if (sd_event_source_set_time(d->timer, at) >= 0) {
 		d->early_scans++;
+		arm_prepare(d, at, d->pace.period_usec);
+	}
 }
 
 static int on_ringbuf(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -864,7 +897,9 @@ int daemon_run(struct daemon *d)
 	    (r = sd_event_add_signal(d->event, NULL, SIGHUP, on_reload_signal, d)) < 0 ||
 	    (r = sd_event_add_io(d->event, NULL, caad_observer_fd(d->observer), EPOLLIN, on_ringbuf, d)) < 0 ||
 	    (r = sd_event_add_io(d->event, NULL, caad_link_watch_fd(d->links), EPOLLIN, on_links, d)) < 0 ||
-	    (r = sd_event_add_time_relative(d->event, &d->timer, CLOCK_MONOTONIC, 0, 1000, on_timer, d)) < 0)
+	    (r = sd_event_add_time_relative(d->event, &d->timer, CLOCK_MONOTONIC, 0, 1000, on_timer, d)) < 0 ||
+	    (r = sd_event_add_time(d->event, &d->prepare, CLOCK_MONOTONIC, UINT64_MAX, 1000, on_prepare, d)) < 0 ||
+	    (r = sd_event_source_set_enabled(d->prepare, SD_EVENT_OFF)) < 0)
 		return log_error_errno(r, "Failed to set up the event loop: %m");
 	r = sd_event_source_set_enabled(d->timer, SD_EVENT_ON);
 	if (r < 0)
@@ -900,6 +935,7 @@ void daemon_done(struct daemon *d)
 	caad_plan_scratch_free(d->plan_scratch);
 	caad_link_watch_free(d->links);
 	sd_event_source_unref(d->timer);
+	sd_event_source_unref(d->prepare);
 	sd_event_unref(d->event);
 	caad_actuator_free(d->actuator);
 	caad_irqbalance_sync_free(d->irqbalance);

@@ -45,6 +45,7 @@ struct daemon {
 	struct caad_link_watch *links;
 	sd_event *event;
 	sd_event_source *timer;
+	sd_event_source *prepare;  /* HANDOVER_LEAD_USEC before the next scan (daemon.c) */
 	char *state_path;
 	bool inventory_dirty;
 	char *cpus_online;         /* SYSROOT/sys/devices/system/cpu/online as last read */

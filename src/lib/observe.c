@@ -24,6 +24,12 @@ struct caad_observer {
 
 	struct bpf_link *dump;       /* the flows' iterator (caad_flows_dump or _tcp) */
 	enum caad_flow_iter flow_iter;
+	bool publish;                /* the programs hand flows over as they change ("recent") */
+	uint64_t full_pass_ns;       /* publish: a pass of the iterator at least this often */
+	uint64_t full_ns;            /* publish: when the last one ran (CLOCK_MONOTONIC), 0 never */
+	uint64_t publish_failed;     /* CAAD_COUNTER_PUBLISH_FAILED at the last pass */
+	bool last_full;              /* the last snapshot was a pass of the iterator */
+	bool prepared;               /* caad_observer_prepare() since the last snapshot */
 	uint32_t dump_max;           /* the "dump" array's entries */
 	struct caad_flow_base *prev; /* last snapshot's bases, sorted by id */
 	unsigned snapshot_calls;     /* read() calls of the iterator the last snapshot took */
@@ -234,8 +240,9 @@ static enum caad_flow_iter choose_flow_iter(enum caad_flow_iter want)
 	if (r > 0)
 		return CAAD_FLOW_ITER_STORAGE;
 	if (r == 0)
-		log_info("This kernel refuses map element iterators: flows are read through its TCP socket iterator, "
-		         "which visits every TCP socket of the namespace");
+		log_info("This kernel refuses map element iterators: the BPF programs hand flows over as they change, "
+		         "and its TCP socket iterator, which walks every TCP socket of the machine, reads them all "
+		         "every %u s", CAAD_FULL_PASS_MS_DEFAULT / 1000);
 	/* could not tell: the TCP iterator, which needs nothing of the map */
 	return CAAD_FLOW_ITER_TCP;
 }
@@ -280,11 +287,18 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	if (opts->max_flows > 0) {
 		o->skel->rodata->max_flows = opts->max_flows;
 		r = bpf_map__set_max_entries(o->skel->maps.dump, opts->max_flows);
+		if (r >= 0)
+			r = bpf_map__set_max_entries(o->skel->maps.recent, opts->max_flows);
 		if (r < 0)
 			return log_error_errno(r, "Failed to size the flow table's copy to %u: %m", opts->max_flows);
 	}
 	/* one flows' iterator, attached below (a map iterator to its map) */
 	o->flow_iter = choose_flow_iter(opts->flow_iter);
+	/* a pass of the TCP iterator walks the whole established hash: flows
+	 * are handed over as they change, and it runs every few seconds */
+	o->publish = o->flow_iter == CAAD_FLOW_ITER_TCP;
+	o->skel->rodata->publish = o->publish;
+	o->full_pass_ns = (uint64_t)(opts->full_pass_ms ? opts->full_pass_ms : CAAD_FULL_PASS_MS_DEFAULT) * 1000000;
 	bpf_program__set_autoload(o->skel->progs.caad_flows_dump, o->flow_iter == CAAD_FLOW_ITER_STORAGE);
 	bpf_program__set_autoload(o->skel->progs.caad_flows_dump_tcp, o->flow_iter == CAAD_FLOW_ITER_TCP);
 	bpf_program__set_autoattach(o->skel->progs.caad_flows_dump, false);
@@ -352,8 +366,9 @@ static int flows_room(struct caad_flow **flows, size_t *cap, size_t n, size_t mo
 
 	if (n + more <= c)
 		return 0;
-	while (n + more > c)
-		c *= 2;
+	/* an eighth more: at 100k flows, doubling for a few new ones would
+	 * hold 14 MB more until the next snapshot shrinks it */
+	c = MAX(n + more, c + c / 8 + 64);
 	nf = reallocarray(*flows, c, sizeof(**flows));
 	if (!nf)
 		return -ENOMEM;
@@ -431,36 +446,191 @@ static int read_flows(struct caad_observer *o, struct caad_flow **flows, size_t 
 	return 0;
 }
 
-int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n)
+/* A snapshot given back, being updated with the flows handed over. */
+struct merge {
+	struct caad_flow *flows;
+	size_t n, cap;
+	size_t n_sorted; /* flows[0, n_sorted) are the given ones, sorted; new ones follow */
+	uint8_t *gone;   /* of the given ones: closed since */
+	bool appended;
+};
+
+static int merge_record(struct merge *m, const struct caad_flow_record *rec)
+{
+	size_t i = LOWER_BOUND_BY(m->flows, m->n_sorted, id, rec->sk);
+
+	if (i < m->n_sorted && m->flows[i].id == rec->sk) {
+		m->gone[i] = rec->closed != 0;
+		if (!rec->closed)
+			caad_flow_from_record(&m->flows[i], rec);
+		return 0;
+	}
+	/* handed over twice while being read (made again meanwhile): the later */
+	for (i = m->n_sorted; i < m->n; i++)
+		if (m->flows[i].id == rec->sk)
+			break;
+	if (rec->closed) { /* gone before it was listed */
+		if (i < m->n)
+			m->flows[i] = m->flows[--m->n];
+		return 0;
+	}
+	if (i == m->n) {
+		if (flows_room(&m->flows, &m->cap, m->n, 1) < 0)
+			return -ENOMEM;
+		m->n++;
+	}
+	caad_flow_from_record(&m->flows[i], rec);
+	m->appended = true;
+	return 0;
+}
+
+/*
+ * Take every record handed over into "recent" since the last time, into
+ * m (NULL: dropped, a pass of the iterator follows). A lookup and delete
+ * of DRAIN_BATCH of them per call; the programs may hand a flow over again
+ * meanwhile, which this or the next drain reads.
+ */
+#define DRAIN_BATCH 1024u
+static int drain_recent(struct caad_observer *o, struct merge *m)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int fd = bpf_map__fd(o->skel->maps.recent);
+	_cleanup_free_ uint64_t *keys = malloc(DRAIN_BATCH * sizeof(*keys));
+	_cleanup_free_ struct caad_flow_record *vals = malloc(DRAIN_BATCH * sizeof(*vals));
+	uint64_t token = 0;
+	bool first = true;
+
+	if (!keys || !vals)
+		return -ENOMEM;
+	for (;;) {
+		__u32 got = DRAIN_BATCH;
+		int r = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &token, &token, keys, vals, &got, &opts);
+		bool end = r < 0 && errno == ENOENT;
+
+		if (r < 0 && !end)
+			return log_error_errno(errno, "Failed to read the flows handed over by the BPF programs: %m");
+		for (__u32 k = 0; m && k < got; k++) {
+			r = merge_record(m, &vals[k]);
+			if (r < 0)
+				return r;
+		}
+		if (end || got == 0)
+			return 0;
+		first = false;
+	}
+}
+
+/* flows (n) are the last snapshot's, as it returned them: its bases' ids. */
+static bool given_back(const struct caad_observer *o, const struct caad_flow *flows, size_t n)
+{
+	if (!flows || n != o->n_prev)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (flows[i].id != o->prev[i].id)
+			return false;
+	return true;
+}
+
+/* The given flows updated with those handed over: closed ones out, new
+ * ones in, sorted. */
+static int snapshot_merge(struct caad_observer *o, struct caad_flow **flows, size_t *n, size_t *cap)
+{
+	struct merge m = { .flows = *flows, .n = *n, .cap = *n, .n_sorted = *n };
+	size_t u = 0;
+	int r;
+
+	m.gone = calloc(m.n_sorted ? m.n_sorted : 1, 1);
+	if (!m.gone)
+		return -ENOMEM;
+	r = drain_recent(o, &m);
+	*flows = m.flows; /* moved or not, the caller's to free */
+	*cap = m.cap;
+	if (r < 0) {
+		free(m.gone);
+		return r;
+	}
+	for (size_t i = 0; i < m.n; i++)
+		if (i >= m.n_sorted || !m.gone[i])
+			m.flows[u++] = m.flows[i];
+	free(m.gone);
+	*n = u;
+	if (m.appended)
+		caad_flows_sort(m.flows, u);
+	return 0;
+}
+
+/* A pass of the flows' iterator, into a new array. */
+static int snapshot_full(struct caad_observer *o, uint64_t now, struct caad_flow **ret, size_t *ret_n,
+                         size_t *ret_cap)
 {
 	/* about as many as last time: no doubling past what is needed */
 	size_t cap = o->n_prev + o->n_prev / 16 + 64, n = 0;
 	_cleanup_free_ struct caad_flow *flows = NULL;
-	uint64_t now = now_ns();
 	int r;
 
+	if (o->publish) {
+		/* what was handed over before it: the pass has it all */
+		r = drain_recent(o, NULL);
+		if (r < 0)
+			return r;
+		o->publish_failed = caad_observer_counter(o, CAAD_COUNTER_PUBLISH_FAILED);
+		o->full_ns = now;
+	}
 	flows = calloc(cap, sizeof(*flows));
 	if (!flows)
 		return -ENOMEM;
-
-	o->snapshot_calls = 0;
 	r = read_flows(o, &flows, &cap, &n);
 	if (r < 0)
 		return r;
-
 	caad_flows_sort(flows, n);
+	*ret = TAKE_PTR(flows);
+	*ret_n = n;
+	*ret_cap = cap;
+	return 0;
+}
+
+int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n)
+{
+	_cleanup_free_ struct caad_flow *flows = *ret;
+	size_t n = flows ? *ret_n : 0, cap = 0;
+	uint64_t now = now_ns();
+	bool full;
+	int r;
+
+	*ret = NULL;
+	*ret_n = 0;
+	o->snapshot_calls = 0;
+	full = !o->publish || !given_back(o, flows, n) || !o->full_ns || now - o->full_ns >= o->full_pass_ns ||
+	       caad_observer_counter(o, CAAD_COUNTER_PUBLISH_FAILED) != o->publish_failed;
+	/* the programs hand each flow over again at its next read or
+	 * data-ready, unless asked to just before */
+	if (o->publish && !o->prepared)
+		o->skel->data_gen->scan_gen++;
+	o->prepared = false;
+	if (full) {
+		free(TAKE_PTR(flows));
+		r = snapshot_full(o, now, &flows, &n, &cap);
+	} else
+		r = snapshot_merge(o, &flows, &n, &cap);
+	if (r < 0)
+		return r;
+	o->last_full = full;
+
 	/* an iteration that goes on past a bucket that changed (a socket
-	 * made or closed) may see a flow twice: drop the repeats */
+	 * made or closed) may see a flow twice, and a flow may be handed over
+	 * twice: the later of the repeats (sorted stably) */
 	size_t u = 0;
 	for (size_t i = 0; i < n; i++)
-		if (u == 0 || flows[u - 1].id != flows[i].id)
+		if (u > 0 && flows[u - 1].id == flows[i].id)
+			flows[u - 1] = flows[i];
+		else
 			flows[u++] = flows[i];
-	n = u;
-	if (n + 64 < cap) { /* give back the slack of a shrinking table */
-		struct caad_flow *nf = reallocarray(flows, n ? n : 1, sizeof(*flows));
+	if (u + 64 < cap) { /* give back the slack of a shrinking table */
+		struct caad_flow *nf = reallocarray(flows, u ? u : 1, sizeof(*flows));
 		if (nf)
 			flows = nf;
 	}
+	n = u;
 	caad_flows_update_rates(flows, n, o->prev, o->n_prev, o->prev_ns ? now - o->prev_ns : 0, now);
 	caad_flows_update_history(flows, n, o->prev, o->n_prev, o->prev_ns);
 
@@ -477,6 +647,19 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
 	*ret = TAKE_PTR(flows);
 	*ret_n = n;
 	return 0;
+}
+
+void caad_observer_prepare(struct caad_observer *o)
+{
+	if (o && o->publish) {
+		o->skel->data_gen->scan_gen++;
+		o->prepared = true;
+	}
+}
+
+bool caad_observer_last_full(const struct caad_observer *o)
+{
+	return o && o->last_full;
 }
 
 _Static_assert(CAAD_STAY_CPUS == CAAD_CPUS_MAX, "the stay map's CPU sets are caad_cpumasks");

@@ -322,6 +322,13 @@ static size_t snapshot(struct caad_observer *o, struct caad_flow **ret)
 	return n;
 }
 
+/* The next snapshot, given the last one (*flows, *n) back. */
+static void snapshot_again(struct caad_observer *o, struct caad_flow **flows, size_t *n)
+{
+	assert_int_equal(caad_observer_snapshot(o, flows, n), 0);
+	assert_true(*n == 0 || *flows);
+}
+
 static const struct caad_flow *find_flow(const struct caad_flow *flows, size_t n, uint16_t lport, uint16_t rport)
 {
 	for (size_t i = 0; i < n; i++)
@@ -330,22 +337,28 @@ static const struct caad_flow *find_flow(const struct caad_flow *flows, size_t n
 	return NULL;
 }
 
-static struct caad_observer *observer_open(uint32_t netns, uint32_t max_flows, uint32_t ringbuf_size)
+static struct caad_observer *observer_open_opts(struct caad_observer_options opts)
 {
-	struct caad_observer_options opts = {
-		.netns_inode = netns,
-		.max_flows = max_flows,
-		.ringbuf_size = ringbuf_size,
-		.flow_iter = test_flow_iter,
-	};
 	struct caad_observer *o = NULL;
-	int r = caad_observer_open(&opts, &o);
+	int r;
+
+	opts.flow_iter = test_flow_iter;
+	r = caad_observer_open(&opts, &o);
 
 	if (r < 0)
 		print_message("caad_observer_open: %s\n", strerror(-r));
 	assert_int_equal(r, 0);
 	assert_non_null(o);
 	return o;
+}
+
+static struct caad_observer *observer_open(uint32_t netns, uint32_t max_flows, uint32_t ringbuf_size)
+{
+	return observer_open_opts((struct caad_observer_options){
+		.netns_inode = netns,
+		.max_flows = max_flows,
+		.ringbuf_size = ringbuf_size,
+	});
 }
 
 /* Fixture: an observer of the test's namespace with the default sizes. */
@@ -1456,6 +1469,117 @@ static void test_consumer_left(void **state)
 	conn_close(&late);
 }
 
+/*
+ * Snapshots given the previous one back. Where the programs hand flows
+ * over as they change (with the TCP iterator), such a snapshot is the
+ * previous one updated, with no pass of the iterator (no read() of it)
+ * until full_pass_ms: a new flow from its first read, bytes as of its
+ * first read or data-ready after the previous snapshot (or after
+ * caad_observer_prepare()), a reader's move from the read on its new CPU,
+ * a close from the close. With the flow table's own
+ * iterator every snapshot is a pass, and exact.
+ */
+static void test_handed_over(void **state)
+{
+	_cleanup_(caad_observer_freep) struct caad_observer *o = NULL;
+	struct caad_flow *flows = NULL, *copy;
+	const struct caad_flow *f;
+	struct conn a, b;
+	uint64_t deadline;
+	cpu_set_t saved;
+	size_t n = 0;
+	bool publish;
+
+	REQUIRE_ROOT();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		print_message("SKIP: needs 2 online CPUs\n");
+		skip();
+	}
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	o = observer_open_opts((struct caad_observer_options){ .netns_inode = test_netns, .full_pass_ms = 1500 });
+	publish = caad_observer_flow_iter(o) == CAAD_FLOW_ITER_TCP;
+	print_message("%s iterator: %s\n", caad_flow_iter_to_string(caad_observer_flow_iter(o)),
+	              publish ? "flows handed over between passes" : "a pass at every snapshot");
+
+	conn_new(&a);
+	move_self(0);
+	assert_int_equal(small_xfer(&a, 1000), 0);
+	snapshot_again(o, &flows, &n); /* none given: a pass */
+	assert_true(caad_observer_last_full(o));
+	assert_true(caad_observer_snapshot_calls(o) > 0);
+	assert_int_equal(n, 1);
+	f = find_flow(flows, n, a.lport, a.cport);
+	assert_non_null(f);
+	assert_int_equal(f->bytes, 1000);
+
+	/* a new flow, and more of the first: 2000 bytes, then a snapshot is
+	 * due, then 100 more, handed over at their data-ready, before they
+	 * are read */
+	conn_new(&b);
+	assert_int_equal(small_xfer(&b, 500), 0);
+	assert_int_equal(small_xfer(&a, 2000), 0);
+	caad_observer_prepare(o);
+	assert_int_equal(small_xfer(&a, 100), 0);
+	snapshot_again(o, &flows, &n);
+	assert_int_equal(caad_observer_last_full(o), !publish);
+	if (publish)
+		assert_int_equal(caad_observer_snapshot_calls(o), 0);
+	assert_int_equal(n, 2);
+	f = find_flow(flows, n, b.lport, b.cport);
+	assert_non_null(f);
+	assert_int_equal(f->bytes, 500);
+	f = find_flow(flows, n, a.lport, a.cport);
+	assert_non_null(f);
+	assert_int_equal(f->bytes, publish ? 3000 : 3100);
+	assert_int_equal(f->consumer_cpu, 0);
+
+	/* 10 bytes on CPU 0 (handed over once this scan, at their
+	 * data-ready), then the reader moves to CPU 1: seen at once, with
+	 * the bytes it read there */
+	assert_int_equal(small_xfer(&a, 10), 0);
+	move_self(1);
+	assert_int_equal(small_xfer(&a, 10), 0);
+	snapshot_again(o, &flows, &n);
+	f = find_flow(flows, n, a.lport, a.cport);
+	assert_non_null(f);
+	assert_int_equal(f->consumer_cpu, 1);
+	assert_int_equal(f->bytes, 3120);
+
+	/* one closes: gone */
+	conn_close(&b);
+	deadline = mono_ns() + 2 * NSEC_PER_SEC;
+	do {
+		usleep(10 * 1000);
+		snapshot_again(o, &flows, &n);
+	} while (find_flow(flows, n, b.lport, b.cport) && mono_ns() < deadline);
+	assert_null(find_flow(flows, n, b.lport, b.cport));
+	assert_int_equal(n, 1);
+
+	/* not the last snapshot as it returned it: a pass */
+	copy = malloc(sizeof(*copy));
+	assert_non_null(copy);
+	*copy = flows[0];
+	copy->id ^= 1;
+	free(flows);
+	flows = copy;
+	snapshot_again(o, &flows, &n);
+	assert_true(caad_observer_last_full(o));
+	assert_int_equal(n, 1);
+	assert_int_equal(find_flow(flows, n, a.lport, a.cport)->bytes, 3120);
+
+	/* and a pass at least every full_pass_ms */
+	snapshot_again(o, &flows, &n);
+	assert_int_equal(caad_observer_last_full(o), !publish);
+	usleep(1600 * 1000);
+	snapshot_again(o, &flows, &n);
+	assert_true(caad_observer_last_full(o));
+	assert_int_equal(n, 1);
+
+	free(flows);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	conn_close(&a);
+}
+
 /* ---- what a trial measures ---------------------------------------------- */
 
 struct spinner {
@@ -1676,6 +1800,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_reads),
 		cmocka_unit_test(test_events_lost),
 		cmocka_unit_test_setup_teardown(test_consumer_left, setup_observer, teardown_observer),
+		cmocka_unit_test(test_handed_over),
 		cmocka_unit_test_setup_teardown(test_thread_time_and_net_rx, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_thread_time_running_at_start, setup_observer, teardown_observer),
 	};
