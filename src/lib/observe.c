@@ -452,6 +452,8 @@ struct merge {
 	size_t n, cap;
 	size_t n_sorted; /* flows[0, n_sorted) are the given ones, sorted; new ones follow */
 	uint8_t *gone;   /* of the given ones: closed since */
+	uint64_t *closed; /* closed, not among the given ones (perhaps among the new) */
+	size_t n_closed, cap_closed;
 	bool appended;
 };
 
@@ -465,23 +467,34 @@ static int merge_record(struct merge *m, const struct caad_flow_record *rec)
 			caad_flow_from_record(&m->flows[i], rec);
 		return 0;
 	}
-	/* handed over twice while being read (made again meanwhile): the later */
-	for (i = m->n_sorted; i < m->n; i++)
-		if (m->flows[i].id == rec->sk)
-			break;
-	if (rec->closed) { /* gone before it was listed */
-		if (i < m->n)
-			m->flows[i] = m->flows[--m->n];
+	/* Not among the given ones: new (appended, unsorted: a flow handed
+	 * over twice as the drain went, the later kept once sorted), or gone
+	 * before it was listed, which the new ones must lose once sorted. */
+	if (rec->closed) {
+		if (m->n_closed == m->cap_closed) {
+			size_t c = m->cap_closed ? 2 * m->cap_closed : 16;
+			uint64_t *nc = reallocarray(m->closed, c, sizeof(*nc));
+
+			if (!nc)
+				return -ENOMEM;
+			m->closed = nc;
+			m->cap_closed = c;
+		}
+		m->closed[m->n_closed++] = rec->sk;
 		return 0;
 	}
-	if (i == m->n) {
-		if (flows_room(&m->flows, &m->cap, m->n, 1) < 0)
-			return -ENOMEM;
-		m->n++;
-	}
-	caad_flow_from_record(&m->flows[i], rec);
+	if (flows_room(&m->flows, &m->cap, m->n, 1) < 0)
+		return -ENOMEM;
+	caad_flow_from_record(&m->flows[m->n++], rec);
 	m->appended = true;
 	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /*
@@ -545,18 +558,29 @@ static int snapshot_merge(struct caad_observer *o, struct caad_flow **flows, siz
 	r = drain_recent(o, &m);
 	*flows = m.flows; /* moved or not, the caller's to free */
 	*cap = m.cap;
-	if (r < 0) {
-		free(m.gone);
-		return r;
+	if (r >= 0) {
+		for (size_t i = 0; i < m.n; i++)
+			if (i >= m.n_sorted || !m.gone[i])
+				m.flows[u++] = m.flows[i];
+		if (m.appended)
+			caad_flows_sort(m.flows, u);
+		if (m.n_closed && m.appended) {
+			size_t k = 0;
+
+			qsort(m.closed, m.n_closed, sizeof(*m.closed), cmp_u64);
+			for (size_t i = 0; i < u; i++) {
+				size_t j = caad_lower_bound_u64(m.closed, m.n_closed, sizeof(*m.closed), 0, m.flows[i].id);
+
+				if (j == m.n_closed || m.closed[j] != m.flows[i].id)
+					m.flows[k++] = m.flows[i];
+			}
+			u = k;
+		}
+		*n = u;
 	}
-	for (size_t i = 0; i < m.n; i++)
-		if (i >= m.n_sorted || !m.gone[i])
-			m.flows[u++] = m.flows[i];
 	free(m.gone);
-	*n = u;
-	if (m.appended)
-		caad_flows_sort(m.flows, u);
-	return 0;
+	free(m.closed);
+	return r;
 }
 
 /* A pass of the flows' iterator, into a new array. */
