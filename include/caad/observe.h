@@ -77,6 +77,12 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
  * of every flow that moves data at least that often. Nothing otherwise.
  */
 void caad_observer_prepare(struct caad_observer *o);
+/*
+ * Where flows are handed over: the CPU time of the last snapshot that was a
+ * pass of the flows' iterator, and how often one runs at least, in us (0
+ * and 0 otherwise): for a scan budget to count its share in every scan.
+ */
+void caad_observer_pass_cost(const struct caad_observer *o, uint64_t *cpu_usec, uint64_t *every_usec);
 /* Whether the last snapshot was a pass of the flows' iterator. */
 bool caad_observer_last_full(const struct caad_observer *o);
 /* Sum of the per-CPU counters (enum caad_counter). */

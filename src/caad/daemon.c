@@ -580,6 +580,25 @@ static int on_prepare(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/*
+ * What a scan that took cpu_usec costs, for the budget. Where flows are
+ * handed over, the pass of the iterator that runs every few seconds counts
+ * in every scan by its share (its cost times the period over its own): a
+ * pass at 100k flows spiked the smoothed cost, stretched the period for a
+ * few scans and logged it, every ten seconds.
+ */
+static uint64_t scan_cost(const struct daemon *d, uint64_t cpu_usec, uint64_t interval_usec)
+{
+	uint64_t pass, every, period = d->pace.period_usec ? d->pace.period_usec : interval_usec;
+
+	caad_observer_pass_cost(d->observer, &pass, &every);
+	if (!every)
+		return cpu_usec;
+	if (caad_observer_last_full(d->observer))
+		cpu_usec -= MIN(cpu_usec, pass);
+	return cpu_usec + pass * MIN(period, every) / every;
+}
+
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -590,7 +609,8 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	r = scan(d);
 	/* its CPU time (the BPF iterator's, in the kernel, included) sets
 	 * how far apart scans must be for ScanBudgetPercent= */
-	if (caad_pace_add(&d->pace, now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu, iv, d->config.scan_budget_pct))
+	if (caad_pace_add(&d->pace, scan_cost(d, now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu, iv), iv,
+	                  d->config.scan_budget_pct))
 		log_pace(d, iv);
 	if (r == -ENOMEM)
 		return sd_event_exit(d->event, r);

@@ -30,6 +30,7 @@ struct caad_observer {
 	uint64_t publish_failed;     /* CAAD_COUNTER_PUBLISH_FAILED at the last pass */
 	bool last_full;              /* the last snapshot was a pass of the iterator */
 	bool prepared;               /* caad_observer_prepare() since the last snapshot */
+	uint64_t pass_cpu_ns;        /* publish: the CPU time of the last snapshot that was a pass */
 	uint32_t dump_max;           /* the "dump" array's entries */
 	struct caad_flow_base *prev; /* last snapshot's bases, sorted by id */
 	unsigned snapshot_calls;     /* read() calls of the iterator the last snapshot took */
@@ -71,12 +72,22 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 int caad_netns_self_inode(uint32_t *ret)
@@ -632,8 +643,12 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
 		o->skel->data_gen->scan_gen++;
 	o->prepared = false;
 	if (full) {
+		uint64_t cpu = thread_cpu_ns();
+
 		free(TAKE_PTR(flows));
 		r = snapshot_full(o, now, &flows, &n, &cap);
+		if (o->publish)
+			o->pass_cpu_ns = thread_cpu_ns() - cpu;
 	} else
 		r = snapshot_merge(o, &flows, &n, &cap);
 	if (r < 0)
@@ -671,6 +686,14 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
 	*ret = TAKE_PTR(flows);
 	*ret_n = n;
 	return 0;
+}
+
+void caad_observer_pass_cost(const struct caad_observer *o, uint64_t *cpu_usec, uint64_t *every_usec)
+{
+	bool on = o && o->publish;
+
+	*cpu_usec = on ? o->pass_cpu_ns / 1000 : 0;
+	*every_usec = on ? o->full_pass_ns / 1000 : 0;
 }
 
 void caad_observer_prepare(struct caad_observer *o)
