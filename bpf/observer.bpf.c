@@ -84,16 +84,17 @@ struct {
  * hash, every namespace's sockets in it (on the 2-vCPU development VM, 200k
  * held in two other namespaces and none in caad's made a pass 60 ms of a
  * CPU): caad then runs it every few seconds, not at every scan. A flow
- * is handed over at its first read or data-ready after each scan (bumped
- * scan_gen), and at once when it opens, closes, or its reader or
- * processing CPU moves. Off (the flow table's own iterator), the checks
- * below are dead code the verifier removes.
+ * is handed over at its first read or data-ready of each scan generation
+ * (scan_gen, which caad bumps just before each scan) after the one it
+ * opened in, and at once when its reader or processing CPU moves, or it
+ * closes once handed over. Off (the flow table's own iterator), the
+ * checks below are dead code the verifier removes.
  */
 const volatile bool publish = false;
 
 /* Bumped by user space at each scan; a section of its own, so no line
  * that programs write shares its cache line. */
-__u32 scan_gen SEC(".data.gen") = 0;
+__u32 scan_gen SEC(".data.gen") = 1; /* an entry's pub_gen 0: never */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -246,8 +247,7 @@ static __always_inline void fill_record(struct caad_flow_record *d, const struct
 
 /*
  * Hand the flow over into "recent" (publish only): once per scan_gen
- * (gen, as the caller read it), or now (force: it opened, closed or
- * moved). The reader's and the processing CPU may both hand it over in
+ * (gen, as the caller read it), or now (force: it closed or moved). The reader's and the processing CPU may both hand it over in
  * one scan_gen, as they race to mark it: the later record replaces the
  * earlier, no harm (a compare-and-swap of 32 bits needs BPF v3). Its bytes
  * are computed, not stored: the entry's counters stay as its first read
@@ -260,6 +260,7 @@ static __always_inline void publish_flow(const struct sock *sk, struct caad_flow
 	if (s->pub_gen == gen && !force)
 		return;
 	s->pub_gen = gen;
+	s->listed = 1;
 	fill_record(&r, sk, s);
 	if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY))
 		count(CAAD_COUNTER_PUBLISH_FAILED);
@@ -435,6 +436,10 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 		 * before it */
 		init.read_seq = tp->copied_seq - (__u32)ret;
 		init.received = tp->bytes_received;
+		/* publish: handed over from its first event after the next scan
+		 * generation (caad's prepare, just before its next scan), not
+		 * now: a connection that closes before that costs no hand-over */
+		init.pub_gen = gen;
 		/* who reads it, and where: no stay lookup below (a new flow has
 		 * none: a close drops its socket's) */
 		init.consumer_cpu = bpf_get_smp_processor_id();
@@ -460,7 +465,6 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 			count(CAAD_COUNTER_FLOWS_NEW);
 		else
 			__sync_fetch_and_add(&n_flows, -1);
-		force = true; /* publish: a new flow, at once */
 	}
 
 	cpu = bpf_get_smp_processor_id();
@@ -687,7 +691,7 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 	s->closed = 1;
 	__sync_fetch_and_add(&n_flows, -1);
 	count(CAAD_COUNTER_FLOWS_CLOSED);
-	if (publish) /* gone from the next scan */
+	if (publish && s->listed) /* gone from the next scan */
 		publish_flow(sk, s, scan_gen, true);
 	/* a read of it again (connected again: a new flow) must look it up */
 	seen_forget(&reader_seen, key, s->consumer_cpu);
@@ -787,6 +791,8 @@ static __always_inline void dump_one(struct sock *sk, struct caad_flow_stats *s)
 		}
 	}
 	fill_record(d, sk, s);
+	if (publish)
+		s->listed = 1; /* its close is handed over */
 	dump_n = ++i;
 }
 

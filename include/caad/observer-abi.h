@@ -40,7 +40,8 @@ struct caad_flow_stats {
 	__u16 family;         /* AF_INET / AF_INET6 */
 	__u16 lport;          /* local port, host order */
 	__u16 rport;          /* remote port, host order */
-	__u16 _pad0;
+	__u16 listed;         /* where flows are handed over: 1 once user space may list it
+	                       * (handed over, or copied by a pass), whose close is then too */
 	__u32 consumer_pid;   /* tgid */
 	__u32 consumer_tid;
 	__u32 consumer_cpu;   /* CPU of the last read */
