@@ -247,11 +247,13 @@ static __always_inline void fill_record(struct caad_flow_record *d, const struct
 
 /*
  * Hand the flow over into "recent" (publish only): once per scan_gen
- * (gen, as the caller read it), or now (force: it closed or moved). The reader's and the processing CPU may both hand it over in
- * one scan_gen, as they race to mark it: the later record replaces the
- * earlier, no harm (a compare-and-swap of 32 bits needs BPF v3). Its bytes
- * are computed, not stored: the entry's counters stay as its first read
- * left them, so nothing here races with a pass of the iterator.
+ * (gen, as the caller read it), or now (force: it closed or moved). The
+ * reader's and the processing CPU may both hand it over in one scan_gen,
+ * as they race to mark it: the later record replaces the earlier, no harm
+ * (a compare-and-swap of 32 bits needs BPF v3). Its bytes are computed,
+ * not stored: the entry's counters stay as its first read left them, so
+ * nothing here races with a pass of the iterator. "listed" is written
+ * once: its line is the one both sides read at every lookup.
  */
 static __always_inline void publish_flow(const struct sock *sk, struct caad_flow_stats *s, __u32 gen, bool force)
 {
@@ -260,7 +262,8 @@ static __always_inline void publish_flow(const struct sock *sk, struct caad_flow
 	if (s->pub_gen == gen && !force)
 		return;
 	s->pub_gen = gen;
-	s->listed = 1;
+	if (!s->listed)
+		s->listed = 1;
 	fill_record(&r, sk, s);
 	if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY))
 		count(CAAD_COUNTER_PUBLISH_FAILED);
@@ -791,8 +794,9 @@ static __always_inline void dump_one(struct sock *sk, struct caad_flow_stats *s)
 		}
 	}
 	fill_record(d, sk, s);
-	if (publish)
-		s->listed = 1; /* its close is handed over */
+	if (publish && !s->listed)
+		s->listed = 1; /* its close is handed over (written once: a pass
+		                * every 10 s need not dirty 100k entries' lines) */
 	dump_n = ++i;
 }
 

@@ -34,6 +34,12 @@ struct caad_pace {
  */
 bool caad_pace_add(struct caad_pace *p, uint64_t cost_usec, uint64_t interval_usec, unsigned budget_pct);
 
+/* The period now: interval_usec until a scan was counted. */
+static inline uint64_t caad_pace_period(const struct caad_pace *p, uint64_t interval_usec)
+{
+	return p->period_usec ? p->period_usec : interval_usec;
+}
+
 /* The shortest gap from the start of the last scan to an extra one (run
  * early, for a moved reader) that keeps scans within budget_pct: at least
  * min_usec. */

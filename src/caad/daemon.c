@@ -589,7 +589,7 @@ static int on_prepare(sd_event_source *s, uint64_t usec, void *userdata)
  */
 static uint64_t scan_cost(const struct daemon *d, uint64_t cpu_usec, uint64_t interval_usec)
 {
-	uint64_t pass, every, period = d->pace.period_usec ? d->pace.period_usec : interval_usec;
+	uint64_t pass, every, period = caad_pace_period(&d->pace, interval_usec);
 
 	caad_observer_pass_cost(d->observer, &pass, &every);
 	if (!every)
@@ -646,7 +646,7 @@ static void scan_early(struct daemon *d)
 		return;
 	if (sd_event_source_set_time(d->timer, at) >= 0) {
 		d->early_scans++;
-		arm_prepare(d, at, d->pace.period_usec);
+		arm_prepare(d, at, caad_pace_period(&d->pace, (uint64_t)d->config.interval_ms * 1000));
 	}
 }
 
