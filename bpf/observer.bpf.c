@@ -265,8 +265,24 @@ static __always_inline void publish_flow(const struct sock *sk, struct caad_flow
 	if (!s->listed)
 		s->listed = 1;
 	fill_record(&r, sk, s);
-	if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY))
+	if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY)) {
 		count(CAAD_COUNTER_PUBLISH_FAILED);
+		return;
+	}
+	/*
+	 * Another CPU may have changed the entry as this one filled its
+	 * record, and handed it over before this update replaced its record:
+	 * a close (softirq, a reset, while the reader's recvmsg() is done with
+	 * the socket lock) or a processing move. Read again, after the update
+	 * (its bucket lock orders it), and hand over again if so: the close
+	 * side marks "closed" before it reads "listed", with an atomic between
+	 * them, so one of the two sides sees the other's mark.
+	 */
+	if ((s->closed != 0) != r.closed || s->proc_cpu != r.proc_cpu || s->consumer_cpu != r.consumer_cpu) {
+		fill_record(&r, sk, s);
+		if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY))
+			count(CAAD_COUNTER_PUBLISH_FAILED);
+	}
 }
 
 /* The closed loop's trial watches one thread (watch_tid, below). */
@@ -662,9 +678,11 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 		c->rx_ifindex = rx_ifindex;
 		c->gen = gen;
 	}
-	/* publish: at once where processing moved (or began) */
+	/* publish: at once where processing moved; where it began (a new
+	 * flow's first data-ready), at the next generation like the rest of
+	 * it, so that a short connection costs no hand-over */
 	if (publish && !s->closed)
-		publish_flow(sk, s, gen, prev != cpu);
+		publish_flow(sk, s, gen, prev != cpu && prev != CAAD_CPU_NONE);
 	return 0;
 }
 
