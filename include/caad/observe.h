@@ -70,6 +70,19 @@ int caad_observer_consume(struct caad_observer *o);
  */
 int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n);
 /*
+ * A snapshot between two due ones (caad's early scan, when a steered flow's
+ * reader moved), taken as caad_observer_snapshot() takes the previous
+ * one. Where flows are handed over and the previous snapshot was given
+ * back, with no caad_observer_prepare() since: that one updated with what
+ * was handed over since (moves, openings and closings; bytes), with the
+ * rates and consumer windows left as the last due snapshot made them (a
+ * new flow's rate 0), and the next snapshot's rates still counted from
+ * that one; the generation goes on. A busy flow was handed over just
+ * before that snapshot and has nothing new yet: rated now, it would read
+ * 0, and too high at the next one. Otherwise, as caad_observer_snapshot().
+ */
+int caad_observer_snapshot_early(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n);
+/*
  * A snapshot is due soon: where flows are handed over, each flow that is
  * read or processed from now on is handed over again, so that the next
  * snapshot has its bytes as of then, not as of just after the previous
@@ -83,8 +96,11 @@ void caad_observer_prepare(struct caad_observer *o);
  * and 0 otherwise): for a scan budget to count its share in every scan.
  */
 void caad_observer_pass_cost(const struct caad_observer *o, uint64_t *cpu_usec, uint64_t *every_usec);
-/* Whether the last snapshot was a pass of the flows' iterator. */
+/* Whether the last snapshot was a pass of the flows' iterator; and one
+ * that ran only because full_pass_ms had passed (not one that had to: the
+ * previous flows not given back, or a flow that could not be handed over). */
 bool caad_observer_last_full(const struct caad_observer *o);
+bool caad_observer_last_periodic(const struct caad_observer *o);
 /* Sum of the per-CPU counters (enum caad_counter). */
 /*
  * Steered flows whose reader is followed between scans: ids (sorted, at

@@ -10,7 +10,8 @@
  * keeps them within it (at most CAAD_PACE_PERIOD_MAX_USEC). A scan lists
  * every flow: its cost grows with the flows held open (on a kernel where
  * caad falls back to the TCP socket iterator, with every TCP socket of the
- * namespace), and 100k idle connections must not cost caad most of a CPU.
+ * machine at each of its passes), and 100k idle connections must not cost
+ * caad most of a CPU.
  *
  * The cost is the scan's own CPU time (its thread's: the BPF iterator's
  * work in the kernel included), smoothed over the last few scans, so one

@@ -466,7 +466,8 @@ static int scan(struct daemon *d)
 	flows = TAKE_PTR(d->flows);
 	n = d->n_flows;
 	d->n_flows = 0;
-	r = caad_observer_snapshot(d->observer, &flows, &n);
+	r = (d->scan_is_early ? caad_observer_snapshot_early : caad_observer_snapshot)(d->observer, &flows, &n);
+	d->scan_is_early = false;
 	if (r < 0)
 		return r;
 
@@ -594,6 +595,10 @@ static uint64_t scan_cost(const struct daemon *d, uint64_t cpu_usec, uint64_t in
 	caad_observer_pass_cost(d->observer, &pass, &every);
 	if (!every)
 		return cpu_usec;
+	/* a pass that had to run (a flow could not be handed over: every
+	 * scan may need one) counts whole */
+	if (caad_observer_last_full(d->observer) && !caad_observer_last_periodic(d->observer))
+		return cpu_usec;
 	if (caad_observer_last_full(d->observer))
 		cpu_usec -= MIN(cpu_usec, pass);
 	return cpu_usec + pass * MIN(period, every) / every;
@@ -646,6 +651,7 @@ static void scan_early(struct daemon *d)
 		return;
 	if (sd_event_source_set_time(d->timer, at) >= 0) {
 		d->early_scans++;
+		d->scan_is_early = true;
 		arm_prepare(d, at, caad_pace_period(&d->pace, (uint64_t)d->config.interval_ms * 1000));
 	}
 }

@@ -68,6 +68,7 @@ struct daemon {
 	uint64_t last_scan_mono;   /* CLOCK_MONOTONIC (usec) when the last scan began */
 	struct caad_pace pace;     /* how far apart scans are (ScanBudgetPercent=) */
 	uint64_t early_scans;      /* scans run early: a steered flow's reader moved */
+	bool scan_is_early;        /* the timer's next scan is an early one */
 	uint64_t errors;           /* failed plans (the actuator counts its own) */
 	uint64_t reloads, reload_failures;
 	struct closed_loop loop;   /* Placement=measure */

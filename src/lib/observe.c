@@ -29,6 +29,9 @@ struct caad_observer {
 	uint64_t full_ns;            /* publish: when the last one ran (CLOCK_MONOTONIC), 0 never */
 	uint64_t publish_failed;     /* CAAD_COUNTER_PUBLISH_FAILED at the last pass */
 	bool last_full;              /* the last snapshot was a pass of the iterator */
+	bool last_periodic;          /* ... one that ran only because full_pass_ms had passed */
+	size_t n_ret;                /* the last snapshot as it returned it: how many */
+	uint64_t ret_print;          /* ... and a fingerprint of its ids, in order */
 	bool prepared;               /* caad_observer_prepare() since the last snapshot */
 	uint64_t pass_cpu_ns;        /* publish: the CPU time of the last snapshot that was a pass */
 	uint32_t dump_max;           /* the "dump" array's entries */
@@ -473,9 +476,22 @@ static int merge_record(struct merge *m, const struct caad_flow_record *rec)
 	size_t i = LOWER_BOUND_BY(m->flows, m->n_sorted, id, rec->sk);
 
 	if (i < m->n_sorted && m->flows[i].id == rec->sk) {
+		struct caad_flow *f = &m->flows[i];
+
 		m->gone[i] = rec->closed != 0;
-		if (!rec->closed)
-			caad_flow_from_record(&m->flows[i], rec);
+		if (!rec->closed) {
+			/* its rate and its consumer's window as the last due
+			 * snapshot made them: an early one keeps them */
+			uint64_t rate = f->rate_bps;
+			uint16_t hist[CAAD_CONSUMER_HISTORY];
+			uint8_t n_hist = f->n_consumer_history;
+
+			memcpy(hist, f->consumer_history, sizeof(hist));
+			caad_flow_from_record(f, rec);
+			f->rate_bps = rate;
+			memcpy(f->consumer_history, hist, sizeof(hist));
+			f->n_consumer_history = n_hist;
+		}
 		return 0;
 	}
 	/* Not among the given ones: new (appended, unsorted: a flow handed
@@ -544,15 +560,22 @@ static int drain_recent(struct caad_observer *o, struct merge *m)
 	}
 }
 
-/* flows (n) are the last snapshot's, as it returned them: its bases' ids. */
+/* The ids of flows (n), in order, folded into 64 bits (FNV-1a's way, a
+ * word at a time). */
+static uint64_t ids_print(const struct caad_flow *flows, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ flows[i].id) * 0x100000001b3ull;
+	return h;
+}
+
+/* flows (n) are the last snapshot's, as it returned them. Not the bases'
+ * ids: an early snapshot leaves those as the last due one made them. */
 static bool given_back(const struct caad_observer *o, const struct caad_flow *flows, size_t n)
 {
-	if (!flows || n != o->n_prev)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (flows[i].id != o->prev[i].id)
-			return false;
-	return true;
+	return flows && n == o->n_ret && ids_print(flows, n) == o->ret_print;
 }
 
 /* The given flows updated with those handed over: closed ones out, new
@@ -624,22 +647,53 @@ static int snapshot_full(struct caad_observer *o, uint64_t now, struct caad_flow
 	return 0;
 }
 
-int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n)
+/* The flows, as the snapshot returns them: no repeats (the later of two
+ * kept), and no slack of a shrinking table. */
+static void snapshot_tidy(struct caad_flow **flows, size_t *n, size_t cap)
+{
+	struct caad_flow *f = *flows;
+	size_t u = 0;
+
+	/* an iteration that goes on past a bucket that changed (a socket
+	 * made or closed) may see a flow twice, and a flow may be handed over
+	 * twice: the later of the repeats (sorted stably) */
+	for (size_t i = 0; i < *n; i++)
+		if (u > 0 && f[u - 1].id == f[i].id)
+			f[u - 1] = f[i];
+		else
+			f[u++] = f[i];
+	if (u + 64 < cap) { /* give back the slack of a shrinking table */
+		struct caad_flow *nf = reallocarray(f, u ? u : 1, sizeof(*f));
+		if (nf)
+			*flows = nf;
+	}
+	*n = u;
+}
+
+static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n, bool early)
 {
 	_cleanup_free_ struct caad_flow *flows = *ret;
 	size_t n = flows ? *ret_n : 0, cap = 0;
 	uint64_t now = now_ns();
-	bool full;
+	bool given, full, periodic, failed;
 	int r;
 
 	*ret = NULL;
 	*ret_n = 0;
 	o->snapshot_calls = 0;
-	full = !o->publish || !given_back(o, flows, n) || !o->full_ns || now - o->full_ns >= o->full_pass_ns ||
-	       caad_observer_counter(o, CAAD_COUNTER_PUBLISH_FAILED) != o->publish_failed;
+	given = o->publish && given_back(o, flows, n);
+	periodic = !o->full_ns || now - o->full_ns >= o->full_pass_ns;
+	failed = o->publish && caad_observer_counter(o, CAAD_COUNTER_PUBLISH_FAILED) != o->publish_failed;
+	/* early, and no prepare since the last one: the flows handed over
+	 * since, no new generation and no new rates (the flows that were
+	 * handed over just before the last snapshot have nothing new yet: as
+	 * a due snapshot's, their rates would read 0 now and too high at the
+	 * next one); a pass, where one is needed, but not the periodic one */
+	early = early && given && !o->prepared && !failed;
+	full = !early && (!given || periodic || failed);
 	/* the programs hand each flow over again at its next read or
 	 * data-ready, unless asked to just before */
-	if (o->publish && !o->prepared)
+	if (o->publish && !o->prepared && !early)
 		o->skel->data_gen->scan_gen++;
 	o->prepared = false;
 	if (full) {
@@ -654,38 +708,39 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
 	if (r < 0)
 		return r;
 	o->last_full = full;
+	o->last_periodic = full && given && periodic && !failed;
+	snapshot_tidy(&flows, &n, cap);
 
-	/* an iteration that goes on past a bucket that changed (a socket
-	 * made or closed) may see a flow twice, and a flow may be handed over
-	 * twice: the later of the repeats (sorted stably) */
-	size_t u = 0;
-	for (size_t i = 0; i < n; i++)
-		if (u > 0 && flows[u - 1].id == flows[i].id)
-			flows[u - 1] = flows[i];
-		else
-			flows[u++] = flows[i];
-	if (u + 64 < cap) { /* give back the slack of a shrinking table */
-		struct caad_flow *nf = reallocarray(flows, u ? u : 1, sizeof(*flows));
-		if (nf)
-			flows = nf;
+	if (!early) {
+		caad_flows_update_rates(flows, n, o->prev, o->n_prev, o->prev_ns ? now - o->prev_ns : 0, now);
+		caad_flows_update_history(flows, n, o->prev, o->n_prev, o->prev_ns);
+
+		/* keep the base of the next rates and consumer histories */
+		struct caad_flow_base *base = n ? malloc(n * sizeof(*base)) : NULL;
+		if (n && !base)
+			return -ENOMEM;
+		caad_flows_base(base, flows, n);
+		free(o->prev);
+		o->prev = base;
+		o->n_prev = n;
+		o->prev_ns = now;
 	}
-	n = u;
-	caad_flows_update_rates(flows, n, o->prev, o->n_prev, o->prev_ns ? now - o->prev_ns : 0, now);
-	caad_flows_update_history(flows, n, o->prev, o->n_prev, o->prev_ns);
-
-	/* keep the base of the next rates and consumer histories */
-	struct caad_flow_base *base = n ? malloc(n * sizeof(*base)) : NULL;
-	if (n && !base)
-		return -ENOMEM;
-	caad_flows_base(base, flows, n);
-	free(o->prev);
-	o->prev = base;
-	o->n_prev = n;
-	o->prev_ns = now;
+	o->n_ret = n;
+	o->ret_print = ids_print(flows, n);
 
 	*ret = TAKE_PTR(flows);
 	*ret_n = n;
 	return 0;
+}
+
+int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n)
+{
+	return snapshot(o, ret, ret_n, false);
+}
+
+int caad_observer_snapshot_early(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n)
+{
+	return snapshot(o, ret, ret_n, true);
 }
 
 void caad_observer_pass_cost(const struct caad_observer *o, uint64_t *cpu_usec, uint64_t *every_usec)
@@ -707,6 +762,11 @@ void caad_observer_prepare(struct caad_observer *o)
 bool caad_observer_last_full(const struct caad_observer *o)
 {
 	return o && o->last_full;
+}
+
+bool caad_observer_last_periodic(const struct caad_observer *o)
+{
+	return o && o->last_periodic;
 }
 
 _Static_assert(CAAD_STAY_CPUS == CAAD_CPUS_MAX, "the stay map's CPU sets are caad_cpumasks");

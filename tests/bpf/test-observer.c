@@ -1575,6 +1575,7 @@ static void test_handed_over(void **state)
 	flows = copy;
 	snapshot_again(o, &flows, &n);
 	assert_true(caad_observer_last_full(o));
+	assert_false(caad_observer_last_periodic(o)); /* one that had to run */
 	assert_int_equal(n, 1);
 	assert_int_equal(find_flow(flows, n, a.lport, a.cport)->bytes, 3120);
 
@@ -1584,7 +1585,105 @@ static void test_handed_over(void **state)
 	usleep(1600 * 1000);
 	snapshot_again(o, &flows, &n);
 	assert_true(caad_observer_last_full(o));
+	assert_int_equal(caad_observer_last_periodic(o), publish);
 	assert_int_equal(n, 1);
+
+	free(flows);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	conn_close(&a);
+}
+
+/* small_xfer() of n bytes, in pieces. */
+static void xfer_pieces(const struct conn *c, size_t n)
+{
+	for (size_t k; n > 0; n -= k) {
+		k = MIN(n, (size_t)4000);
+		assert_int_equal(small_xfer(c, k), 0);
+	}
+}
+
+/*
+ * An early snapshot (caad's, when a steered flow's reader moved). Where
+ * flows are handed over: the moved flow as of its move, every rate as the
+ * last due snapshot made it, and the next due snapshot's rates counted
+ * from that one, not from the early one (a busy flow handed over just
+ * before the due snapshot has nothing new at the early one: rated from it,
+ * it would read 0 now and too high next). Otherwise a snapshot as any.
+ */
+static void test_early_snapshot(void **state)
+{
+	_cleanup_(caad_observer_freep) struct caad_observer *o = NULL;
+	struct caad_flow *flows = NULL;
+	const struct caad_flow *f;
+	uint64_t t1a, t1b, t2a, t2b, rate1, lo, hi;
+	struct conn a;
+	cpu_set_t saved;
+	size_t n = 0;
+	bool publish;
+
+	REQUIRE_ROOT();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		print_message("SKIP: needs 2 online CPUs\n");
+		skip();
+	}
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	o = observer_open_opts((struct caad_observer_options){ .netns_inode = test_netns, .full_pass_ms = 60000 });
+	publish = caad_observer_flow_iter(o) == CAAD_FLOW_ITER_TCP;
+
+	conn_new(&a);
+	move_self(0);
+	assert_int_equal(small_xfer(&a, 1000), 0);
+	snapshot_again(o, &flows, &n); /* a pass */
+	usleep(50 * 1000);
+
+	/* due: 100000 bytes more, handed over just after the prepare (at a
+	 * data-ready, before its byte is read) */
+	xfer_pieces(&a, 100000);
+	caad_observer_prepare(o);
+	assert_int_equal(small_xfer(&a, 1), 0);
+	t1a = mono_ns();
+	snapshot_again(o, &flows, &n);
+	t1b = mono_ns();
+	f = find_flow(flows, n, a.lport, a.cport);
+	assert_non_null(f);
+	assert_int_equal(f->bytes, publish ? 101000 : 101001);
+	rate1 = f->rate_bps;
+	assert_true(rate1 > 0);
+
+	/* early: 50000 bytes more on CPU 0 (not handed over: this generation
+	 * had the flow), then the reader moves to CPU 1 (handed over at once) */
+	xfer_pieces(&a, 50000);
+	move_self(1);
+	assert_int_equal(small_xfer(&a, 10), 0);
+	assert_int_equal(caad_observer_snapshot_early(o, &flows, &n), 0);
+	f = find_flow(flows, n, a.lport, a.cport);
+	assert_non_null(f);
+	assert_int_equal(f->consumer_cpu, 1);
+	assert_int_equal(f->bytes, 151011);
+	if (publish) {
+		assert_false(caad_observer_last_full(o));
+		assert_int_equal(caad_observer_snapshot_calls(o), 0);
+		assert_int_equal(f->rate_bps, rate1);
+	}
+	usleep(50 * 1000);
+
+	/* due again: the rate over the 50010 bytes since the last due one, at
+	 * least as long as between the two */
+	caad_observer_prepare(o);
+	assert_int_equal(small_xfer(&a, 1), 0);
+	t2a = mono_ns();
+	snapshot_again(o, &flows, &n);
+	t2b = mono_ns();
+	f = find_flow(flows, n, a.lport, a.cport);
+	assert_non_null(f);
+	assert_int_equal(f->bytes, publish ? 151011 : 151012);
+	if (publish) {
+		assert_false(caad_observer_last_full(o));
+		lo = 50011ull * 8 * NSEC_PER_SEC / (t2b - t1a);
+		hi = 50011ull * 8 * NSEC_PER_SEC / (t2a - t1b);
+		print_message("rate %" PRIu64 " bit/s, from %" PRIu64 " to %" PRIu64 "\n", f->rate_bps, lo, hi);
+		assert_true(f->rate_bps >= lo && f->rate_bps <= hi);
+	}
 
 	free(flows);
 	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
@@ -1812,6 +1911,7 @@ int main(void)
 		cmocka_unit_test(test_events_lost),
 		cmocka_unit_test_setup_teardown(test_consumer_left, setup_observer, teardown_observer),
 		cmocka_unit_test(test_handed_over),
+		cmocka_unit_test(test_early_snapshot),
 		cmocka_unit_test_setup_teardown(test_thread_time_and_net_rx, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_thread_time_running_at_start, setup_observer, teardown_observer),
 	};
