@@ -1074,8 +1074,9 @@ def machine_info():
         load = f.read().split()[:3]
     # the source as the bench starts (and builds), not as it ends
     commit = subprocess.run(['git', '-C', REPO, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True)
-    dirty = subprocess.run(['git', '-C', REPO, 'status', '--porcelain', '--untracked-files=no'],
-                           capture_output=True, text=True)
+    # what the benches write into the tree themselves does not count
+    dirty = subprocess.run(['git', '-C', REPO, 'status', '--porcelain', '--untracked-files=no', '--', '.',
+                            ':!bench/RESULTS*.md', ':!bench/*.png'], capture_output=True, text=True)
     source = (f'commit {commit.stdout.strip()}{" with uncommitted changes" if dirty.stdout.strip() else ""}'
               if commit.returncode == 0 else None)
     return {
