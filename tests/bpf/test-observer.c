@@ -227,6 +227,18 @@ static void move_self(int cpu)
 	assert_int_equal(pin_self(cpu), 0);
 }
 
+/* Tests that move a reader between CPUs: skipped, saying so, on a machine
+ * with one (CI's have 2); the thread's affinity saved into *saved, for the
+ * test to put back. */
+static void need_2cpus_save(cpu_set_t *saved)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		print_message("SKIP: needs 2 online CPUs\n");
+		skip();
+	}
+	assert_int_equal(sched_getaffinity(0, sizeof(*saved), saved), 0);
+}
+
 static void *writer_main(void *p)
 {
 	struct worker *w = p;
@@ -1324,16 +1336,11 @@ static void test_events_lost(void **state)
 	size_t k;
 
 	REQUIRE_ROOT();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		/* CI's machines have 2 CPUs; a smaller one cannot move a reader */
-		print_message("SKIP: needs 2 online CPUs\n");
-		skip();
-	}
+	need_2cpus_save(&saved);
 	assert_true(MANY <= CAAD_STAY_MAX);
 	assert_true(MANY > 4096 / RINGBUF_RECORD);
 
 	o = observer_open(test_netns, 0, 4096);
-	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
 	move_self(0);
 	many_open(&m, o, NULL);
 	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_NEW), MANY);
@@ -1412,12 +1419,7 @@ static void test_consumer_left(void **state)
 	size_t n;
 
 	REQUIRE_ROOT();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		/* CI's machines have 2 CPUs; a smaller one cannot move a reader */
-		print_message("SKIP: needs 2 online CPUs\n");
-		skip();
-	}
-	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	need_2cpus_save(&saved);
 	caad_cpumask_zero(&only0);
 	caad_cpumask_set(&only0, 0);
 	both = only0;
@@ -1491,11 +1493,7 @@ static void test_handed_over(void **state)
 	bool publish;
 
 	REQUIRE_ROOT();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		print_message("SKIP: needs 2 online CPUs\n");
-		skip();
-	}
-	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	need_2cpus_save(&saved);
 	o = observer_open_opts((struct caad_observer_options){ .netns_inode = test_netns, .full_pass_ms = 1500 });
 	publish = caad_observer_flow_iter(o) == CAAD_FLOW_ITER_TCP;
 	print_message("%s iterator: %s\n", caad_flow_iter_to_string(caad_observer_flow_iter(o)),
@@ -1622,11 +1620,7 @@ static void test_early_snapshot(void **state)
 	bool publish;
 
 	REQUIRE_ROOT();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		print_message("SKIP: needs 2 online CPUs\n");
-		skip();
-	}
-	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	need_2cpus_save(&saved);
 	o = observer_open_opts((struct caad_observer_options){ .netns_inode = test_netns, .full_pass_ms = 60000 });
 	publish = caad_observer_flow_iter(o) == CAAD_FLOW_ITER_TCP;
 
