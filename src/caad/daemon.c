@@ -595,12 +595,13 @@ static uint64_t scan_cost(const struct daemon *d, uint64_t cpu_usec, uint64_t in
 	caad_observer_pass_cost(d->observer, &pass, &every);
 	if (!every)
 		return cpu_usec;
-	/* a pass that had to run (a flow could not be handed over: every
-	 * scan may need one) counts whole */
-	if (caad_observer_last_full(d->observer) && !caad_observer_last_periodic(d->observer))
-		return cpu_usec;
-	if (caad_observer_last_full(d->observer))
+	if (caad_observer_last_full(d->observer)) {
+		/* a pass that had to run (a flow could not be handed over:
+		 * every scan may need one) counts whole */
+		if (!caad_observer_last_periodic(d->observer))
+			return cpu_usec;
 		cpu_usec -= MIN(cpu_usec, pass);
+	}
 	return cpu_usec + pass * MIN(period, every) / every;
 }
 
