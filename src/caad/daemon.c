@@ -588,9 +588,9 @@ static int on_prepare(sd_event_source *s, uint64_t usec, void *userdata)
  * pass at 100k flows spiked the smoothed cost, stretched the period for a
  * few scans and logged it, every ten seconds.
  */
-static uint64_t scan_cost(const struct daemon *d, uint64_t cpu_usec, uint64_t interval_usec)
+static uint64_t scan_cost(const struct daemon *d, uint64_t cpu_usec)
 {
-	uint64_t pass, every, period = caad_pace_period(&d->pace, interval_usec);
+	uint64_t pass, every, period = daemon_scan_period_usec(d);
 
 	caad_observer_pass_cost(d->observer, &pass, &every);
 	if (!every)
@@ -615,7 +615,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	r = scan(d);
 	/* its CPU time (the BPF iterator's, in the kernel, included) sets
 	 * how far apart scans must be for ScanBudgetPercent= */
-	if (caad_pace_add(&d->pace, scan_cost(d, now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu, iv), iv,
+	if (caad_pace_add(&d->pace, scan_cost(d, now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu), iv,
 	                  d->config.scan_budget_pct))
 		log_pace(d, iv);
 	if (r == -ENOMEM)
@@ -653,7 +653,7 @@ static void scan_early(struct daemon *d)
 	if (sd_event_source_set_time(d->timer, at) >= 0) {
 		d->early_scans++;
 		d->scan_is_early = true;
-		arm_prepare(d, at, caad_pace_period(&d->pace, (uint64_t)d->config.interval_ms * 1000));
+		arm_prepare(d, at, daemon_scan_period_usec(d));
 	}
 }
 

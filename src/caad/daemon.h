@@ -113,5 +113,12 @@ int daemon_metrics_text(const struct daemon *d, char **ret);
 /* After a scan: rewrite MetricsFile= atomically (and remove the file of an
  * earlier MetricsFile=); failures are logged once. */
 void daemon_metrics_file_update(struct daemon *d);
+
+/* From one scan's start to the next's now: IntervalMSec=, or longer for
+ * ScanBudgetPercent= (caad_pace_period()). */
+static inline uint64_t daemon_scan_period_usec(const struct daemon *d)
+{
+	return caad_pace_period(&d->pace, (uint64_t)d->config.interval_ms * 1000);
+}
 /* At exit: remove the metrics file. */
 void daemon_metrics_file_remove(struct daemon *d);

@@ -70,7 +70,7 @@ void daemon_fill_counters(const struct daemon *d, struct caad_metrics *m)
 		.values_backed_off = d->actuator ? caad_actuator_n_backed_off(d->actuator) : 0,
 		.last_plan_usec = d->last_plan_usec,
 		.last_scan_timestamp_usec = d->last_scan_usec,
-		.scan_period_usec = caad_pace_period(&d->pace, (uint64_t)d->config.interval_ms * 1000),
+		.scan_period_usec = daemon_scan_period_usec(d),
 		.scan_cpu_usec = d->pace.cost_usec,
 		.scans = d->scans,
 		.early_scans = d->early_scans,
