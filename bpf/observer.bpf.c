@@ -96,10 +96,16 @@ const volatile bool publish = false;
  * that programs write shares its cache line. */
 __u32 scan_gen SEC(".data.gen") = 1; /* an entry's pub_gen 0: never */
 
+/*
+ * Twice max_flows: between two scans, every flow listed at the first may
+ * close (its close handed over) and as many new ones take their places
+ * and move (handed over at once). More churn than that in one scan
+ * interval fails a hand-over, and the next scan is a pass.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC_);
-	__uint(max_entries, 16384); /* resized by user space: max_flows */
+	__uint(max_entries, 2 * 16384); /* resized by user space: 2 * max_flows */
 	__type(key, __u64);
 	__type(value, struct caad_flow_record);
 } recent SEC(".maps");

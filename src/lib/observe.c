@@ -302,7 +302,9 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 		o->skel->rodata->max_flows = opts->max_flows;
 		r = bpf_map__set_max_entries(o->skel->maps.dump, opts->max_flows);
 		if (r >= 0)
-			r = bpf_map__set_max_entries(o->skel->maps.recent, opts->max_flows);
+			r = bpf_map__set_max_entries(o->skel->maps.recent, opts->max_flows > UINT32_MAX / 2
+			                                                               ? UINT32_MAX
+			                                                               : 2 * opts->max_flows);
 		if (r < 0)
 			return log_error_errno(r, "Failed to size the flow table's copy to %u: %m", opts->max_flows);
 	}

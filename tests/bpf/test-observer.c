@@ -1591,6 +1591,90 @@ static void test_handed_over(void **state)
 	conn_close(&a);
 }
 
+/* Both ends shut down and the close handshake done: the server's socket
+ * is in TCP_CLOSE (a close the programs see) yet not freed, so the next
+ * socket made is not at its address (its key). */
+static void conn_shutdown(const struct conn *c)
+{
+	char b;
+
+	assert_int_equal(shutdown(c->client, SHUT_WR), 0);
+	assert_int_equal(recv(c->server, &b, 1, 0), 0); /* the FIN */
+	assert_int_equal(shutdown(c->server, SHUT_WR), 0);
+	assert_int_equal(recv(c->client, &b, 1, 0), 0);
+}
+
+#define CHURN 64 /* the least MaxFlows= */
+
+/*
+ * Every flow listed at one scan closes, and as many new ones take their
+ * places and move to another CPU, before the next scan: twice MaxFlows=
+ * hand-overs in one scan period, each of a flow of its own. All fit in
+ * "recent": none fails, and the next snapshot needs no pass.
+ */
+static void test_handover_churn(void **state)
+{
+	_cleanup_(caad_observer_freep) struct caad_observer *o = NULL;
+	_cleanup_close_ int l = -1;
+	struct caad_flow *flows = NULL;
+	struct conn old[CHURN], young[CHURN];
+	const struct caad_flow *f;
+	uint64_t failed;
+	cpu_set_t saved;
+	uint16_t port;
+	size_t n = 0;
+	bool publish;
+
+	REQUIRE_ROOT();
+	need_2cpus_save(&saved);
+	o = observer_open_opts((struct caad_observer_options){
+		.netns_inode = test_netns, .max_flows = CHURN, .full_pass_ms = 60000 });
+	publish = caad_observer_flow_iter(o) == CAAD_FLOW_ITER_TCP;
+	l = listen_loopback(&port);
+	assert_true(l >= 0);
+
+	move_self(0);
+	for (size_t i = 0; i < CHURN; i++) {
+		assert_int_equal(conn_open(l, port, &old[i]), 0);
+		assert_int_equal(small_xfer(&old[i], 16), 0);
+	}
+	snapshot_again(o, &flows, &n); /* a pass: all listed */
+	assert_int_equal(n, CHURN);
+
+	for (size_t i = 0; i < CHURN; i++)
+		conn_shutdown(&old[i]);
+	for (size_t i = 0; i < CHURN; i++) {
+		assert_int_equal(conn_open(l, port, &young[i]), 0);
+		move_self(0);
+		assert_int_equal(small_xfer(&young[i], 16), 0); /* followed: the old ones gave their places back */
+		move_self(1);
+		assert_int_equal(small_xfer(&young[i], 16), 0); /* moved: handed over at once */
+	}
+	failed = caad_observer_counter(o, CAAD_COUNTER_PUBLISH_FAILED);
+	print_message("%d flows closed and %d opened and moved in one scan period: %" PRIu64
+	              " hand-overs failed\n", CHURN, CHURN, failed);
+	assert_int_equal(failed, 0);
+	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_MAP_FULL), 0);
+
+	snapshot_again(o, &flows, &n);
+	assert_int_equal(caad_observer_last_full(o), !publish);
+	assert_int_equal(n, CHURN);
+	for (size_t i = 0; i < CHURN; i++) {
+		assert_null(find_flow(flows, n, port, old[i].cport));
+		f = find_flow(flows, n, port, young[i].cport);
+		assert_non_null(f);
+		assert_int_equal(f->consumer_cpu, 1);
+		assert_int_equal(f->bytes, 32);
+	}
+
+	free(flows);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+	for (size_t i = 0; i < CHURN; i++) {
+		conn_close(&old[i]);
+		conn_close(&young[i]);
+	}
+}
+
 /* small_xfer() of n bytes, in pieces. */
 static void xfer_pieces(const struct conn *c, size_t n)
 {
@@ -1905,6 +1989,7 @@ int main(void)
 		cmocka_unit_test(test_events_lost),
 		cmocka_unit_test_setup_teardown(test_consumer_left, setup_observer, teardown_observer),
 		cmocka_unit_test(test_handed_over),
+		cmocka_unit_test(test_handover_churn),
 		cmocka_unit_test(test_early_snapshot),
 		cmocka_unit_test_setup_teardown(test_thread_time_and_net_rx, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_thread_time_running_at_start, setup_observer, teardown_observer),
