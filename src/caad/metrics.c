@@ -85,6 +85,8 @@ void daemon_fill_counters(const struct daemon *d, struct caad_metrics *m)
 		.bpf_map_full = d->observer ? caad_observer_counter(d->observer, CAAD_COUNTER_MAP_FULL) : 0,
 		.bpf_flows_new = d->observer ? caad_observer_counter(d->observer, CAAD_COUNTER_FLOWS_NEW) : 0,
 		.bpf_flows_closed = d->observer ? caad_observer_counter(d->observer, CAAD_COUNTER_FLOWS_CLOSED) : 0,
+		.bpf_handovers_failed =
+			d->observer ? caad_observer_counter(d->observer, CAAD_COUNTER_PUBLISH_FAILED) : 0,
 		.trials = d->loop.trials,
 		.verdicts_kept_prior = d->loop.kept_prior,
 		.verdicts_switched = d->loop.switched,

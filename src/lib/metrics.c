@@ -108,6 +108,9 @@ int caad_metrics_format(FILE *f, const struct caad_metrics *m)
 	    m->bpf_flows_new);
 	u64(f, "caad_bpf_flows_closed_total", "counter", "Flows the BPF observer followed that closed.",
 	    m->bpf_flows_closed);
+	u64(f, "caad_bpf_handovers_failed_total", "counter",
+	    "Changed flows the BPF programs could not hand over (no room, or no memory): the next scan walked every socket.",
+	    m->bpf_handovers_failed);
 
 	family(f, "caad_errors_by_class_total", "counter",
 	       "Failed reads, writes, restores and plans since start, by class (they add up to caad_errors_total).");

@@ -259,6 +259,7 @@ static struct caad_metrics sample_metrics(void)
 		.bpf_map_full = 0,
 		.bpf_flows_new = 40,
 		.bpf_flows_closed = 38,
+		.bpf_handovers_failed = 5,
 	};
 }
 
@@ -296,6 +297,7 @@ static void test_every_field(void **state)
 	assert_string_equal(find(&e, "caad_bpf_map_full_total", "")->value, "0");
 	assert_string_equal(find(&e, "caad_bpf_flows_new_total", "")->value, "40");
 	assert_string_equal(find(&e, "caad_bpf_flows_closed_total", "")->value, "38");
+	assert_string_equal(find(&e, "caad_bpf_handovers_failed_total", "")->value, "5");
 	/* trials and verdicts: all 0 under Placement=prior */
 	assert_string_equal(find(&e, "caad_trials_total", "")->value, "0");
 	assert_string_equal(find(&e, "caad_trial_verdicts_total", "verdict=kept-prior")->value, "0");
@@ -305,8 +307,8 @@ static void test_every_field(void **state)
 	assert_non_null(family_find(&e, "caad_errors_by_class_total"));
 	assert_non_null(family_find(&e, "caad_queue_target_cpu"));
 	/* nothing else */
-	assert_int_equal(e.n_samples, 30);
-	assert_int_equal(e.n_families, 29);
+	assert_int_equal(e.n_samples, 31);
+	assert_int_equal(e.n_families, 30);
 }
 
 /* Errors by class, verdicts and each queue's target CPU (-1 and
