@@ -605,6 +605,46 @@ static uint64_t scan_cost(const struct daemon *d, uint64_t cpu_usec)
 	return cpu_usec + pass * MIN(period, every) / every;
 }
 
+/*
+ * A limit the observer hit grows its kernel counter: how many more times
+ * since the last message, to say now, or 0 (not grown, or said within
+ * LIMIT_NOTICE_USEC: a host at MaxFlows= for hours gets a line every ten
+ * minutes, not one a scan; the metrics count every one).
+ */
+#define LIMIT_NOTICE_USEC (600u * 1000000u)
+
+static uint64_t limit_grew(struct limit_notice *l, uint64_t count, uint64_t now)
+{
+	uint64_t grew;
+
+	if (count < l->seen) /* another observer, counting from 0 */
+		l->seen = count;
+	if (count == l->seen || (l->said && now - l->said < LIMIT_NOTICE_USEC))
+		return 0;
+	grew = count - l->seen;
+	l->seen = count;
+	l->said = now;
+	return grew;
+}
+
+static void notice_limits(struct daemon *d, uint64_t now)
+{
+	uint64_t k;
+
+	if (!d->observer)
+		return;
+	k = limit_grew(&d->map_full, caad_observer_counter(d->observer, CAAD_COUNTER_MAP_FULL), now);
+	if (k)
+		log_notice("MaxFlows=%u reached: %" PRIu64 " new flows were not followed (raise MaxFlows= to follow "
+		           "them; caad_bpf_map_full_total counts them all)",
+		           d->config.max_flows, k);
+	k = limit_grew(&d->handovers_failed, caad_observer_counter(d->observer, CAAD_COUNTER_PUBLISH_FAILED), now);
+	if (k)
+		log_notice("%" PRIu64 " changes of flows could not be handed over (room for twice MaxFlows=%u, or no "
+		           "kernel memory): scans walked every socket instead (caad_bpf_handovers_failed_total)",
+		           k, d->config.max_flows);
+}
+
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -613,6 +653,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 	d->last_scan_mono = now_usec(CLOCK_MONOTONIC);
 	r = scan(d);
+	notice_limits(d, d->last_scan_mono);
 	/* its CPU time (the BPF iterator's, in the kernel, included) sets
 	 * how far apart scans must be for ScanBudgetPercent= */
 	if (caad_pace_add(&d->pace, scan_cost(d, now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu), iv,

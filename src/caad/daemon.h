@@ -73,6 +73,12 @@ struct daemon {
 	uint64_t reloads, reload_failures;
 	struct closed_loop loop;   /* Placement=measure */
 	char *metrics_written;     /* the MetricsFile= written last (removed at exit) */
+	/* what the observer could not do, as its kernel counters last said
+	 * it (caad_bpf_map_full_total, caad_bpf_handovers_failed_total) */
+	struct limit_notice {
+		uint64_t seen; /* the count as of the last message */
+		uint64_t said; /* CLOCK_MONOTONIC (usec) of that message, 0 none */
+	} map_full, handovers_failed;
 	bool metrics_failing;      /* writing it failed: said once */
 };
 

@@ -3,8 +3,10 @@
 # the receiving namespace while caad runs with a small flow map and a
 # heavy iperf3 flow runs alongside. Checks that caad's flow table stays
 # within MaxFlows, that entries do not outlive their sockets (the table
-# drains once the churn stops), that caad's RSS stays flat after warm-up,
-# and that the heavy flow is still steered. Prints the numbers.
+# drains once the churn stops), that caad's RSS stays flat after warm-up;
+# then, with more connections held open than MaxFlows=, that the table stays
+# full and caad logs a notice; and that the heavy flow is still steered
+# throughout. Prints the numbers.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 test_init
@@ -71,11 +73,34 @@ drained() { [ "$(nflows)" -le 4 ]; }
 wait_for 5 drained || { jq '.flows[] | .tuple' "$RT/state.json" | head; fail "$(nflows) flows still listed after the churn"; }
 info "flow table after the churn: $(nflows) entries"
 
+# More connections held open than MaxFlows=: the table stays full, the
+# flows past it are not followed and caad says so in its log (the heavy
+# flow keeps its place and its steering, checked below)
+NOTE="MaxFlows=$MAXFLOWS reached:"
+grep -q "$NOTE" "$TMP/caad.log" && info "the churn reached MaxFlows= already: $(grep -c "$NOTE" "$TMP/caad.log") notice(s)"
+HOLD=$CAAD_SOURCE_ROOT/bench/lib/holdconns.py
+NHOLD=$(( MAXFLOWS + 100 ))
+in_b python3 "$HOLD" server 5600 1 >/dev/null 2>&1 &
+HOLD_SRV=$!
+sleep 0.3
+mkfifo "$TMP/hold.in"
+in_a python3 "$HOLD" client "$TB_DST" 5600 1 "$NHOLD" <"$TMP/hold.in" >"$TMP/hold.out" 2>&1 &
+HOLD_CLI=$!
+exec {HOLD_IN}>"$TMP/hold.in"
+wait_for 30 grep -q '^ready' "$TMP/hold.out" || fail "holdconns: $(cat "$TMP/hold.out")"
+info "held open: $(cat "$TMP/hold.out")"
+full() { [ "$(nflows)" -ge "$(( MAXFLOWS - 2 ))" ] && grep -q "$NOTE" "$TMP/caad.log"; }
+wait_for 10 full || { tail "$TMP/caad.log"; fail "$NHOLD connections held, $(nflows) listed, and no notice that MaxFlows= was reached"; }
+info "$(grep "$NOTE" "$TMP/caad.log" | tail -1)"
+[ "$(nflows)" -le "$MAXFLOWS" ] || fail "caad lists $(nflows) flows, more than MaxFlows=$MAXFLOWS"
+
 # the heavy flow kept its steering throughout
 rps_is 0 1 || fail "rx-0 rps_cpus is $(rps_b 0) after the churn, wanted 1"
 jq -e '[.flows[] | select(.heavy and .steer_cpu == 0)] | length == 1' "$RT/state.json" >/dev/null ||
 	{ jq . "$RT/state.json"; fail "the heavy flow is not steered to CPU 0 after the churn"; }
-kill "$IPERF" 2>/dev/null || true
+echo quit >&"$HOLD_IN"; exec {HOLD_IN}>&-
+wait "$HOLD_CLI" || true
+kill "$HOLD_SRV" "$IPERF" 2>/dev/null || true
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exited with an error"
 CAAD_PID=
 echo "PASS: churn"
