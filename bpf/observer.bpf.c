@@ -249,6 +249,15 @@ static __always_inline void fill_record(struct caad_flow_record *d, const struct
 	__builtin_memcpy(d->laddr, s->laddr, sizeof(d->laddr));
 	__builtin_memcpy(d->raddr, s->raddr, sizeof(d->raddr));
 	__builtin_memcpy(d->comm, s->comm, sizeof(d->comm));
+	d->at_us = 0; /* as of the pass; a hand-over says when */
+}
+
+/* The record's at_us: now, in microseconds, never 0 (a pass's). */
+static __always_inline __u32 now_us(void)
+{
+	__u32 us = bpf_ktime_get_ns() / 1000;
+
+	return us ? us : 1;
 }
 
 /*
@@ -259,7 +268,11 @@ static __always_inline void fill_record(struct caad_flow_record *d, const struct
  * (a compare-and-swap of 32 bits needs BPF v3). Its bytes are computed,
  * not stored: the entry's counters stay as its first read left them, so
  * nothing here races with a pass of the iterator. "listed" is written
- * once: its line is the one both sides read at every lookup.
+ * once: its line is the one both sides read at every lookup. The record
+ * says when its bytes were read (a clock read, once a scan period for a
+ * flow that does not move): a flow read in bursts is handed over whenever
+ * its first read after caad's prepare comes, and user space rates it over
+ * the time between two records, not between two scans.
  */
 static __always_inline void publish_flow(const struct sock *sk, struct caad_flow_stats *s, __u32 gen, bool force)
 {
@@ -271,6 +284,7 @@ static __always_inline void publish_flow(const struct sock *sk, struct caad_flow
 	if (!s->listed)
 		s->listed = 1;
 	fill_record(&r, sk, s);
+	r.at_us = now_us();
 	if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY)) {
 		count(CAAD_COUNTER_PUBLISH_FAILED);
 		return;
@@ -286,6 +300,7 @@ static __always_inline void publish_flow(const struct sock *sk, struct caad_flow
 	 */
 	if ((s->closed != 0) != r.closed || s->proc_cpu != r.proc_cpu || s->consumer_cpu != r.consumer_cpu) {
 		fill_record(&r, sk, s);
+		r.at_us = now_us();
 		if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY))
 			count(CAAD_COUNTER_PUBLISH_FAILED);
 	}

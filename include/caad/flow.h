@@ -25,7 +25,7 @@
  */
 struct caad_flow {
 	uint64_t id;           /* kernel socket address: unique while it lives */
-	uint64_t rate_bps;     /* read rate over the last interval, bit/s */
+	uint64_t rate_bps;     /* read rate over the last interval (or between two hand-overs), bit/s */
 	uint64_t first_ns;     /* when it was first seen (CLOCK_MONOTONIC), 0 unknown */
 	int consumer_cpu;      /* -1 unknown */
 	/* Where the consumer read at the scans before this one, the latest
@@ -56,34 +56,49 @@ void caad_flow_from_record(struct caad_flow *f, const struct caad_flow_record *s
 
 /*
  * What the next snapshot needs of a flow in this one: the base of its rate
- * and of its consumer's window. 32 bytes where a flow takes 128: the
+ * and of its consumer's window. 48 bytes where a flow takes 128: the
  * observer keeps these between scans, not a copy of the flows (at 100k
- * flows 3 MB instead of 14).
+ * flows 4.8 MB instead of 12.8).
  */
 struct caad_flow_base {
 	uint64_t id;
 	uint64_t bytes;
+	uint64_t bytes_ns; /* when they were read (CLOCK_MONOTONIC) */
+	uint64_t rate_bps; /* its rate in that snapshot */
 	uint32_t tid;
 	int32_t consumer_cpu;
 	uint16_t consumer_history[CAAD_CONSUMER_HISTORY];
 	uint8_t n_consumer_history;
 };
 
-/* base[i] of flows[i], for n flows. */
-void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows, size_t n);
+/* base[i] of flows[i], for n flows, whose bytes were read at at[i] (NULL:
+ * all at now_ns; caad_flows_update_rates() fills at). */
+void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows, const uint64_t *at, size_t n,
+                     uint64_t now_ns);
 
 /*
  * Rates: given the previous snapshot's bases (sorted by id) and the new
- * snapshot, fill rate_bps of the new snapshot's flows from their byte
- * deltas over interval_ns, the time between the two snapshots; a flow not
- * in the previous one is rated from its first_ns to now_ns, when the new
- * snapshot was taken. So is one first seen after the previous snapshot
+ * snapshot (taken at now_ns, interval_ns after the previous one), fill
+ * rate_bps of the new snapshot's flows. Each flow's bytes were read at
+ * at[i] (CLOCK_MONOTONIC), at most now_ns: a flow handed over by the BPF
+ * programs has its bytes as of its hand-over, not of the snapshot. NULL:
+ * every flow's at now_ns (a pass of the iterator).
+ *
+ * A flow in the previous snapshot is rated by its byte delta over the time
+ * between the two reads of its bytes. at[i] 0: its bytes were not read
+ * again since (a flow handed over no more, its reader idle or reading in
+ * bursts further apart than the hand-over's window): it keeps its rate
+ * while its last read is less than two intervals old, then reads 0. A
+ * flow not in the previous one is rated from its first_ns to when its
+ * bytes were read. So is one first seen after the previous snapshot
  * though its id was in it: another socket at the same address, or a flow
- * the map evicted and saw again. Both must be sorted by id (caad_flows_sort).
+ * the map evicted and saw again. On return at[i] says when the bytes of
+ * cur[i] were read, for the next base. Both must be sorted by id
+ * (caad_flows_sort).
  */
 void caad_flows_sort(struct caad_flow *flows, size_t n);
 void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev, size_t n_prev,
-                             uint64_t interval_ns, uint64_t now_ns);
+                             uint64_t *at, uint64_t interval_ns, uint64_t now_ns);
 /*
  * The consumer's window: given the previous snapshot's bases and the new
  * snapshot (both sorted by id), fill consumer_history of the new flows with

@@ -138,7 +138,10 @@ struct caad_flow_record {
 	__u8 laddr[16];
 	__u8 raddr[16];
 	char comm[CAAD_COMM_LEN];
-	__u32 _pad1;
+	/* When its bytes were read: CLOCK_MONOTONIC in microseconds, its low
+	 * 32 bits (a hand-over's; they wrap every 71 minutes, and a record is
+	 * drained within a scan period); 0: as of the pass that copied it. */
+	__u32 at_us;
 };
 
 _Static_assert(sizeof(struct caad_flow_record) == 120,

@@ -199,12 +199,13 @@ static uint64_t new_flow_rate(const struct caad_flow *f, uint64_t now_ns)
 }
 
 /* flow.h says what a base costs */
-_Static_assert(sizeof(struct caad_flow_base) == 32, "struct caad_flow_base grew");
+_Static_assert(sizeof(struct caad_flow_base) == 48, "struct caad_flow_base grew: flow.h says what it costs");
 _Static_assert(sizeof(struct caad_flow) <= 128, "struct caad_flow grew: flow.h and bench/README.md say 128 bytes");
 /* what the planner reads of each flow, in its first 44 bytes (flow.h) */
 _Static_assert(offsetof(struct caad_flow, rx_queue) + sizeof(int) <= 44, "the planner's fields moved");
 
-void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows, size_t n)
+void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows, const uint64_t *at, size_t n,
+                     uint64_t now_ns)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct caad_flow *f = &flows[i];
@@ -212,6 +213,8 @@ void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows,
 		base[i] = (struct caad_flow_base){
 			.id = f->id,
 			.bytes = f->bytes,
+			.bytes_ns = at ? at[i] : now_ns,
+			.rate_bps = f->rate_bps,
 			.tid = f->tid,
 			.consumer_cpu = f->consumer_cpu,
 			.n_consumer_history = f->n_consumer_history,
@@ -220,8 +223,18 @@ void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows,
 	}
 }
 
+/* A base's rate, kept by a flow whose bytes were not read again since: while
+ * that read is less than two intervals old (a reader between bursts), then 0
+ * (one that stopped). */
+static uint64_t kept_rate(const struct caad_flow_base *p, uint64_t interval_ns, uint64_t now_ns)
+{
+	uint64_t age = now_ns > p->bytes_ns ? now_ns - p->bytes_ns : 0;
+
+	return age - MIN(age, interval_ns) < interval_ns ? p->rate_bps : 0;
+}
+
 void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev, size_t n_prev,
-                             uint64_t interval_ns, uint64_t now_ns)
+                             uint64_t *at, uint64_t interval_ns, uint64_t now_ns)
 {
 	size_t j = 0;
 
@@ -230,27 +243,38 @@ void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct c
 
 	for (size_t i = 0; i < n_cur; i++) {
 		struct caad_flow *f = &cur[i];
+		const struct caad_flow_base *p = NULL;
+		/* when its bytes were read; 0: not since its base */
+		uint64_t t = at ? MIN(at[i], now_ns) : now_ns;
 
 		assert(i == 0 || cur[i - 1].id <= f->id);
 
-		if (interval_ns == 0) {
-			f->rate_bps = 0;
-			continue;
-		}
-
 		while (j < n_prev && prev[j].id < f->id)
 			j++;
-
 		/* First seen since the previous snapshot, though its id was in
 		 * it: another socket at the same address, or evicted and seen
 		 * again. Its bytes are its own since first_ns. */
-		bool again = now_ns >= interval_ns && f->first_ns > now_ns - interval_ns;
+		if (j < n_prev && prev[j].id == f->id &&
+		    !(interval_ns && now_ns >= interval_ns && f->first_ns > now_ns - interval_ns))
+			p = &prev[j];
 
-		if (j < n_prev && prev[j].id == f->id && !again)
-			/* Bytes going backwards: the socket address was reused. */
-			f->rate_bps = f->bytes < prev[j].bytes ? 0 : rate_bps(f->bytes - prev[j].bytes, interval_ns);
-		else
-			f->rate_bps = new_flow_rate(f, now_ns);
+		if (p && t <= p->bytes_ns) {
+			/* not read again since its base: its bytes are the base's */
+			t = p->bytes_ns;
+			f->rate_bps = interval_ns ? kept_rate(p, interval_ns, now_ns) : 0;
+		} else {
+			if (!t)
+				t = now_ns; /* no base to have its bytes from: as of now */
+			if (!interval_ns)
+				f->rate_bps = 0;
+			else if (p)
+				/* Bytes going backwards: the socket address was reused. */
+				f->rate_bps = f->bytes < p->bytes ? 0 : rate_bps(f->bytes - p->bytes, t - p->bytes_ns);
+			else
+				f->rate_bps = new_flow_rate(f, t);
+		}
+		if (at)
+			at[i] = t;
 	}
 }
 

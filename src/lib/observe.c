@@ -17,6 +17,12 @@
 #include "caad/sysfs.h"
 #include "observer.skel.h"
 
+/* A flow handed over: when its record's bytes were read. */
+struct sample {
+	uint64_t id;
+	uint64_t at_ns; /* CLOCK_MONOTONIC */
+};
+
 struct caad_observer {
 	struct caad_observer_bpf *skel;
 	struct ring_buffer *rb;
@@ -36,6 +42,10 @@ struct caad_observer {
 	uint64_t pass_cpu_ns;        /* publish: the CPU time of the last snapshot that was a pass */
 	uint32_t dump_max;           /* the "dump" array's entries */
 	struct caad_flow_base *prev; /* last snapshot's bases, sorted by id */
+	/* publish: when the bytes of the flows handed over since the last
+	 * snapshot that rated them were read (an early one does not) */
+	struct sample *samples;
+	size_t n_samples, cap_samples;
 	unsigned snapshot_calls;     /* read() calls of the iterator the last snapshot took */
 	uint64_t thread_ns_last;     /* caad_observer_thread_ns() said so last */
 	uint64_t thread_base;        /* the watched thread's sum_exec_runtime when the watch began */
@@ -358,6 +368,7 @@ void caad_observer_free(struct caad_observer *o)
 	bpf_link__destroy(o->dump);
 	caad_observer_bpf__destroy(o->skel);
 	free(o->prev);
+	free(o->samples);
 	free(o->stay_ids);
 	free(o);
 }
@@ -464,6 +475,8 @@ static int read_flows(struct caad_observer *o, struct caad_flow **flows, size_t 
 
 /* A snapshot given back, being updated with the flows handed over. */
 struct merge {
+	struct caad_observer *o; /* its samples: when each record's bytes were read */
+	uint64_t now_ns;
 	struct caad_flow *flows;
 	size_t n, cap;
 	size_t n_sorted; /* flows[0, n_sorted) are the given ones, sorted; new ones follow */
@@ -473,9 +486,39 @@ struct merge {
 	bool appended;
 };
 
+/* When a record's bytes were read, from its at_us (the low 32 bits of the
+ * clock in microseconds, at most one wrap behind now_ns); 0: as of now. */
+static uint64_t record_at(const struct caad_flow_record *rec, uint64_t now_ns)
+{
+	uint64_t age;
+
+	if (!rec->at_us)
+		return now_ns;
+	age = (uint64_t)(uint32_t)((uint32_t)(now_ns / 1000) - rec->at_us) * 1000;
+	return now_ns > age ? now_ns - age : 1;
+}
+
+static int add_sample(struct caad_observer *o, uint64_t id, uint64_t at_ns)
+{
+	if (o->n_samples == o->cap_samples) {
+		size_t c = o->cap_samples ? 2 * o->cap_samples : 64;
+		struct sample *ns = reallocarray(o->samples, c, sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		o->samples = ns;
+		o->cap_samples = c;
+	}
+	o->samples[o->n_samples++] = (struct sample){ .id = id, .at_ns = at_ns };
+	return 0;
+}
+
 static int merge_record(struct merge *m, const struct caad_flow_record *rec)
 {
 	size_t i = LOWER_BOUND_BY(m->flows, m->n_sorted, id, rec->sk);
+
+	if (!rec->closed && add_sample(m->o, rec->sk, record_at(rec, m->now_ns)) < 0)
+		return -ENOMEM;
 
 	if (i < m->n_sorted && m->flows[i].id == rec->sk) {
 		struct caad_flow *f = &m->flows[i];
@@ -582,9 +625,9 @@ static bool given_back(const struct caad_observer *o, const struct caad_flow *fl
 
 /* The given flows updated with those handed over: closed ones out, new
  * ones in, sorted. */
-static int snapshot_merge(struct caad_observer *o, struct caad_flow **flows, size_t *n, size_t *cap)
+static int snapshot_merge(struct caad_observer *o, uint64_t now, struct caad_flow **flows, size_t *n, size_t *cap)
 {
-	struct merge m = { .flows = *flows, .n = *n, .cap = *n, .n_sorted = *n };
+	struct merge m = { .o = o, .now_ns = now, .flows = *flows, .n = *n, .cap = *n, .n_sorted = *n };
 	size_t u = 0;
 	int r;
 
@@ -672,6 +715,38 @@ static void snapshot_tidy(struct caad_flow **flows, size_t *n, size_t cap)
 	*n = u;
 }
 
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct sample *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->at_ns < y->at_ns ? -1 : x->at_ns > y->at_ns;
+}
+
+/*
+ * When the bytes of each of flows (n, sorted by id) were read, from the
+ * samples of the records merged since the last rated snapshot (the latest
+ * of a flow's); 0 for a flow not handed over since. NULL: no memory.
+ */
+static uint64_t *samples_at(struct caad_observer *o, const struct caad_flow *flows, size_t n)
+{
+	uint64_t *at = calloc(n ? n : 1, sizeof(*at));
+	size_t j = 0;
+
+	if (!at)
+		return NULL;
+	if (o->n_samples > 1)
+		qsort(o->samples, o->n_samples, sizeof(*o->samples), cmp_sample);
+	for (size_t i = 0; i < n; i++) {
+		while (j < o->n_samples && o->samples[j].id < flows[i].id)
+			j++;
+		while (j < o->n_samples && o->samples[j].id == flows[i].id)
+			at[i] = o->samples[j++].at_ns; /* the latest last */
+	}
+	return at;
+}
+
 static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n, bool early)
 {
 	_cleanup_free_ struct caad_flow *flows = *ret;
@@ -706,7 +781,7 @@ static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret
 		if (o->publish)
 			o->pass_cpu_ns = thread_cpu_ns() - cpu;
 	} else
-		r = snapshot_merge(o, &flows, &n, &cap);
+		r = snapshot_merge(o, now, &flows, &n, &cap);
 	if (r < 0)
 		return r;
 	o->last_full = full;
@@ -714,14 +789,20 @@ static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret
 	snapshot_tidy(&flows, &n, cap);
 
 	if (!early) {
-		caad_flows_update_rates(flows, n, o->prev, o->n_prev, o->prev_ns ? now - o->prev_ns : 0, now);
+		/* a pass read every flow's bytes now; else when each was handed over */
+		_cleanup_free_ uint64_t *at = full ? NULL : samples_at(o, flows, n);
+
+		if (!full && n && !at)
+			return -ENOMEM;
+		o->n_samples = 0;
+		caad_flows_update_rates(flows, n, o->prev, o->n_prev, at, o->prev_ns ? now - o->prev_ns : 0, now);
 		caad_flows_update_history(flows, n, o->prev, o->n_prev, o->prev_ns);
 
 		/* keep the base of the next rates and consumer histories */
 		struct caad_flow_base *base = n ? malloc(n * sizeof(*base)) : NULL;
 		if (n && !base)
 			return -ENOMEM;
-		caad_flows_base(base, flows, n);
+		caad_flows_base(base, flows, at, n, now);
 		free(o->prev);
 		o->prev = base;
 		o->n_prev = n;

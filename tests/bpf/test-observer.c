@@ -1684,6 +1684,110 @@ static void xfer_pieces(const struct conn *c, size_t n)
 	}
 }
 
+
+#define BURST 200000u
+
+/* The rate a read of BURST bytes between two reads of a flow's bytes makes,
+ * bounded by clock reads around them: [a0, b0] around the first, [a1, b1]
+ * around the second (and a microsecond more each way: a record's time has
+ * a microsecond's precision). */
+static void assert_burst_rate(uint64_t rate, uint64_t a0, uint64_t b0, uint64_t a1, uint64_t b1)
+{
+	uint64_t lo = (uint64_t)BURST * 8 * NSEC_PER_SEC / (b1 - a0 + 2000);
+	uint64_t hi = (uint64_t)BURST * 8 * NSEC_PER_SEC / (a1 - b0 - 2000);
+
+	print_message("rate %" PRIu64 " bit/s, from %" PRIu64 " to %" PRIu64 "\n", rate, lo, hi);
+	assert_true(rate >= lo && rate <= hi);
+}
+
+/*
+ * A reader that reads in bursts, none of them in the hand-over's window
+ * before a scan: its flow is handed over at whatever read comes first
+ * after caad's prepare, and rated over the time between two hand-overs,
+ * not between two snapshots (which read it at 0, then at twice its rate).
+ * Between bursts it keeps its rate for up to two intervals, then reads 0.
+ * Through the TCP iterator, which hands flows over, in either suite.
+ */
+static void test_burst_rates(void **state)
+{
+	struct caad_observer_options opts = { .netns_inode = test_netns,
+		                              .flow_iter = CAAD_FLOW_ITER_TCP,
+		                              .full_pass_ms = 60000 };
+	_cleanup_(caad_observer_freep) struct caad_observer *o = NULL;
+	struct caad_flow *flows = NULL;
+	const struct caad_flow *f;
+	uint64_t a0, b0, a1, b1, a2, b2, rate;
+	struct conn c;
+	size_t n = 0;
+
+	REQUIRE_ROOT();
+	assert_int_equal(caad_observer_open(&opts, &o), 0);
+	conn_new(&c);
+	assert_int_equal(small_xfer(&c, 100), 0);
+
+	/* a pass: its bytes as of the snapshot */
+	a0 = mono_ns();
+	snapshot_again(o, &flows, &n);
+	b0 = mono_ns();
+	assert_true(caad_observer_last_full(o));
+
+	/* a burst after the scan (handed over at its start: 100 bytes), and
+	 * one after the prepare (handed over at its start: 100 + BURST), then
+	 * nothing for 100 ms before the scan */
+	usleep(50 * 1000);
+	xfer_pieces(&c, BURST);
+	caad_observer_prepare(o);
+	a1 = mono_ns();
+	xfer_pieces(&c, BURST);
+	b1 = mono_ns();
+	usleep(100 * 1000);
+	snapshot_again(o, &flows, &n);
+	assert_false(caad_observer_last_full(o));
+	f = find_flow(flows, n, c.lport, c.cport);
+	assert_non_null(f);
+	assert_int_equal(f->bytes, 100 + BURST);
+	assert_burst_rate(f->rate_bps, a0, b0, a1, b1);
+	rate = f->rate_bps;
+
+	/* no read since: the rate kept (1.3 intervals after its hand-over) */
+	caad_observer_prepare(o);
+	usleep(300 * 1000);
+	snapshot_again(o, &flows, &n);
+	f = find_flow(flows, n, c.lport, c.cport);
+	assert_non_null(f);
+	assert_int_equal(f->bytes, 100 + BURST);
+	assert_int_equal(f->rate_bps, rate);
+
+	/* a burst again: over the time since the last hand-over */
+	caad_observer_prepare(o);
+	a2 = mono_ns();
+	xfer_pieces(&c, BURST);
+	b2 = mono_ns();
+	usleep(100 * 1000);
+	snapshot_again(o, &flows, &n);
+	f = find_flow(flows, n, c.lport, c.cport);
+	assert_non_null(f);
+	assert_int_equal(f->bytes, 100 + 2 * BURST);
+	assert_burst_rate(f->rate_bps, a1, b1, a2, b2);
+	rate = f->rate_bps;
+
+	/* kept once more, then, two intervals after its hand-over, 0 */
+	caad_observer_prepare(o);
+	usleep(300 * 1000);
+	snapshot_again(o, &flows, &n);
+	assert_int_equal(find_flow(flows, n, c.lport, c.cport)->rate_bps, rate);
+	caad_observer_prepare(o);
+	usleep(100 * 1000);
+	snapshot_again(o, &flows, &n);
+	f = find_flow(flows, n, c.lport, c.cport);
+	assert_non_null(f);
+	assert_int_equal(f->rate_bps, 0);
+	assert_false(caad_observer_last_full(o));
+
+	free(flows);
+	conn_close(&c);
+}
+
 /*
  * An early snapshot (caad's, when a steered flow's reader moved). Where
  * flows are handed over: the moved flow as of its move, every rate as the
@@ -1991,6 +2095,7 @@ int main(void)
 		cmocka_unit_test(test_handed_over),
 		cmocka_unit_test(test_handover_churn),
 		cmocka_unit_test(test_early_snapshot),
+		cmocka_unit_test(test_burst_rates),
 		cmocka_unit_test_setup_teardown(test_thread_time_and_net_rx, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_thread_time_running_at_start, setup_observer, teardown_observer),
 	};

@@ -282,16 +282,29 @@ static void test_sort_many(void **state)
 	free(flows);
 }
 
-/* The library's calls with the previous snapshot given as flows: their
- * bases are what the observer keeps. */
-static void update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
-                         uint64_t interval_ns, uint64_t now_ns)
+/* The library's calls with the previous snapshot given as flows, whose
+ * bytes were read at prev_at: their bases are what the observer keeps. The
+ * new snapshot's were read at at[i] (NULL: now_ns). */
+static void rates_read_at(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
+                          uint64_t prev_at, uint64_t *at, uint64_t interval_ns, uint64_t now_ns)
 {
 	_cleanup_free_ struct caad_flow_base *base = n_prev ? calloc(n_prev, sizeof(*base)) : NULL;
 
 	assert_true(base || n_prev == 0);
-	caad_flows_base(base, prev, n_prev);
-	caad_flows_update_rates(cur, n_cur, base, n_prev, interval_ns, now_ns);
+	caad_flows_base(base, prev, NULL, n_prev, prev_at);
+	for (size_t i = 0; i < n_prev; i++) {
+		assert_int_equal(base[i].bytes_ns, prev_at);
+		assert_int_equal(base[i].rate_bps, prev[i].rate_bps);
+	}
+	caad_flows_update_rates(cur, n_cur, base, n_prev, at, interval_ns, now_ns);
+}
+
+/* Every flow's bytes read at its snapshot (a pass of the iterator each). */
+static void update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
+                         uint64_t interval_ns, uint64_t now_ns)
+{
+	assert_true(interval_ns <= now_ns);
+	rates_read_at(cur, n_cur, prev, n_prev, now_ns - interval_ns, NULL, interval_ns, now_ns);
 }
 
 static void update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
@@ -300,7 +313,7 @@ static void update_history(struct caad_flow *cur, size_t n_cur, const struct caa
 	_cleanup_free_ struct caad_flow_base *base = n_prev ? calloc(n_prev, sizeof(*base)) : NULL;
 
 	assert_true(base || n_prev == 0);
-	caad_flows_base(base, prev, n_prev);
+	caad_flows_base(base, prev, NULL, n_prev, prev_ns);
 	caad_flows_update_history(cur, n_cur, base, n_prev, prev_ns);
 }
 
@@ -418,6 +431,7 @@ static void test_rates_zero_interval(void **state)
 static void test_rates_large(void **state)
 {
 	const uint64_t half = UINT64_C(1) << 63;
+	/* snapshots at the end of time: every interval fits before them */
 	struct caad_flow prev[] = {
 		flow_at(1, half - 1000, 0),
 		flow_at(2, 0, 0),
@@ -432,7 +446,7 @@ static void test_rates_large(void **state)
 		flow_at(5, UINT64_MAX, 0),                      /* new, huge span (now UINT64_MAX) */
 	};
 
-	update_rates(cur, 4, prev, ARRAY_SIZE(prev), NSEC_PER_SEC, NOW);
+	update_rates(cur, 4, prev, ARRAY_SIZE(prev), NSEC_PER_SEC, UINT64_MAX);
 	assert_int_equal(cur[0].rate_bps, 16000);
 	/* 2^62 B * 8 * 1e9 / 1e9 ns = 2^65 bit/s: saturates. */
 	assert_int_equal(cur[1].rate_bps, UINT64_MAX);
@@ -440,12 +454,12 @@ static void test_rates_large(void **state)
 	assert_int_equal(cur[3].rate_bps, UINT64_MAX);
 
 	/* 2^62 B over 2^40 ns = 2^22 * 8e9 bit/s, exact. */
-	update_rates(cur, 2, prev, ARRAY_SIZE(prev), UINT64_C(1) << 40, NOW);
+	update_rates(cur, 2, prev, ARRAY_SIZE(prev), UINT64_C(1) << 40, UINT64_MAX);
 	assert_int_equal(cur[0].rate_bps, 14); /* floor(16000e9 / 2^40) */
 	assert_int_equal(cur[1].rate_bps, UINT64_C(33554432000000000));
 
 	/* (2^64 - 2) B over 2^63 ns. */
-	update_rates(cur, 4, prev, ARRAY_SIZE(prev), half, NOW);
+	update_rates(cur, 4, prev, ARRAY_SIZE(prev), half, UINT64_MAX);
 	assert_int_equal(cur[3].rate_bps, UINT64_C(15999999999)); /* floor((2^64-2)*8e9 / 2^63) */
 
 	update_rates(&cur[4], 1, prev, ARRAY_SIZE(prev), NSEC_PER_SEC, UINT64_MAX);
@@ -483,6 +497,77 @@ static void test_rates_merge(void **state)
 
 	/* Nothing current: nothing to do, nothing read out of bounds. */
 	update_rates(NULL, 0, prev, ARRAY_SIZE(prev), NSEC_PER_SEC, NOW);
+}
+
+/* Flows handed over: each rated over the time between the two reads of its
+ * bytes, not between the two snapshots. */
+static void test_rates_read_times(void **state)
+{
+	struct caad_flow prev[] = { flow_at(10, 1000000, 0), flow_at(20, 1000000, 0), flow_at(30, 0, 0) };
+	struct caad_flow cur[] = {
+		flow_at(10, 2000000, 0),                       /* 1 MB, read 0.25 s after the base's */
+		flow_at(20, 2000000, 0),                       /* 1 MB, "read" after the snapshot */
+		flow_at(30, 1000, 0),                          /* 1000 B, read at the snapshot */
+		flow_at(40, 1000000, NOW - NSEC_PER_SEC),      /* new: 1 MB over 0.5 s to its read */
+		flow_at(50, 1000000, NOW - NSEC_PER_SEC / 2),  /* new, no read time: to now */
+	};
+	uint64_t base_at = NOW - NSEC_PER_SEC + NSEC_PER_SEC / 2; /* the base's bytes, half an interval late */
+	uint64_t at[] = { base_at + NSEC_PER_SEC / 4, NOW + 1, NOW, NOW - NSEC_PER_SEC / 2, 0 };
+
+	rates_read_at(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), base_at, at, NSEC_PER_SEC, NOW);
+	assert_int_equal(cur[0].rate_bps, 32000000);
+	assert_int_equal(cur[1].rate_bps, 16000000); /* at most now: over 0.5 s */
+	assert_int_equal(cur[2].rate_bps, 16000);
+	assert_int_equal(cur[3].rate_bps, 16000000);
+	assert_int_equal(cur[4].rate_bps, 16000000);
+	/* when each one's bytes were read, for the next base */
+	assert_int_equal(at[0], base_at + NSEC_PER_SEC / 4);
+	assert_int_equal(at[1], NOW);
+	assert_int_equal(at[2], NOW);
+	assert_int_equal(at[3], NOW - NSEC_PER_SEC / 2);
+	assert_int_equal(at[4], NOW);
+}
+
+/* A flow not handed over since its base: it keeps the base's rate while
+ * that read is less than two intervals old (a reader between bursts),
+ * then reads 0 (one that stopped); its bytes stay read at the base's time. */
+static void test_rates_kept(void **state)
+{
+	struct caad_flow prev[] = { flow_at(10, 1000000, 0), flow_at(20, 1000000, NOW - 5 * NSEC_PER_SEC) };
+	struct caad_flow cur[] = { flow_at(10, 1000000, 0), flow_at(20, 1000000, NOW - 5 * NSEC_PER_SEC) };
+	uint64_t at[2] = { 0, 0 };
+
+	prev[0].rate_bps = 777;
+	prev[1].rate_bps = 999;
+	/* read 1.9 intervals ago */
+	rates_read_at(cur, 2, prev, 2, NOW - 19 * NSEC_PER_SEC / 10, at, NSEC_PER_SEC, NOW);
+	assert_int_equal(cur[0].rate_bps, 777);
+	assert_int_equal(cur[1].rate_bps, 999);
+	assert_int_equal(at[0], NOW - 19 * NSEC_PER_SEC / 10);
+	assert_int_equal(at[1], NOW - 19 * NSEC_PER_SEC / 10);
+	/* exactly two intervals ago: 0 */
+	at[0] = at[1] = 0;
+	rates_read_at(cur, 2, prev, 2, NOW - 2 * NSEC_PER_SEC, at, NSEC_PER_SEC, NOW);
+	assert_int_equal(cur[0].rate_bps, 0);
+	assert_int_equal(cur[1].rate_bps, 0);
+	assert_int_equal(at[0], NOW - 2 * NSEC_PER_SEC);
+	/* a read time not after the base's: none since */
+	at[0] = NOW - 3 * NSEC_PER_SEC / 2;
+	at[1] = 0;
+	rates_read_at(cur, 2, prev, 2, NOW - NSEC_PER_SEC, at, NSEC_PER_SEC, NOW);
+	assert_int_equal(cur[0].rate_bps, 777);
+	assert_int_equal(at[0], NOW - NSEC_PER_SEC);
+	/* the first snapshot after none: no rates */
+	at[0] = at[1] = 0;
+	rates_read_at(cur, 2, prev, 2, NOW - NSEC_PER_SEC, at, 0, NOW);
+	assert_int_equal(cur[0].rate_bps, 0);
+	assert_int_equal(cur[1].rate_bps, 0);
+	/* another socket at the address, first seen since: rated as new, now */
+	cur[1].first_ns = NOW - NSEC_PER_SEC / 2;
+	at[0] = at[1] = 0;
+	rates_read_at(cur, 2, prev, 2, NOW - NSEC_PER_SEC, at, NSEC_PER_SEC, NOW);
+	assert_int_equal(cur[1].rate_bps, 16000000);
+	assert_int_equal(at[1], NOW);
 }
 
 /* The lower bound the daemon's id lookups share, over flows by id. */
@@ -644,6 +729,8 @@ int main(void)
 		cmocka_unit_test(test_rates_zero_interval),
 		cmocka_unit_test(test_rates_large),
 		cmocka_unit_test(test_rates_merge),
+		cmocka_unit_test(test_rates_read_times),
+		cmocka_unit_test(test_rates_kept),
 		cmocka_unit_test(test_lower_bound),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_read_delta),
