@@ -798,13 +798,18 @@ static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret
 		caad_flows_update_rates(flows, n, o->prev, o->n_prev, at, o->prev_ns ? now - o->prev_ns : 0, now);
 		caad_flows_update_history(flows, n, o->prev, o->n_prev, o->prev_ns);
 
-		/* keep the base of the next rates and consumer histories */
-		struct caad_flow_base *base = n ? malloc(n * sizeof(*base)) : NULL;
-		if (n && !base)
-			return -ENOMEM;
-		caad_flows_base(base, flows, at, n, now);
-		free(o->prev);
+		/* keep the base of the next rates and consumer histories, in
+		 * place of the last one (read for the last time above): at 100k
+		 * flows the two side by side were 4.8 MB of caad's peak RSS */
+		struct caad_flow_base *base = NULL;
+		if (n) {
+			base = reallocarray(o->prev, n, sizeof(*base));
+			if (!base)
+				return -ENOMEM;
+		} else
+			free(o->prev);
 		o->prev = base;
+		caad_flows_base(base, flows, at, n, now);
 		o->n_prev = n;
 		o->prev_ns = now;
 	}
