@@ -411,7 +411,7 @@ static __always_inline void seen_forget(void *map, __u64 sk, __u32 cpu)
 /* Process side: a thread read ret bytes from sk. Writes its own fields of
  * the entry (the cache line the softirq side does not write). Its bytes
  * are not counted here: caad_flows_dump reads them from the socket at
- * each scan. No clock but at a flow's first read. */
+ * each scan. No clock but at a flow's first read, and at a hand-over. */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 {
@@ -634,7 +634,7 @@ static __always_inline bool in_napi_kthread(const struct task_struct *t)
  * backlog), and the owner flushes its backlog before it lets go. Writes
  * only the softirq side's fields: the kernel runs one data-ready of a
  * socket at a time (under its lock), so plain stores, no atomics, and no
- * clock: the reader keeps the time.
+ * clock but at a hand-over: the reader keeps the flow's first time.
  */
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(caad_sk_data_ready, const struct sock *sk)

@@ -78,27 +78,28 @@ void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows,
 
 /*
  * Rates: given the previous snapshot's bases (sorted by id) and the new
- * snapshot (taken at now_ns, interval_ns after the previous one), fill
- * rate_bps of the new snapshot's flows. Each flow's bytes were read at
- * at[i] (CLOCK_MONOTONIC), at most now_ns: a flow handed over by the BPF
- * programs has its bytes as of its hand-over, not of the snapshot. NULL:
- * every flow's at now_ns (a pass of the iterator).
+ * snapshot (taken at now_ns, interval_ns after the previous one; 0: no
+ * rates yet), fill rate_bps of the new snapshot's flows. Each flow's bytes
+ * were read at at[i] (CLOCK_MONOTONIC), at most now_ns: a flow handed over
+ * by the BPF programs has its bytes as of its hand-over, not of the
+ * snapshot. NULL: every flow's at now_ns (a pass of the iterator).
  *
  * A flow in the previous snapshot is rated by its byte delta over the time
- * between the two reads of its bytes. at[i] 0: its bytes were not read
- * again since (a flow handed over no more, its reader idle or reading in
- * bursts further apart than the hand-over's window): it keeps its rate
- * while its last read is less than two intervals old, then reads 0. A
- * flow not in the previous one is rated from its first_ns to when its
- * bytes were read. So is one first seen after the previous snapshot
- * though its id was in it: another socket at the same address, or a flow
- * the map evicted and saw again. On return at[i] says when the bytes of
- * cur[i] were read, for the next base. Both must be sorted by id
- * (caad_flows_sort).
+ * between the two reads of its bytes. One handed over with nothing read
+ * since its base (at the start of a burst: a hand-over comes at the first
+ * read or data-ready after caad's prepare), not after it, or not at all
+ * (at[i] 0: its reader idle, or reading in bursts further apart than the
+ * hand-over's window) has its base's bytes again, as of the base's read,
+ * and keeps the base's rate while that read is less than keep_ns old,
+ * then reads 0. A flow not in the previous one is rated from
+ * its first_ns to when its bytes were read. So is one first seen since
+ * its base's bytes were read though its id was there: another socket at
+ * the same address. On return at[i] says when the bytes of cur[i] were
+ * read, for the next base. Both must be sorted by id (caad_flows_sort).
  */
 void caad_flows_sort(struct caad_flow *flows, size_t n);
 void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev, size_t n_prev,
-                             uint64_t *at, uint64_t interval_ns, uint64_t now_ns);
+                             uint64_t *at, uint64_t interval_ns, uint64_t keep_ns, uint64_t now_ns);
 /*
  * The consumer's window: given the previous snapshot's bases and the new
  * snapshot (both sorted by id), fill consumer_history of the new flows with

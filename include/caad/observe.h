@@ -65,8 +65,11 @@ int caad_observer_consume(struct caad_observer *o);
  * given, at least every full_pass_ms, and after a flow could not be
  * handed over. Then a flow's bytes are as of its first read or data-ready
  * after the previous snapshot, or after caad_observer_prepare() when that
- * was called since; its moves, opening and closing as of now; a flow that
- * stopped keeps its last bytes (a rate of 0) until the next pass.
+ * was called since; its moves, opening and closing as of now. Its rate is
+ * over the time between two hand-overs; a flow not handed over since the
+ * last snapshot, or with nothing read since, keeps its rate for two scan
+ * periods (caad_observer_set_scan_period(); else two intervals between
+ * snapshots) after its last hand-over, then reads 0 (caad_flows_update_rates()).
  */
 int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n);
 /*
@@ -90,6 +93,10 @@ int caad_observer_snapshot_early(struct caad_observer *o, struct caad_flow **ret
  * of every flow that moves data at least that often. Nothing otherwise.
  */
 void caad_observer_prepare(struct caad_observer *o);
+/* The period of the snapshots (the daemon's scans): how long a flow keeps
+ * its rate without a hand-over is counted in it, not in the time since the
+ * last snapshot, which an early one shortens. 0: that time. */
+void caad_observer_set_scan_period(struct caad_observer *o, uint64_t period_usec);
 /*
  * Where flows are handed over: the CPU time of the last snapshot that was a
  * pass of the flows' iterator, and how often one runs at least, in us (0

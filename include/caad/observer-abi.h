@@ -176,7 +176,7 @@ struct caad_event {
 /* Indices of the per-CPU "counters" array. */
 enum caad_counter {
 	CAAD_COUNTER_EVENTS_LOST = 0,  /* ring buffer full */
-	CAAD_COUNTER_MAP_FULL = 1,     /* a new flow not followed: max_flows reached, or no memory */
+	CAAD_COUNTER_MAP_FULL = 1,     /* a read of a flow not followed: max_flows reached, or no memory */
 	CAAD_COUNTER_NET_RX_NS = 2,    /* time spent in NET_RX softirq while a thread is watched (watch_tid),
 	                                * on top of any other task, ns */
 	CAAD_COUNTER_NET_RX_ON_WATCHED_NS = 3, /* the same, on top of the watched thread itself (in its own

@@ -635,8 +635,8 @@ static void notice_limits(struct daemon *d, uint64_t now)
 		return;
 	k = limit_grew(&d->map_full, caad_observer_counter(d->observer, CAAD_COUNTER_MAP_FULL), now);
 	if (k)
-		log_notice("MaxFlows=%u reached: %" PRIu64 " new flows were not followed (raise MaxFlows= to follow "
-		           "them; caad_bpf_map_full_total counts them all)",
+		log_notice("MaxFlows=%u reached: new flows are not followed (%" PRIu64 " reads of them since the "
+		           "last notice, caad_bpf_map_full_total); raise MaxFlows= to follow them",
 		           d->config.max_flows, k);
 	k = limit_grew(&d->handovers_failed, caad_observer_counter(d->observer, CAAD_COUNTER_PUBLISH_FAILED), now);
 	if (k)
@@ -652,6 +652,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	int r;
 
 	d->last_scan_mono = now_usec(CLOCK_MONOTONIC);
+	caad_observer_set_scan_period(d->observer, daemon_scan_period_usec(d));
 	r = scan(d);
 	notice_limits(d, d->last_scan_mono);
 	/* its CPU time (the BPF iterator's, in the kernel, included) sets

@@ -223,18 +223,17 @@ void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows,
 	}
 }
 
-/* A base's rate, kept by a flow whose bytes were not read again since: while
- * that read is less than two intervals old (a reader between bursts), then 0
- * (one that stopped). */
-static uint64_t kept_rate(const struct caad_flow_base *p, uint64_t interval_ns, uint64_t now_ns)
+/* A flow's base, kept: its bytes were not read again since (see flow.h). */
+static void keep_base(struct caad_flow *f, const struct caad_flow_base *p, uint64_t keep_ns, uint64_t now_ns)
 {
 	uint64_t age = now_ns > p->bytes_ns ? now_ns - p->bytes_ns : 0;
 
-	return age - MIN(age, interval_ns) < interval_ns ? p->rate_bps : 0;
+	f->bytes = p->bytes;
+	f->rate_bps = age < keep_ns ? p->rate_bps : 0;
 }
 
 void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev, size_t n_prev,
-                             uint64_t *at, uint64_t interval_ns, uint64_t now_ns)
+                             uint64_t *at, uint64_t interval_ns, uint64_t keep_ns, uint64_t now_ns)
 {
 	size_t j = 0;
 
@@ -244,34 +243,34 @@ void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct c
 	for (size_t i = 0; i < n_cur; i++) {
 		struct caad_flow *f = &cur[i];
 		const struct caad_flow_base *p = NULL;
-		/* when its bytes were read; 0: not since its base */
+		/* when its bytes were read: 0, not since its base; a hand-over's */
 		uint64_t t = at ? MIN(at[i], now_ns) : now_ns;
+		bool handed = at && at[i];
 
 		assert(i == 0 || cur[i - 1].id <= f->id);
 
 		while (j < n_prev && prev[j].id < f->id)
 			j++;
-		/* First seen since the previous snapshot, though its id was in
-		 * it: another socket at the same address, or evicted and seen
-		 * again. Its bytes are its own since first_ns. */
-		if (j < n_prev && prev[j].id == f->id &&
-		    !(interval_ns && now_ns >= interval_ns && f->first_ns > now_ns - interval_ns))
+		/* First seen since its base's bytes were read, though its id
+		 * was there: another socket at the same address. Its bytes are
+		 * its own since first_ns. */
+		if (j < n_prev && prev[j].id == f->id && f->first_ns <= prev[j].bytes_ns)
 			p = &prev[j];
 
-		if (p && t <= p->bytes_ns) {
-			/* not read again since its base: its bytes are the base's */
+		if (!interval_ns) {
+			if (!t)
+				t = p ? p->bytes_ns : now_ns;
+			f->rate_bps = 0;
+		} else if (p && (!t || (handed && (t <= p->bytes_ns || f->bytes <= p->bytes)))) {
+			keep_base(f, p, keep_ns, now_ns);
 			t = p->bytes_ns;
-			f->rate_bps = interval_ns ? kept_rate(p, interval_ns, now_ns) : 0;
-		} else {
+		} else if (p)
+			/* Bytes going backwards (a pass): the socket address was reused. */
+			f->rate_bps = f->bytes < p->bytes || t <= p->bytes_ns ? 0 : rate_bps(f->bytes - p->bytes, t - p->bytes_ns);
+		else {
 			if (!t)
 				t = now_ns; /* no base to have its bytes from: as of now */
-			if (!interval_ns)
-				f->rate_bps = 0;
-			else if (p)
-				/* Bytes going backwards: the socket address was reused. */
-				f->rate_bps = f->bytes < p->bytes ? 0 : rate_bps(f->bytes - p->bytes, t - p->bytes_ns);
-			else
-				f->rate_bps = new_flow_rate(f, t);
+			f->rate_bps = new_flow_rate(f, t);
 		}
 		if (at)
 			at[i] = t;

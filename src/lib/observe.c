@@ -46,6 +46,7 @@ struct caad_observer {
 	 * snapshot that rated them were read (an early one does not) */
 	struct sample *samples;
 	size_t n_samples, cap_samples;
+	uint64_t period_ns;          /* the scan period (caad_observer_set_scan_period()), 0 unknown */
 	unsigned snapshot_calls;     /* read() calls of the iterator the last snapshot took */
 	uint64_t thread_ns_last;     /* caad_observer_thread_ns() said so last */
 	uint64_t thread_base;        /* the watched thread's sum_exec_runtime when the watch began */
@@ -487,15 +488,18 @@ struct merge {
 };
 
 /* When a record's bytes were read, from its at_us (the low 32 bits of the
- * clock in microseconds, at most one wrap behind now_ns); 0: as of now. */
+ * clock in microseconds: within 35 minutes of now_ns, before or after, as
+ * a record handed over as the drain runs is); at_us 0: as of now. */
 static uint64_t record_at(const struct caad_flow_record *rec, uint64_t now_ns)
 {
-	uint64_t age;
+	int32_t d;
 
 	if (!rec->at_us)
 		return now_ns;
-	age = (uint64_t)(uint32_t)((uint32_t)(now_ns / 1000) - rec->at_us) * 1000;
-	return now_ns > age ? now_ns - age : 1;
+	d = (int32_t)(rec->at_us - (uint32_t)(now_ns / 1000));
+	if (d >= 0)
+		return now_ns + (uint64_t)d * 1000;
+	return now_ns > (uint64_t)-(int64_t)d * 1000 ? now_ns - (uint64_t)-(int64_t)d * 1000 : 1;
 }
 
 static int add_sample(struct caad_observer *o, uint64_t id, uint64_t at_ns)
@@ -747,11 +751,24 @@ static uint64_t *samples_at(struct caad_observer *o, const struct caad_flow *flo
 	return at;
 }
 
+/* The samples taken: none; their memory given back after a large drain
+ * (100k flows handed over at once held 2 MiB until the next one). */
+static void samples_reset(struct caad_observer *o)
+{
+	o->n_samples = 0;
+	if (o->cap_samples > 4096) {
+		free(o->samples);
+		o->samples = NULL;
+		o->cap_samples = 0;
+	}
+}
+
 static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n, bool early)
 {
 	_cleanup_free_ struct caad_flow *flows = *ret;
 	size_t n = flows ? *ret_n : 0, cap = 0;
 	uint64_t now = now_ns();
+	uint64_t done;
 	bool given, full, periodic, failed;
 	int r;
 
@@ -784,6 +801,11 @@ static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret
 		r = snapshot_merge(o, now, &flows, &n, &cap);
 	if (r < 0)
 		return r;
+	/* the rates' now: a pass's bytes as of when it began (read during it,
+	 * not after: a later hand-over is rated over no less than the time
+	 * since it read them); the flows handed over, after the drain (whose
+	 * records may be stamped after it began) */
+	done = full ? now : now_ns();
 	o->last_full = full;
 	o->last_periodic = full && given && periodic && !failed;
 	snapshot_tidy(&flows, &n, cap);
@@ -792,10 +814,14 @@ static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret
 		/* a pass read every flow's bytes now; else when each was handed over */
 		_cleanup_free_ uint64_t *at = full ? NULL : samples_at(o, flows, n);
 
+		uint64_t interval = o->prev_ns ? done - o->prev_ns : 0;
+
 		if (!full && n && !at)
 			return -ENOMEM;
-		o->n_samples = 0;
-		caad_flows_update_rates(flows, n, o->prev, o->n_prev, at, o->prev_ns ? now - o->prev_ns : 0, now);
+		samples_reset(o);
+		/* a rate is kept two scan periods after its flow's last hand-over */
+		caad_flows_update_rates(flows, n, o->prev, o->n_prev, at, interval, 2 * MAX(interval, o->period_ns),
+		                        done);
 		caad_flows_update_history(flows, n, o->prev, o->n_prev, o->prev_ns);
 
 		/* keep the base of the next rates and consumer histories, in
@@ -809,9 +835,9 @@ static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret
 		} else
 			free(o->prev);
 		o->prev = base;
-		caad_flows_base(base, flows, at, n, now);
+		caad_flows_base(base, flows, at, n, done);
 		o->n_prev = n;
-		o->prev_ns = now;
+		o->prev_ns = done;
 	}
 	o->n_ret = n;
 	o->ret_print = ids_print(flows, n);
@@ -837,6 +863,12 @@ void caad_observer_pass_cost(const struct caad_observer *o, uint64_t *cpu_usec, 
 
 	*cpu_usec = on ? o->pass_cpu_ns / 1000 : 0;
 	*every_usec = on ? o->full_pass_ns / 1000 : 0;
+}
+
+void caad_observer_set_scan_period(struct caad_observer *o, uint64_t period_usec)
+{
+	if (o)
+		o->period_ns = period_usec * 1000;
 }
 
 void caad_observer_prepare(struct caad_observer *o)

@@ -1685,19 +1685,27 @@ static void xfer_pieces(const struct conn *c, size_t n)
 }
 
 
-#define BURST 200000u
-
-/* The rate a read of BURST bytes between two reads of a flow's bytes makes,
- * bounded by clock reads around them: [a0, b0] around the first, [a1, b1]
+/* The rate that bytes read between two reads of a flow's bytes make,
+ * bounded by clock reads around those: [a0, b0] around the first, [a1, b1]
  * around the second (and a microsecond more each way: a record's time has
  * a microsecond's precision). */
-static void assert_burst_rate(uint64_t rate, uint64_t a0, uint64_t b0, uint64_t a1, uint64_t b1)
+static void assert_rate_between(uint64_t rate, uint64_t bytes, uint64_t a0, uint64_t b0, uint64_t a1, uint64_t b1)
 {
-	uint64_t lo = (uint64_t)BURST * 8 * NSEC_PER_SEC / (b1 - a0 + 2000);
-	uint64_t hi = (uint64_t)BURST * 8 * NSEC_PER_SEC / (a1 - b0 - 2000);
+	uint64_t lo = bytes * 8 * NSEC_PER_SEC / (b1 - a0 + 2000);
+	uint64_t hi = bytes * 8 * NSEC_PER_SEC / (a1 - b0 - 2000);
 
 	print_message("rate %" PRIu64 " bit/s, from %" PRIu64 " to %" PRIu64 "\n", rate, lo, hi);
 	assert_true(rate >= lo && rate <= hi);
+}
+
+#define BURST 200000u
+
+/* A hand-over at the start of a burst has its bytes before that burst's
+ * first piece, or after it, where that piece's data-ready ran in the
+ * reader's release of the socket (which a hand-over does not run in). */
+static void assert_bytes_burst(uint64_t bytes, uint64_t want)
+{
+	assert_true(bytes >= want && bytes <= want + 4000);
 }
 
 /*
@@ -1716,7 +1724,7 @@ static void test_burst_rates(void **state)
 	_cleanup_(caad_observer_freep) struct caad_observer *o = NULL;
 	struct caad_flow *flows = NULL;
 	const struct caad_flow *f;
-	uint64_t a0, b0, a1, b1, a2, b2, rate;
+	uint64_t a0, b0, a1, b1, a2, b2, rate, bytes;
 	struct conn c;
 	size_t n = 0;
 
@@ -1745,9 +1753,10 @@ static void test_burst_rates(void **state)
 	assert_false(caad_observer_last_full(o));
 	f = find_flow(flows, n, c.lport, c.cport);
 	assert_non_null(f);
-	assert_int_equal(f->bytes, 100 + BURST);
-	assert_burst_rate(f->rate_bps, a0, b0, a1, b1);
+	assert_bytes_burst(f->bytes, 100 + BURST);
+	assert_rate_between(f->rate_bps, f->bytes - 100, a0, b0, a1, b1);
 	rate = f->rate_bps;
+	bytes = f->bytes;
 
 	/* no read since: the rate kept (1.3 intervals after its hand-over) */
 	caad_observer_prepare(o);
@@ -1755,7 +1764,7 @@ static void test_burst_rates(void **state)
 	snapshot_again(o, &flows, &n);
 	f = find_flow(flows, n, c.lport, c.cport);
 	assert_non_null(f);
-	assert_int_equal(f->bytes, 100 + BURST);
+	assert_int_equal(f->bytes, bytes);
 	assert_int_equal(f->rate_bps, rate);
 
 	/* a burst again: over the time since the last hand-over */
@@ -1767,8 +1776,8 @@ static void test_burst_rates(void **state)
 	snapshot_again(o, &flows, &n);
 	f = find_flow(flows, n, c.lport, c.cport);
 	assert_non_null(f);
-	assert_int_equal(f->bytes, 100 + 2 * BURST);
-	assert_burst_rate(f->rate_bps, a1, b1, a2, b2);
+	assert_bytes_burst(f->bytes, 100 + 2 * BURST);
+	assert_rate_between(f->rate_bps, f->bytes - bytes, a1, b1, a2, b2);
 	rate = f->rate_bps;
 
 	/* kept once more, then, two intervals after its hand-over, 0 */
@@ -1801,7 +1810,7 @@ static void test_early_snapshot(void **state)
 	_cleanup_(caad_observer_freep) struct caad_observer *o = NULL;
 	struct caad_flow *flows = NULL;
 	const struct caad_flow *f;
-	uint64_t t1a, t1b, t2a, t2b, rate1, lo, hi;
+	uint64_t t1a, t1b, t2a, t2b, rate1;
 	struct conn a;
 	cpu_set_t saved;
 	size_t n = 0;
@@ -1822,10 +1831,10 @@ static void test_early_snapshot(void **state)
 	 * data-ready, before its byte is read) */
 	xfer_pieces(&a, 100000);
 	caad_observer_prepare(o);
-	assert_int_equal(small_xfer(&a, 1), 0);
 	t1a = mono_ns();
-	snapshot_again(o, &flows, &n);
+	assert_int_equal(small_xfer(&a, 1), 0);
 	t1b = mono_ns();
+	snapshot_again(o, &flows, &n);
 	f = find_flow(flows, n, a.lport, a.cport);
 	assert_non_null(f);
 	assert_int_equal(f->bytes, publish ? 101000 : 101001);
@@ -1849,22 +1858,19 @@ static void test_early_snapshot(void **state)
 	}
 	usleep(50 * 1000);
 
-	/* due again: the rate over the 50010 bytes since the last due one, at
-	 * least as long as between the two */
+	/* due again: the rate over the 50011 bytes between the two hand-overs
+	 * after the prepares, not the early one's */
 	caad_observer_prepare(o);
-	assert_int_equal(small_xfer(&a, 1), 0);
 	t2a = mono_ns();
-	snapshot_again(o, &flows, &n);
+	assert_int_equal(small_xfer(&a, 1), 0);
 	t2b = mono_ns();
+	snapshot_again(o, &flows, &n);
 	f = find_flow(flows, n, a.lport, a.cport);
 	assert_non_null(f);
 	assert_int_equal(f->bytes, publish ? 151011 : 151012);
 	if (publish) {
 		assert_false(caad_observer_last_full(o));
-		lo = 50011ull * 8 * NSEC_PER_SEC / (t2b - t1a);
-		hi = 50011ull * 8 * NSEC_PER_SEC / (t2a - t1b);
-		print_message("rate %" PRIu64 " bit/s, from %" PRIu64 " to %" PRIu64 "\n", f->rate_bps, lo, hi);
-		assert_true(f->rate_bps >= lo && f->rate_bps <= hi);
+		assert_rate_between(f->rate_bps, 50011, t1a, t1b, t2a, t2b);
 	}
 
 	free(flows);

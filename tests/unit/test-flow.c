@@ -284,9 +284,19 @@ static void test_sort_many(void **state)
 
 /* The library's calls with the previous snapshot given as flows, whose
  * bytes were read at prev_at: their bases are what the observer keeps. The
- * new snapshot's were read at at[i] (NULL: now_ns). */
+ * new snapshot's were read at at[i] (NULL: now_ns); a rate is kept for
+ * two intervals. */
+static void rates_keep(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
+                       uint64_t prev_at, uint64_t *at, uint64_t interval_ns, uint64_t keep_ns, uint64_t now_ns);
+
 static void rates_read_at(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
                           uint64_t prev_at, uint64_t *at, uint64_t interval_ns, uint64_t now_ns)
+{
+	rates_keep(cur, n_cur, prev, n_prev, prev_at, at, interval_ns, 2 * interval_ns, now_ns);
+}
+
+static void rates_keep(struct caad_flow *cur, size_t n_cur, const struct caad_flow *prev, size_t n_prev,
+                       uint64_t prev_at, uint64_t *at, uint64_t interval_ns, uint64_t keep_ns, uint64_t now_ns)
 {
 	_cleanup_free_ struct caad_flow_base *base = n_prev ? calloc(n_prev, sizeof(*base)) : NULL;
 
@@ -296,7 +306,7 @@ static void rates_read_at(struct caad_flow *cur, size_t n_cur, const struct caad
 		assert_int_equal(base[i].bytes_ns, prev_at);
 		assert_int_equal(base[i].rate_bps, prev[i].rate_bps);
 	}
-	caad_flows_update_rates(cur, n_cur, base, n_prev, at, interval_ns, now_ns);
+	caad_flows_update_rates(cur, n_cur, base, n_prev, at, interval_ns, keep_ns, now_ns);
 }
 
 /* Every flow's bytes read at its snapshot (a pass of the iterator each). */
@@ -568,6 +578,43 @@ static void test_rates_kept(void **state)
 	rates_read_at(cur, 2, prev, 2, NOW - NSEC_PER_SEC, at, NSEC_PER_SEC, NOW);
 	assert_int_equal(cur[1].rate_bps, 16000000);
 	assert_int_equal(at[1], NOW);
+	/* how long it is kept is the caller's (two scan periods, which an
+	 * early snapshot's short interval does not shorten) */
+	at[0] = 0;
+	rates_keep(cur, 1, prev, 1, NOW - NSEC_PER_SEC, at, NSEC_PER_SEC / 20, 2 * NSEC_PER_SEC, NOW);
+	assert_int_equal(cur[0].rate_bps, 777);
+}
+
+/* A hand-over at the start of a burst (nothing read since the base), one
+ * not after the base's read, and one with fewer bytes than the base (handed
+ * over before a pass read them): the base kept, its bytes and its time. */
+static void test_rates_kept_handed_over(void **state)
+{
+	const uint64_t base_at = NOW - NSEC_PER_SEC;
+	struct caad_flow prev[] = { flow_at(10, 5000, 0), flow_at(20, 5000, 0), flow_at(30, 5000, 0),
+		                    flow_at(40, 5000, 0) };
+	struct caad_flow cur[] = { flow_at(10, 5000, 0), flow_at(20, 6000, 0), flow_at(30, 4000, 0),
+		                   flow_at(40, 6000, 0) };
+	uint64_t at[] = { NOW - NSEC_PER_SEC / 10, base_at, NOW - NSEC_PER_SEC / 10, base_at + NSEC_PER_MSEC };
+
+	for (size_t i = 0; i < ARRAY_SIZE(prev); i++)
+		prev[i].rate_bps = 100 + i;
+	rates_read_at(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), base_at, at, NSEC_PER_SEC, NOW);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(cur[i].rate_bps, 100 + i);
+		assert_int_equal(cur[i].bytes, 5000);
+		assert_int_equal(at[i], base_at);
+	}
+	/* after it: rated */
+	assert_int_equal(cur[3].rate_bps, 8000000);
+	assert_int_equal(cur[3].bytes, 6000);
+	assert_int_equal(at[3], base_at + NSEC_PER_MSEC);
+
+	/* read by a pass, fewer bytes: another socket (rate 0), not kept */
+	cur[2].bytes = 4000;
+	rates_read_at(&cur[2], 1, &prev[2], 1, base_at, NULL, NSEC_PER_SEC, NOW);
+	assert_int_equal(cur[2].rate_bps, 0);
+	assert_int_equal(cur[2].bytes, 4000);
 }
 
 /* The lower bound the daemon's id lookups share, over flows by id. */
@@ -731,6 +778,7 @@ int main(void)
 		cmocka_unit_test(test_rates_merge),
 		cmocka_unit_test(test_rates_read_times),
 		cmocka_unit_test(test_rates_kept),
+		cmocka_unit_test(test_rates_kept_handed_over),
 		cmocka_unit_test(test_lower_bound),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_read_delta),
