@@ -53,6 +53,10 @@ struct caad_flow {
 int caad_flow_format_tuple(const struct caad_flow *f, char *buf, size_t size);
 /* Convert one record of the BPF snapshot into a flow (rate left 0). */
 void caad_flow_from_record(struct caad_flow *f, const struct caad_flow_record *s);
+/* When a record's bytes were read (CLOCK_MONOTONIC), from its at_us (the low
+ * 32 bits of the clock in microseconds: within 35 minutes of now_ns, before
+ * or after, as a record handed over as a drain runs is); at_us 0: now_ns. */
+uint64_t caad_flow_record_time(const struct caad_flow_record *s, uint64_t now_ns);
 
 /*
  * What the next snapshot needs of a flow in this one: the base of its rate

@@ -90,6 +90,20 @@ void caad_flow_from_record(struct caad_flow *f, const struct caad_flow_record *s
 	f->comm[n] = '\0';
 }
 
+uint64_t caad_flow_record_time(const struct caad_flow_record *s, uint64_t now_ns)
+{
+	int32_t d;
+	uint64_t away;
+
+	if (!s->at_us)
+		return now_ns;
+	d = (int32_t)(s->at_us - (uint32_t)(now_ns / 1000));
+	away = (d < 0 ? -(uint64_t)(int64_t)d : (uint64_t)d) * 1000;
+	if (d >= 0)
+		return now_ns + away;
+	return now_ns > away ? now_ns - away : 1;
+}
+
 static int flow_cmp(const void *a, const void *b)
 {
 	const struct caad_flow *x = a, *y = b;

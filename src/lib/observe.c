@@ -487,21 +487,6 @@ struct merge {
 	bool appended;
 };
 
-/* When a record's bytes were read, from its at_us (the low 32 bits of the
- * clock in microseconds: within 35 minutes of now_ns, before or after, as
- * a record handed over as the drain runs is); at_us 0: as of now. */
-static uint64_t record_at(const struct caad_flow_record *rec, uint64_t now_ns)
-{
-	int32_t d;
-
-	if (!rec->at_us)
-		return now_ns;
-	d = (int32_t)(rec->at_us - (uint32_t)(now_ns / 1000));
-	if (d >= 0)
-		return now_ns + (uint64_t)d * 1000;
-	return now_ns > (uint64_t)-(int64_t)d * 1000 ? now_ns - (uint64_t)-(int64_t)d * 1000 : 1;
-}
-
 static int add_sample(struct caad_observer *o, uint64_t id, uint64_t at_ns)
 {
 	if (o->n_samples == o->cap_samples) {
@@ -521,7 +506,7 @@ static int merge_record(struct merge *m, const struct caad_flow_record *rec)
 {
 	size_t i = LOWER_BOUND_BY(m->flows, m->n_sorted, id, rec->sk);
 
-	if (!rec->closed && add_sample(m->o, rec->sk, record_at(rec, m->now_ns)) < 0)
+	if (!rec->closed && add_sample(m->o, rec->sk, caad_flow_record_time(rec, m->now_ns)) < 0)
 		return -ENOMEM;
 
 	if (i < m->n_sorted && m->flows[i].id == rec->sk) {

@@ -617,6 +617,33 @@ static void test_rates_kept_handed_over(void **state)
 	assert_int_equal(cur[2].bytes, 4000);
 }
 
+/* A record's time from the low 32 bits of the clock in microseconds: before
+ * now or after it (handed over as the drain ran), across a wrap of those
+ * bits, and 0 for a pass's record. */
+static void test_record_time(void **state)
+{
+	const uint64_t now = UINT64_C(5000000000000) + 123456789; /* about 83 minutes: past a wrap */
+	const uint64_t now_us = now / 1000;
+	struct caad_flow_record r = {};
+
+	assert_int_equal(caad_flow_record_time(&r, now), now);
+	r.at_us = (uint32_t)(now_us - 250000); /* 0.25 s before */
+	assert_int_equal(caad_flow_record_time(&r, now), now - 250000000); /* to within 1 us */
+	r.at_us = (uint32_t)(now_us + 3); /* 3 us after */
+	assert_int_equal(caad_flow_record_time(&r, now), now + 3000);
+	r.at_us = (uint32_t)now_us;
+	assert_int_equal(caad_flow_record_time(&r, now), now);
+	/* across a wrap of the 32 bits: just before and just after it */
+	const uint64_t wrap_ns = (UINT64_C(1) << 32) * 1000;
+	r.at_us = UINT32_MAX; /* 1 us before the wrap */
+	assert_int_equal(caad_flow_record_time(&r, wrap_ns + 5000), wrap_ns - 1000);
+	r.at_us = 2;
+	assert_int_equal(caad_flow_record_time(&r, wrap_ns - 1000), wrap_ns + 2000);
+	/* before the clock began: not below 1 */
+	r.at_us = UINT32_MAX - 10;
+	assert_int_equal(caad_flow_record_time(&r, 1000), 1);
+}
+
 /* The lower bound the daemon's id lookups share, over flows by id. */
 static void test_lower_bound(void **state)
 {
@@ -779,6 +806,7 @@ int main(void)
 		cmocka_unit_test(test_rates_read_times),
 		cmocka_unit_test(test_rates_kept),
 		cmocka_unit_test(test_rates_kept_handed_over),
+		cmocka_unit_test(test_record_time),
 		cmocka_unit_test(test_lower_bound),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_read_delta),
