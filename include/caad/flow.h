@@ -89,21 +89,26 @@ void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows,
  * snapshot. NULL: every flow's at now_ns (a pass of the iterator).
  *
  * A flow in the previous snapshot is rated by its byte delta over the time
- * between the two reads of its bytes. One handed over with nothing read
- * since its base (at the start of a burst: a hand-over comes at the first
- * read or data-ready after caad's prepare), not after it, or not at all
- * (at[i] 0: its reader idle, or reading in bursts further apart than the
- * hand-over's window) has its base's bytes again, as of the base's read,
- * and keeps the base's rate while that read is less than keep_ns old,
- * then reads 0. A flow not in the previous one is rated from
- * its first_ns to when its bytes were read. So is one first seen since
- * its base's bytes were read though its id was there: another socket at
- * the same address. On return at[i] says when the bytes of cur[i] were
- * read, for the next base. Both must be sorted by id (caad_flows_sort).
+ * between the two reads of its bytes. One with nothing read since its base
+ * (its reader idle; or, handed over, at the start of a burst: a hand-over
+ * comes at the first read or data-ready after caad's prepare), read not
+ * after it, or not read at all (at[i] 0: handed over no more), has its
+ * base's bytes again, as of the base's read, and keeps the base's rate
+ * while that read is less than keep_ns old, then reads 0. So does one
+ * handed over with fewer bytes than its base (before a pass read more);
+ * one that a pass (pass: the flows' iterator read every one, at at[i])
+ * read with fewer is another socket at the same address, rated 0. A flow
+ * not in the previous one is rated from its first_ns to when its bytes
+ * were read. So is one first seen since its base's bytes were read though
+ * its id was there: another socket at the same address. On return at[i]
+ * says when the bytes of cur[i] were read, for the next base. Both must
+ * be sorted by id (caad_flows_sort).
  */
 void caad_flows_sort(struct caad_flow *flows, size_t n);
+/* The same, aux[i] moved with flows[i]: 0, or -ENOMEM (nothing moved). */
+int caad_flows_sort_aux(struct caad_flow *flows, uint64_t *aux, size_t n);
 void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev, size_t n_prev,
-                             uint64_t *at, uint64_t interval_ns, uint64_t keep_ns, uint64_t now_ns);
+                             uint64_t *at, bool pass, uint64_t interval_ns, uint64_t keep_ns, uint64_t now_ns);
 /*
  * The consumer's window: given the previous snapshot's bases and the new
  * snapshot (both sorted by id), fill consumer_history of the new flows with

@@ -139,8 +139,8 @@ struct caad_flow_record {
 	__u8 raddr[16];
 	char comm[CAAD_COMM_LEN];
 	/* When its bytes were read: CLOCK_MONOTONIC in microseconds, its low
-	 * 32 bits (a hand-over's; they wrap every 71 minutes, and a record is
-	 * drained within a scan period); 0: as of the pass that copied it. */
+	 * 32 bits (they wrap every 71 minutes; a record is read within a scan
+	 * period); 0: not known (as of when user space reads it). */
 	__u32 at_us;
 };
 

@@ -153,20 +153,23 @@ static struct sort_key *radix_sort(struct sort_key *keys, struct sort_key *tmp, 
  * permutation, each moved once. qsort() of the flows themselves compared
  * through pointers to 128-byte flows, a cache miss each: at 100k flows
  * caad spent a fifth of its time in it (perf, bench/memory's 100k level).
- * Without memory for the keys, the flows are sorted as they are.
+ * Without memory for the keys, the flows are sorted as they are (with
+ * aux: not at all, -ENOMEM).
  */
-void caad_flows_sort(struct caad_flow *flows, size_t n)
+int caad_flows_sort_aux(struct caad_flow *flows, uint64_t *aux, size_t n)
 {
 	_cleanup_free_ struct sort_key *mem = NULL;
 	struct sort_key *keys;
 
 	assert(flows || n == 0);
 	if (n < 2)
-		return;
+		return 0;
 	mem = malloc(2 * n * sizeof(*mem));
 	if (!mem) {
+		if (aux)
+			return -ENOMEM;
 		qsort(flows, n, sizeof(*flows), flow_cmp);
-		return;
+		return 0;
 	}
 	for (size_t i = 0; i < n; i++)
 		mem[i] = (struct sort_key){ .id = flows[i].id, .at = i };
@@ -175,21 +178,33 @@ void caad_flows_sort(struct caad_flow *flows, size_t n)
 	/* position i wants flows[keys[i].at]; a done position gets at = i */
 	for (size_t i = 0; i < n; i++) {
 		struct caad_flow held;
+		uint64_t held_aux;
 		size_t j = i;
 
 		if (keys[i].at == i)
 			continue;
 		held = flows[i];
+		held_aux = aux ? aux[i] : 0;
 		while (keys[j].at != i) {
 			size_t from = keys[j].at;
 
 			flows[j] = flows[from];
+			if (aux)
+				aux[j] = aux[from];
 			keys[j].at = j;
 			j = from;
 		}
 		flows[j] = held;
+		if (aux)
+			aux[j] = held_aux;
 		keys[j].at = j;
 	}
+	return 0;
+}
+
+void caad_flows_sort(struct caad_flow *flows, size_t n)
+{
+	(void)caad_flows_sort_aux(flows, NULL, n);
 }
 
 /* bytes * 8 bit/s over span_ns, without overflow; saturates at UINT64_MAX. */
@@ -247,7 +262,7 @@ static void keep_base(struct caad_flow *f, const struct caad_flow_base *p, uint6
 }
 
 void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev, size_t n_prev,
-                             uint64_t *at, uint64_t interval_ns, uint64_t keep_ns, uint64_t now_ns)
+                             uint64_t *at, bool pass, uint64_t interval_ns, uint64_t keep_ns, uint64_t now_ns)
 {
 	size_t j = 0;
 
@@ -257,9 +272,9 @@ void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct c
 	for (size_t i = 0; i < n_cur; i++) {
 		struct caad_flow *f = &cur[i];
 		const struct caad_flow_base *p = NULL;
-		/* when its bytes were read: 0, not since its base; a hand-over's */
+		/* when its bytes were read: 0, not since its base */
 		uint64_t t = at ? MIN(at[i], now_ns) : now_ns;
-		bool handed = at && at[i];
+		bool handed = at && at[i] && !pass;
 
 		assert(i == 0 || cur[i - 1].id <= f->id);
 
@@ -275,12 +290,12 @@ void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct c
 			if (!t)
 				t = p ? p->bytes_ns : now_ns;
 			f->rate_bps = 0;
-		} else if (p && (!t || (handed && (t <= p->bytes_ns || f->bytes <= p->bytes)))) {
+		} else if (p && (!t || t <= p->bytes_ns || f->bytes == p->bytes || (handed && f->bytes < p->bytes))) {
 			keep_base(f, p, keep_ns, now_ns);
 			t = p->bytes_ns;
 		} else if (p)
 			/* Bytes going backwards (a pass): the socket address was reused. */
-			f->rate_bps = f->bytes < p->bytes || t <= p->bytes_ns ? 0 : rate_bps(f->bytes - p->bytes, t - p->bytes_ns);
+			f->rate_bps = f->bytes < p->bytes ? 0 : rate_bps(f->bytes - p->bytes, t - p->bytes_ns);
 		else {
 			if (!t)
 				t = now_ns; /* no base to have its bytes from: as of now */

@@ -413,19 +413,21 @@ static int flows_room(struct caad_flow **flows, size_t *cap, size_t n, size_t mo
  * would count in caad's RSS (12 MB at 100k flows).
  */
 #define DUMP_BATCH 1024u
-static int read_flows(struct caad_observer *o, struct caad_flow **flows, size_t *cap, size_t *n)
+static int read_flows(struct caad_observer *o, uint64_t now, struct caad_flow **flows, size_t *cap, size_t *n,
+                      uint64_t **ret_at)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	int map = bpf_map__fd(o->skel->maps.dump);
 	_cleanup_free_ uint32_t *keys = NULL;
 	_cleanup_free_ struct caad_flow_record *vals = NULL;
 	_cleanup_close_ int fd = -1;
-	uint64_t buf[64], count = 0;
+	uint64_t buf[64], count = 0, *at_ns;
 	uint32_t token = 0;
 	bool any = false;
 
 	o->skel->bss->dump_n = 0;
 	o->skel->bss->dump_visited = 0;
+	o->skel->bss->dump_us = 0;
 	fd = bpf_iter_create(bpf_link__fd(o->dump));
 	if (fd < 0)
 		return log_error_errno(errno, "Failed to read the BPF flow table: %m");
@@ -455,7 +457,11 @@ static int read_flows(struct caad_observer *o, struct caad_flow **flows, size_t 
 
 	keys = malloc(DUMP_BATCH * sizeof(*keys));
 	vals = malloc(DUMP_BATCH * sizeof(*vals));
-	if (!keys || !vals || flows_room(flows, cap, *n, (size_t)count) < 0)
+	/* when each one's bytes were read, beside it */
+	at_ns = reallocarray(*ret_at, *n + count, sizeof(*at_ns));
+	if (at_ns)
+		*ret_at = at_ns;
+	if (!keys || !vals || !at_ns || flows_room(flows, cap, *n, (size_t)count) < 0)
 		return -ENOMEM;
 	for (uint32_t at = 0; at < count;) {
 		__u32 want = (uint32_t)MIN((uint64_t)DUMP_BATCH, count - at);
@@ -467,8 +473,10 @@ static int read_flows(struct caad_observer *o, struct caad_flow **flows, size_t 
 			return log_error_errno(errno, "Failed to read the BPF flow table's copy: %m");
 		if (want == 0)
 			break;
-		for (__u32 i = 0; i < want; i++)
+		for (__u32 i = 0; i < want; i++) {
+			at_ns[*n] = caad_flow_record_time(&vals[i], now);
 			caad_flow_from_record(&(*flows)[(*n)++], &vals[i]);
+		}
 		at += want;
 	}
 	return 0;
@@ -515,13 +523,18 @@ static int merge_record(struct merge *m, const struct caad_flow_record *rec)
 		m->gone[i] = rec->closed != 0;
 		if (!rec->closed) {
 			/* its rate and its consumer's window as the last due
-			 * snapshot made them: an early one keeps them */
-			uint64_t rate = f->rate_bps;
+			 * snapshot made them: an early one keeps them; and its
+			 * bytes, where a pass read more of this socket than it
+			 * had when it was handed over (before the pass) */
+			uint64_t rate = f->rate_bps, bytes = f->bytes;
+			bool same = rec->first_ns == f->first_ns;
 			uint16_t hist[CAAD_CONSUMER_HISTORY];
 			uint8_t n_hist = f->n_consumer_history;
 
 			memcpy(hist, f->consumer_history, sizeof(hist));
 			caad_flow_from_record(f, rec);
+			if (same && f->bytes < bytes)
+				f->bytes = bytes;
 			f->rate_bps = rate;
 			memcpy(f->consumer_history, hist, sizeof(hist));
 			f->n_consumer_history = n_hist;
@@ -653,7 +666,7 @@ static int snapshot_merge(struct caad_observer *o, uint64_t now, struct caad_flo
 
 /* A pass of the flows' iterator, into a new array. */
 static int snapshot_full(struct caad_observer *o, uint64_t now, struct caad_flow **ret, size_t *ret_n,
-                         size_t *ret_cap)
+                         size_t *ret_cap, uint64_t **ret_at)
 {
 	/* about as many as last time: no doubling past what is needed */
 	size_t cap = o->n_prev + o->n_prev / 16 + 64, n = 0;
@@ -671,10 +684,12 @@ static int snapshot_full(struct caad_observer *o, uint64_t now, struct caad_flow
 	flows = calloc(cap, sizeof(*flows));
 	if (!flows)
 		return -ENOMEM;
-	r = read_flows(o, &flows, &cap, &n);
+	r = read_flows(o, now, &flows, &cap, &n, ret_at);
 	if (r < 0)
 		return r;
-	caad_flows_sort(flows, n);
+	r = caad_flows_sort_aux(flows, *ret_at, n);
+	if (r < 0)
+		return r;
 	*ret = TAKE_PTR(flows);
 	*ret_n = n;
 	*ret_cap = cap;
@@ -682,8 +697,8 @@ static int snapshot_full(struct caad_observer *o, uint64_t now, struct caad_flow
 }
 
 /* The flows, as the snapshot returns them: no repeats (the later of two
- * kept), and no slack of a shrinking table. */
-static void snapshot_tidy(struct caad_flow **flows, size_t *n, size_t cap)
+ * kept, and its at[]: NULL, none), and no slack of a shrinking table. */
+static void snapshot_tidy(struct caad_flow **flows, size_t *n, size_t cap, uint64_t *at)
 {
 	struct caad_flow *f = *flows;
 	size_t u = 0;
@@ -691,11 +706,13 @@ static void snapshot_tidy(struct caad_flow **flows, size_t *n, size_t cap)
 	/* an iteration that goes on past a bucket that changed (a socket
 	 * made or closed) may see a flow twice, and a flow may be handed over
 	 * twice: the later of the repeats (sorted stably) */
-	for (size_t i = 0; i < *n; i++)
-		if (u > 0 && f[u - 1].id == f[i].id)
-			f[u - 1] = f[i];
-		else
-			f[u++] = f[i];
+	for (size_t i = 0; i < *n; i++) {
+		if (!(u > 0 && f[u - 1].id == f[i].id))
+			u++;
+		f[u - 1] = f[i];
+		if (at)
+			at[u - 1] = at[i];
+	}
 	if (u + 64 < cap) { /* give back the slack of a shrinking table */
 		struct caad_flow *nf = reallocarray(f, u ? u : 1, sizeof(*f));
 		if (nf)
@@ -753,6 +770,7 @@ static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret
 	_cleanup_free_ struct caad_flow *flows = *ret;
 	size_t n = flows ? *ret_n : 0, cap = 0;
 	uint64_t now = now_ns();
+	_cleanup_free_ uint64_t *at = NULL; /* when each flow's bytes were read */
 	uint64_t done;
 	bool given, full, periodic, failed;
 	int r;
@@ -779,34 +797,34 @@ static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret
 		uint64_t cpu = thread_cpu_ns();
 
 		free(TAKE_PTR(flows));
-		r = snapshot_full(o, now, &flows, &n, &cap);
+		r = snapshot_full(o, now, &flows, &n, &cap, &at);
 		if (o->publish)
 			o->pass_cpu_ns = thread_cpu_ns() - cpu;
 	} else
 		r = snapshot_merge(o, now, &flows, &n, &cap);
 	if (r < 0)
 		return r;
-	/* the rates' now: a pass's bytes as of when it began (read during it,
-	 * not after: a later hand-over is rated over no less than the time
-	 * since it read them); the flows handed over, after the drain (whose
-	 * records may be stamped after it began) */
-	done = full ? now : now_ns();
+	/* the rates' now: after the pass and the drain, whose records may be
+	 * stamped after the snapshot began */
+	done = now_ns();
 	o->last_full = full;
 	o->last_periodic = full && given && periodic && !failed;
-	snapshot_tidy(&flows, &n, cap);
+	snapshot_tidy(&flows, &n, cap, at);
 
 	if (!early) {
-		/* a pass read every flow's bytes now; else when each was handed over */
-		_cleanup_free_ uint64_t *at = full ? NULL : samples_at(o, flows, n);
-
 		uint64_t interval = o->prev_ns ? done - o->prev_ns : 0;
 
-		if (!full && n && !at)
-			return -ENOMEM;
+		/* a pass says when it read each flow's bytes; else the records
+		 * merged since the last of these snapshots do */
+		if (!full) {
+			at = samples_at(o, flows, n);
+			if (!at)
+				return -ENOMEM;
+		}
 		samples_reset(o);
-		/* a rate is kept two scan periods after its flow's last hand-over */
-		caad_flows_update_rates(flows, n, o->prev, o->n_prev, at, interval, 2 * MAX(interval, o->period_ns),
-		                        done);
+		/* a rate is kept two scan periods after its flow's last read */
+		caad_flows_update_rates(flows, n, o->prev, o->n_prev, at, full, interval,
+		                        2 * MAX(interval, o->period_ns), done);
 		caad_flows_update_history(flows, n, o->prev, o->n_prev, o->prev_ns);
 
 		/* keep the base of the next rates and consumer histories, in

@@ -596,7 +596,7 @@ static void test_rates(void **state)
 	const struct caad_flow *f;
 	struct conn c;
 	struct worker r;
-	uint64_t t0, t1, expect, first_bytes;
+	uint64_t t0, t1, expect, first_bytes, rate;
 	size_t n;
 
 	REQUIRE_ROOT();
@@ -630,9 +630,23 @@ static void test_rates(void **state)
 	assert_true(f->rate_bps > 0);
 	assert_true(f->rate_bps >= expect / 2);
 	assert_true(f->rate_bps <= expect * 2);
+	rate = f->rate_bps;
 	free(TAKE_PTR(flows));
 
-	/* nothing read since: an idle flow's rate is 0 */
+	/* nothing read since: an idle flow keeps its rate for two scan
+	 * periods after its bytes were last read (here 10 s)... */
+	caad_observer_set_scan_period(o, 10 * 1000 * 1000);
+	n = snapshot(o, &flows);
+	assert_int_equal(n, 1);
+	assert_int_equal(flows[0].rate_bps, rate);
+	free(TAKE_PTR(flows));
+	/* ... then reads 0: with no period known, two intervals between
+	 * snapshots (the last one 10 ms, its bytes read 200 ms before) */
+	caad_observer_set_scan_period(o, 0);
+	usleep(200 * 1000);
+	n = snapshot(o, &flows);
+	free(TAKE_PTR(flows));
+	usleep(10 * 1000);
 	n = snapshot(o, &flows);
 	assert_int_equal(n, 1);
 	assert_int_equal(flows[0].rate_bps, 0);
@@ -1730,6 +1744,9 @@ static void test_burst_rates(void **state)
 
 	REQUIRE_ROOT();
 	assert_int_equal(caad_observer_open(&opts, &o), 0);
+	/* a rate kept for 1 s without a hand-over: well past the 0.4 s
+	 * between them below, well short of the 1.6 s at the end */
+	caad_observer_set_scan_period(o, 500 * 1000);
 	conn_new(&c);
 	assert_int_equal(small_xfer(&c, 100), 0);
 
@@ -1758,7 +1775,7 @@ static void test_burst_rates(void **state)
 	rate = f->rate_bps;
 	bytes = f->bytes;
 
-	/* no read since: the rate kept (1.3 intervals after its hand-over) */
+	/* no read since: the rate kept */
 	caad_observer_prepare(o);
 	usleep(300 * 1000);
 	snapshot_again(o, &flows, &n);
@@ -1779,18 +1796,22 @@ static void test_burst_rates(void **state)
 	assert_bytes_burst(f->bytes, 100 + 2 * BURST);
 	assert_rate_between(f->rate_bps, f->bytes - bytes, a1, b1, a2, b2);
 	rate = f->rate_bps;
+	bytes = f->bytes;
 
-	/* kept once more, then, two intervals after its hand-over, 0 */
+	/* kept once more, then, two scan periods after its hand-over, 0 */
 	caad_observer_prepare(o);
 	usleep(300 * 1000);
 	snapshot_again(o, &flows, &n);
 	assert_int_equal(find_flow(flows, n, c.lport, c.cport)->rate_bps, rate);
-	caad_observer_prepare(o);
-	usleep(100 * 1000);
-	snapshot_again(o, &flows, &n);
+	do {
+		caad_observer_prepare(o);
+		usleep(100 * 1000);
+		snapshot_again(o, &flows, &n);
+	} while (mono_ns() - b2 < 1600 * NSEC_PER_MSEC);
 	f = find_flow(flows, n, c.lport, c.cport);
 	assert_non_null(f);
 	assert_int_equal(f->rate_bps, 0);
+	assert_int_equal(f->bytes, bytes); /* its bytes stay */
 	assert_false(caad_observer_last_full(o));
 
 	free(flows);

@@ -306,7 +306,8 @@ static void rates_keep(struct caad_flow *cur, size_t n_cur, const struct caad_fl
 		assert_int_equal(base[i].bytes_ns, prev_at);
 		assert_int_equal(base[i].rate_bps, prev[i].rate_bps);
 	}
-	caad_flows_update_rates(cur, n_cur, base, n_prev, at, interval_ns, keep_ns, now_ns);
+	/* without read times, a pass's: every flow read at now_ns */
+	caad_flows_update_rates(cur, n_cur, base, n_prev, at, !at, interval_ns, keep_ns, now_ns);
 }
 
 /* Every flow's bytes read at its snapshot (a pass of the iterator each). */
@@ -355,9 +356,12 @@ static void test_rates_normal(void **state)
 	assert_int_equal(cur[0].rate_bps, 16000000);
 	assert_int_equal(cur[1].rate_bps, 2000);
 
-	/* No bytes: rate 0. */
+	/* No bytes: the base's rate kept for two intervals, then 0. */
 	cur[0].bytes = prev[0].bytes;
+	prev[0].rate_bps = 5;
 	update_rates(cur, ARRAY_SIZE(cur), prev, ARRAY_SIZE(prev), NSEC_PER_SEC, NOW);
+	assert_int_equal(cur[0].rate_bps, 5);
+	rates_read_at(cur, 1, prev, 1, NOW - 2 * NSEC_PER_SEC, NULL, NSEC_PER_SEC, NOW);
 	assert_int_equal(cur[0].rate_bps, 0);
 
 	/* Rounds down. */
@@ -609,6 +613,12 @@ static void test_rates_kept_handed_over(void **state)
 	assert_int_equal(cur[3].rate_bps, 8000000);
 	assert_int_equal(cur[3].bytes, 6000);
 	assert_int_equal(at[3], base_at + NSEC_PER_MSEC);
+
+	/* nothing read since a base two intervals old: 0 */
+	at[0] = NOW - NSEC_PER_SEC / 10;
+	rates_read_at(cur, 1, prev, 1, NOW - 2 * NSEC_PER_SEC, at, NSEC_PER_SEC, NOW);
+	assert_int_equal(cur[0].rate_bps, 0);
+	assert_int_equal(at[0], NOW - 2 * NSEC_PER_SEC);
 
 	/* read by a pass, fewer bytes: another socket (rate 0), not kept */
 	cur[2].bytes = 4000;
