@@ -69,7 +69,8 @@ int caad_observer_consume(struct caad_observer *o);
  * over the time between two hand-overs; a flow not handed over since the
  * last snapshot, or with nothing read since, keeps its rate for two scan
  * periods (caad_observer_set_scan_period(); else two intervals between
- * snapshots) after its last hand-over, then reads 0 (caad_flows_update_rates()).
+ * snapshots) after its bytes were last read (by a hand-over or a pass),
+ * then reads 0 (caad_flows_update_rates()).
  */
 int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n);
 /*

@@ -687,9 +687,12 @@ static int snapshot_full(struct caad_observer *o, uint64_t now, struct caad_flow
 	r = read_flows(o, now, &flows, &cap, &n, ret_at);
 	if (r < 0)
 		return r;
-	r = caad_flows_sort_aux(flows, *ret_at, n);
-	if (r < 0)
-		return r;
+	/* without memory to carry the read times along: the flows alone, all
+	 * read as of the snapshot (as before the records said when) */
+	if (caad_flows_sort_aux(flows, *ret_at, n) < 0) {
+		free(TAKE_PTR(*ret_at));
+		caad_flows_sort(flows, n);
+	}
 	*ret = TAKE_PTR(flows);
 	*ret_n = n;
 	*ret_cap = cap;
