@@ -255,31 +255,53 @@ static void test_sort(void **state)
 }
 
 /* Many flows in a random order (long cycles of the permutation, repeated
- * ids): sorted, and each moved whole, none lost or doubled. */
-static void test_sort_many(void **state)
+ * ids): sorted, and each moved whole, none lost or doubled; with aux, each
+ * aux[i] moved along with its flow. */
+static void sort_many(bool with_aux)
 {
 	enum { N = 5000 };
 	struct caad_flow *flows = calloc(N, sizeof(*flows));
+	uint64_t *aux = calloc(N, sizeof(*aux));
 	unsigned seen[N] = { 0 };
 	uint64_t ids[N], x = 88172645463325252ull;
 
 	assert_non_null(flows);
+	assert_non_null(aux);
 	for (size_t i = 0; i < N; i++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
 		ids[i] = x % (N / 2);
 		flows[i] = (struct caad_flow){ .id = ids[i], .bytes = i };
+		aux[i] = i * 7 + 1;
 	}
-	caad_flows_sort(flows, N);
+	if (with_aux)
+		assert_int_equal(caad_flows_sort_aux(flows, aux, N), 0);
+	else
+		caad_flows_sort(flows, N);
 	for (size_t i = 0; i < N; i++) {
 		if (i > 0)
 			assert_true(flows[i - 1].id <= flows[i].id);
 		assert_true(flows[i].bytes < N);
 		assert_int_equal(flows[i].id, ids[flows[i].bytes]); /* moved whole */
+		if (with_aux)
+			assert_int_equal(aux[i], flows[i].bytes * 7 + 1);
+		else
+			assert_int_equal(aux[i], i * 7 + 1); /* not touched */
 		seen[flows[i].bytes]++;
 	}
 	for (size_t i = 0; i < N; i++)
 		assert_int_equal(seen[i], 1);
+	free(aux);
 	free(flows);
+}
+
+static void test_sort_many(void **state)
+{
+	sort_many(false);
+}
+
+static void test_sort_many_aux(void **state)
+{
+	sort_many(true);
 }
 
 /* The library's calls with the previous snapshot given as flows, whose
@@ -806,6 +828,7 @@ int main(void)
 		cmocka_unit_test(test_from_record_v6),
 		cmocka_unit_test(test_sort),
 		cmocka_unit_test(test_sort_many),
+		cmocka_unit_test(test_sort_many_aux),
 		cmocka_unit_test(test_rates_normal),
 		cmocka_unit_test(test_rates_bytes_reset),
 		cmocka_unit_test(test_rates_new_flow),
