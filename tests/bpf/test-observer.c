@@ -640,11 +640,15 @@ static void test_rates(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(flows[0].rate_bps, rate);
 	free(TAKE_PTR(flows));
-	/* ... then reads 0: with no period known, two intervals between
-	 * snapshots (the last one 10 ms, its bytes read 200 ms before) */
+	/* ... then, with no period known, for two intervals between
+	 * snapshots: kept after 200 ms (bytes read about 200 ms before, less
+	 * than two such intervals), 0 after 10 ms more (the last interval
+	 * 10 ms, its bytes read 210 ms before) */
 	caad_observer_set_scan_period(o, 0);
 	usleep(200 * 1000);
 	n = snapshot(o, &flows);
+	assert_int_equal(n, 1);
+	assert_int_equal(flows[0].rate_bps, rate);
 	free(TAKE_PTR(flows));
 	usleep(10 * 1000);
 	n = snapshot(o, &flows);
@@ -1589,7 +1593,9 @@ static void test_handed_over(void **state)
 	assert_true(caad_observer_last_full(o));
 	assert_false(caad_observer_last_periodic(o)); /* one that had to run */
 	assert_int_equal(n, 1);
-	assert_int_equal(find_flow(flows, n, a.lport, a.cport)->bytes, 3120);
+	f = find_flow(flows, n, a.lport, a.cport);
+	assert_non_null(f);
+	assert_int_equal(f->bytes, 3120);
 
 	/* and a pass at least every full_pass_ms */
 	snapshot_again(o, &flows, &n);
@@ -1802,7 +1808,9 @@ static void test_burst_rates(void **state)
 	caad_observer_prepare(o);
 	usleep(300 * 1000);
 	snapshot_again(o, &flows, &n);
-	assert_int_equal(find_flow(flows, n, c.lport, c.cport)->rate_bps, rate);
+	f = find_flow(flows, n, c.lport, c.cport);
+	assert_non_null(f);
+	assert_int_equal(f->rate_bps, rate);
 	do {
 		caad_observer_prepare(o);
 		usleep(100 * 1000);
