@@ -10,6 +10,7 @@
  * changes or when it is older than the configured age.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,11 @@ struct caad_verdict {
 	double goodput_ratio, efficiency_ratio; /* of the winner to the prior; when the prior stood, of the
 	                                         * alternative that came closest */
 	unsigned pairs, wins;
+	/* whose figures those are: the winner (relation), or when the prior
+	 * stood (kept_prior), the alternative that came closest; UNSTEERED
+	 * where a store written before these were kept does not say */
+	enum caad_relation alternative;
+	bool kept_prior;
 };
 
 struct caad_verdicts {

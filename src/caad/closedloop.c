@@ -317,6 +317,8 @@ static void finish(struct daemon *d, uint64_t now_ns)
 			.efficiency_ratio = s->efficiency_ratio,
 			.pairs = s->pairs,
 			.wins = s->goodput_wins,
+			.alternative = t->cands[shown].relation,
+			.kept_prior = !t->result.winner,
 		};
 		snprintf(v.iface, sizeof(v.iface), "%s", rec->iface);
 		snprintf(v.driver, sizeof(v.driver), "%s", rec->driver);

@@ -174,16 +174,36 @@ static int trials_table(struct ctl *c, struct json_object *trials)
 	return ctl_table_print(c, tb);
 }
 
+/* Whether a verdict kept the prior: "kept", "replaced", or "-" where a
+ * store written before caad said so does not. */
+static const char *prior_kept(struct json_object *v)
+{
+	struct json_object *k = get(v, "kept_prior");
+
+	if (!k || !json_object_is_type(k, json_type_boolean))
+		return "-";
+	return json_object_get_boolean(k) ? "kept" : "replaced";
+}
+
+/* The alternative a verdict's figures are of, "-" where not known. */
+static const char *alternative(struct json_object *v)
+{
+	const char *a = text(v, "alternative");
+
+	return streq(a, "unsteered") ? "-" : a;
+}
+
 /* The verdicts in force, as caad stores them: what later flows get. */
 static int verdicts_table(struct ctl *c, struct json_object *verdicts)
 {
 	_cleanup_(ctl_table_unrefp) struct libscols_table *tb = ctl_table_new(c);
-	static const char *const names[] = { "IFACE", "DRIVER", "COMM", "VERDICT", "DECIDED", "TRIAL", "RATIO", "WINS" };
+	static const char *const names[] = { "IFACE",   "DRIVER", "COMM",        "VERDICT", "PRIOR",
+		                             "DECIDED", "TRIAL",  "ALTERNATIVE", "RATIO",   "WINS" };
 
 	if (!tb)
 		return -ENOMEM;
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (ctl_table_column(tb, names[i], 0, i >= 5 ? SCOLS_FL_RIGHT : 0) < 0)
+		if (ctl_table_column(tb, names[i], 0, i == 6 || i >= 8 ? SCOLS_FL_RIGHT : 0) < 0)
 			return -ENOMEM;
 	for (size_t i = 0; i < json_object_array_length(verdicts); i++) {
 		struct json_object *v = json_object_array_get_idx(verdicts, i);
@@ -202,8 +222,9 @@ static int verdicts_table(struct ctl *c, struct json_object *verdicts)
 		if (scols_line_set_data(ln, 0, text(v, "iface")) < 0 ||
 		    scols_line_set_data(ln, 1, *text(v, "driver") ? text(v, "driver") : "-") < 0 ||
 		    scols_line_set_data(ln, 2, text(v, "comm")) < 0 || scols_line_set_data(ln, 3, text(v, "relation")) < 0 ||
-		    scols_line_set_data(ln, 4, decided) < 0 || scols_line_set_data(ln, 5, trial) < 0 ||
-		    scols_line_set_data(ln, 6, ratio) < 0 || scols_line_set_data(ln, 7, wins) < 0)
+		    scols_line_set_data(ln, 4, prior_kept(v)) < 0 || scols_line_set_data(ln, 5, decided) < 0 ||
+		    scols_line_set_data(ln, 6, trial) < 0 || scols_line_set_data(ln, 7, alternative(v)) < 0 ||
+		    scols_line_set_data(ln, 8, ratio) < 0 || scols_line_set_data(ln, 9, wins) < 0)
 			return -ENOMEM;
 	}
 	return ctl_table_print(c, tb);

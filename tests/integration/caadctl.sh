@@ -378,6 +378,8 @@ jq -e --arg dst "$TB_DST:5201" '.placement == "measure" and .store.version == 1 
 	 .candidates[0].relation == "peer-core-same-llc" and .candidates[1].cpu == 1 and
 	 .candidates[1].relation == "same-core")' "$TMP/trials.json" >/dev/null || fail "trials -j under measure: $(cat "$TMP/trials.json")"
 TRIAL=$(jq '.trials[-1].id' "$TMP/trials.json")
+STORE_KERNEL=$(jq -r .store.kernel "$TMP/trials.json")
+STORE_TOPOLOGY=$(jq -r .store.topology "$TMP/trials.json")
 run 0 "$CTL" trials
 head -1 <<<"$OUT" | grep -Eq "^ *ID +STATE +COMM +FLOW +CPU +RELATION +GOODPUT +BYTES/CPU-S +RATIO +WINS +EFF-RATIO +EFF-WINS +OOO +RETRANS +STEAL +VERDICT +REASON$" ||
 	fail "trials header: $OUT"
@@ -398,7 +400,23 @@ cp "$TMP/caad.conf.broken" "$TMP/caad.conf"
 run 1 "$CTL" rel
 grep -q "^caadctl: Reload: $TMP/caad.conf:3: Invalid IntervalMSec= value 'nope'" <<<"$ERR" || fail "broken reload: $ERR"
 cp "$TMP/caad.conf.good" "$TMP/caad.conf"
+# stored verdicts, shown below the trials: one that kept the prior (its
+# figures are of the alternative that came closest), and one of a store
+# written before caad said whose figures they are
+jq -n --arg k "$STORE_KERNEL" --arg t "$STORE_TOPOLOGY" --argjson now "$(date +%s)" '{version: 1, kernel: $k,
+	topology: $t, verdicts: [
+	{iface: "vb", driver: "", comm: "gridftp", relation: "peer-core-same-llc", decided: $now, trial: 7,
+	 goodput_ratio: 1.5746, efficiency_ratio: 0.97, pairs: 6, wins: 4, alternative: "same-core", kept_prior: true},
+	{iface: "vb", driver: "", comm: "fdt", relation: "same-core", decided: $now, trial: 8,
+	 goodput_ratio: 1.21, efficiency_ratio: 1.1, pairs: 6, wins: 6}]}' >"$TMP/state/verdicts.json"
 run 0 "$CTL" placement measure # until the next reload
+verdicts_read() { "$CTL" -j trials | jq -e '.store.verdicts | length == 2' >/dev/null; }
+wait_for 3 verdicts_read || fail "the stored verdicts were not read: $("$CTL" -j trials)"
+run 0 "$CTL" trials
+grep -Eq "^ *IFACE +DRIVER +COMM +VERDICT +PRIOR +DECIDED +TRIAL +ALTERNATIVE +RATIO +WINS$" <<<"$OUT" &&
+	grep -Eq "^ *vb +- +gridftp +peer-core-same-llc +kept +[0-9-]+ [0-9:]+ +7 +same-core +1\.575 +4/6$" <<<"$OUT" &&
+	grep -Eq "^ *vb +- +fdt +same-core +- +[0-9-]+ [0-9:]+ +8 +- +1\.210 +6/6$" <<<"$OUT" ||
+	fail "trials: the stored verdicts: $OUT"
 run 0 "$CTL" reload
 rps_is 0 1 || fail "reload dropped steering"
 [ "$("$CTL" placement)" = prior ] || fail "the reload did not put Placement=prior back"

@@ -426,6 +426,10 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	size_t dropped;
 	char *why = NULL;
 
+	v1.alternative = CAAD_RELATION_SAME_CORE; /* the winner's figures */
+	v2.alternative = CAAD_RELATION_SAME_CORE; /* the prior stood: the closest alternative's */
+	v2.kept_prior = true;
+
 	/* no file: none */
 	assert_int_equal(caad_verdicts_load(path, "6.1", "topo", 6000, 0, &back, &dropped, &why), 0);
 	assert_int_equal(back.n, 0);
@@ -447,6 +451,13 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	assert_int_equal(f->relation, CAAD_RELATION_SAME_CORE);
 	assert_int_equal(f->wins, 5);
 	assert_int_equal(f->decided_sec, 1000);
+	assert_int_equal(f->alternative, CAAD_RELATION_SAME_CORE);
+	assert_false(f->kept_prior);
+	f = caad_verdicts_find(&back, "eth0", "mlx5_core", "gridftp", 6000, 0);
+	assert_non_null(f);
+	assert_int_equal(f->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_equal(f->alternative, CAAD_RELATION_SAME_CORE);
+	assert_true(f->kept_prior);
 	assert_null(caad_verdicts_find(&back, "eth1", "mlx5_core", "iperf3", 6000, 0));
 	/* another driver behind the name: dropped */
 	assert_null(caad_verdicts_find(&back, "eth0", "ice", "iperf3", 6000, 0));
@@ -473,6 +484,33 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	assert_int_equal(back.n, 0);
 	assert_int_equal(dropped, 2);
 	free(why);
+	caad_verdicts_done(&vs);
+	unlink(path);
+}
+
+/* A store of an earlier caad, without alternative and kept_prior, or with
+ * an alternative this one does not know: read, those two not known. */
+static void test_verdicts_without_alternative(void **state)
+{
+	static const char text[] =
+		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": ["
+		"{\"iface\": \"eth0\", \"comm\": \"a\", \"relation\": \"same-core\", \"decided\": 1, \"wins\": 5},"
+		"{\"iface\": \"eth0\", \"comm\": \"b\", \"relation\": \"same-core\", \"decided\": 1, "
+		"\"alternative\": \"sideways\", \"kept_prior\": 1}]}";
+	_cleanup_free_ char *path = tmpfile_path();
+	struct caad_verdicts vs;
+	char *why = NULL;
+
+	assert_int_equal(caad_write_file_atomic(path, text, strlen(text), 0600), 0);
+	assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 0, &vs, NULL, &why), 0);
+	assert_null(why);
+	assert_int_equal(vs.n, 2);
+	for (size_t i = 0; i < vs.n; i++) {
+		assert_int_equal(vs.v[i].relation, CAAD_RELATION_SAME_CORE);
+		assert_int_equal(vs.v[i].alternative, CAAD_RELATION_UNSTEERED);
+		assert_false(vs.v[i].kept_prior); /* 1 is not a JSON boolean */
+	}
+	assert_int_equal(vs.v[0].wins, 5);
 	caad_verdicts_done(&vs);
 	unlink(path);
 }
@@ -528,6 +566,7 @@ int main(void)
 		cmocka_unit_test(test_flow_ends_mid_trial),
 		cmocka_unit_test(test_rate_collapse_aborts),
 		cmocka_unit_test(test_verdicts_roundtrip_and_expiry),
+		cmocka_unit_test(test_verdicts_without_alternative),
 		cmocka_unit_test(test_verdicts_bad_file),
 	};
 
