@@ -51,7 +51,7 @@ static void help(void)
 	       "     --json                 With --print-topology: print JSON\n"
 	       "     --simulate=SCENARIO.json\n"
 	       "                            Print the plan for the interfaces and flows of a scenario\n"
-	       "                            as JSON (honours --topology, --config), then exit\n",
+	       "                            as JSON (honours --topology, --sysroot, --config), then exit\n",
 	       CAAD_VENDORDIR, CAAD_SYSCONFDIR, CAAD_SYSCONFDIR, CAAD_RUNTIME_DIR, CAAD_STATE_DIR);
 }
 

@@ -72,7 +72,8 @@ int caad_metrics_format(FILE *f, const struct caad_metrics *m)
 	    "Heavy flows (at least RateThreshold= on a managed interface) at the last scan.", m->flows_heavy);
 	u64(f, "caad_flows_steered", "gauge", "Heavy flows steered to a CPU at the last scan.", m->flows_steered);
 	u64(f, "caad_values_changed", "gauge",
-	    "IRQ affinities and RPS masks caad changed from their journaled original, now.", m->values_changed);
+	    "Values caad changed from their journaled original (IRQ, kthread and RPS affinities, RFS sizes, ntuple "
+	    "rules), now.", m->values_changed);
 	u64(f, "caad_values_backed_off", "gauge",
 	    "Values caad leaves alone now because someone else changed them after caad wrote them (BackOffSec=).",
 	    m->values_backed_off);
@@ -90,7 +91,8 @@ int caad_metrics_format(FILE *f, const struct caad_metrics *m)
 	u64(f, "caad_early_scans_total", "counter",
 	    "Scans run before their time because a steered flow's reader moved off the CPUs its steering holds for.",
 	    m->early_scans);
-	u64(f, "caad_moves_total", "counter", "IRQ affinities and RPS masks written since start.", m->moves);
+	u64(f, "caad_moves_total", "counter", "Values written since start (IRQ, kthread and RPS affinities, RFS sizes, ntuple rules; restores not "
+	    "counted).", m->moves);
 	u64(f, "caad_restores_total", "counter", "Original values written back since start.", m->restores);
 	u64(f, "caad_backoffs_total", "counter",
 	    "Values someone else changed after caad wrote them, each then left alone, since start.", m->backoffs);
