@@ -32,7 +32,8 @@ struct caad_verdict {
 	unsigned pairs, wins;
 	/* whose figures those are: the winner (relation), or when the prior
 	 * stood (kept_prior), the alternative that came closest; UNSTEERED
-	 * where a store written before these were kept does not say */
+	 * (and kept_prior false: neither known) where a store written before
+	 * these were kept does not say */
 	enum caad_relation alternative;
 	bool kept_prior;
 };

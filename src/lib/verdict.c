@@ -86,11 +86,13 @@ static int parse_one(json_object *o, struct caad_verdict *v, const char **why)
 		v->wins = (unsigned)MIN(MAX(json_object_get_int64(x), 0), 1000000);
 	if (json_object_object_get_ex(o, "trial", &x) && json_object_is_type(x, json_type_int))
 		v->trial = (unsigned)MIN(MAX(json_object_get_int64(x), 0), 1000000000);
+	/* whose figures: both known, or neither */
 	if (json_object_object_get_ex(o, "alternative", &x) && json_object_is_type(x, json_type_string) &&
-	    relation_from_string(json_object_get_string(x), &v->alternative) < 0)
-		v->alternative = CAAD_RELATION_UNSTEERED;
-	if (json_object_object_get_ex(o, "kept_prior", &x) && json_object_is_type(x, json_type_boolean))
+	    relation_from_string(json_object_get_string(x), &v->alternative) >= 0 &&
+	    json_object_object_get_ex(o, "kept_prior", &x) && json_object_is_type(x, json_type_boolean))
 		v->kept_prior = json_object_get_boolean(x);
+	else
+		v->alternative = CAAD_RELATION_UNSTEERED;
 	return 0;
 }
 
@@ -200,11 +202,14 @@ int caad_verdicts_format(const struct caad_verdicts *vs, FILE *f)
 		caad_json_string(f, v->comm);
 		fprintf(f,
 		        ", \"relation\": \"%s\", \"decided\": %" PRIu64 ", \"trial\": %u, \"goodput_ratio\": %.4f, "
-		        "\"efficiency_ratio\": %.4f, \"pairs\": %u, \"wins\": %u, \"alternative\": \"%s\", "
-		        "\"kept_prior\": %s}",
+		        "\"efficiency_ratio\": %.4f, \"pairs\": %u, \"wins\": %u",
 		        caad_relation_to_string(v->relation), v->decided_sec, v->trial, v->goodput_ratio,
-		        v->efficiency_ratio, v->pairs, v->wins, caad_relation_to_string(v->alternative),
-		        v->kept_prior ? "true" : "false");
+		        v->efficiency_ratio, v->pairs, v->wins);
+		/* not known for one of an earlier caad's store: not said */
+		if (v->alternative != CAAD_RELATION_UNSTEERED)
+			fprintf(f, ", \"alternative\": \"%s\", \"kept_prior\": %s",
+			        caad_relation_to_string(v->alternative), v->kept_prior ? "true" : "false");
+		fputc('}', f);
 	}
 	fputs(vs->n ? "\n]}\n" : "]}\n", f);
 	return ferror(f) ? -EIO : 0;

@@ -403,6 +403,7 @@ cp "$TMP/caad.conf.good" "$TMP/caad.conf"
 # stored verdicts, shown below the trials: one that kept the prior (its
 # figures are of the alternative that came closest), and one of a store
 # written before caad said whose figures they are
+mkdir -p "$TMP/state"
 jq -n --arg k "$STORE_KERNEL" --arg t "$STORE_TOPOLOGY" --argjson now "$(date +%s)" '{version: 1, kernel: $k,
 	topology: $t, verdicts: [
 	{iface: "vb", driver: "", comm: "gridftp", relation: "peer-core-same-llc", decided: $now, trial: 7,

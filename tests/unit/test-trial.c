@@ -511,6 +511,21 @@ static void test_verdicts_without_alternative(void **state)
 		assert_false(vs.v[i].kept_prior); /* 1 is not a JSON boolean */
 	}
 	assert_int_equal(vs.v[0].wins, 5);
+
+	/* saved again, they still do not say: neither is written */
+	assert_int_equal(caad_verdicts_save(&vs, path), 0);
+	caad_verdicts_done(&vs);
+	assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 0, &vs, NULL, &why), 0);
+	assert_int_equal(vs.n, 2);
+	FILE *f = fopen(path, "re");
+	char buf[2048];
+	size_t len;
+	assert_non_null(f);
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[len] = '\0';
+	fclose(f);
+	assert_null(strstr(buf, "alternative"));
+	assert_null(strstr(buf, "kept_prior"));
 	caad_verdicts_done(&vs);
 	unlink(path);
 }
