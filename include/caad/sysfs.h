@@ -28,5 +28,9 @@ int caad_write_file(const char *path, const char *value);
 /* Write data to path atomically: temp file in the same directory, fsync,
  * rename. mode is the file mode. */
 int caad_write_file_atomic(const char *path, const char *data, size_t len, unsigned mode);
+/* The temporary files ("PATH.XXXXXX", regular files) that such a write
+ * killed before its rename left beside path: removed. Returns how many, 0
+ * when path's directory does not exist, or -errno. */
+int caad_remove_atomic_leftovers(const char *path);
 /* mkdir -p */
 int caad_mkdir_p(const char *path, unsigned mode);

@@ -841,6 +841,28 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
 	return 0;
 }
 
+/* caad's files (paths, or names in the runtime directory; NULL: none)
+ * without the temporary files that a killed write left beside them. */
+static void remove_leftovers(const char *runtime_dir, const char *const files[], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *path = NULL;
+		const char *f = files[i];
+		int r;
+
+		if (!f)
+			continue;
+		if (!strchr(f, '/') && asprintf(&path, "%s/%s", runtime_dir, f) < 0)
+			return;
+		r = caad_remove_atomic_leftovers(path ?: f);
+		if (r > 0)
+			log_info("Removed %d temporary file%s that a killed write left beside %s", r, r == 1 ? "" : "s",
+			         path ?: f);
+		else if (r < 0)
+			log_warning_errno(r, "Failed to remove what a killed write left beside %s: %m", path ?: f);
+	}
+}
+
 int daemon_run(struct daemon *d)
 {
 	struct args *a = d->args;
@@ -891,6 +913,13 @@ int daemon_run(struct daemon *d)
 		return log_error_errno(errno, "Another caad runs with the runtime directory %s (%s is locked)%s: %m",
 		                       a->runtime_dir, lock_path,
 		                       a->restore_only ? "; it restores the host itself when it stops" : "");
+
+	/* What a write killed before its rename (a crash, kill -9) left in
+	 * the directory that is ours alone now: the runtime files do not
+	 * pile up there over restarts (RuntimeDirectoryPreserve=) */
+	remove_leftovers(a->runtime_dir,
+	                 (const char *const[]){ journal, irqb_journal, d->state_path, "trials.json", d->config.metrics_file },
+	                 5);
 
 	/* A journal left by a crashed run comes first: put the host back,
 	 * and irqbalance's banned list. */

@@ -313,12 +313,15 @@ static bool backed_off(struct caad_actuator *a, const char *path)
 	return false;
 }
 
+/* Takes path, also on failure. */
 static int backoff_add(struct caad_actuator *a, char *path)
 {
 	struct backoff *n = reallocarray(a->backoffs, a->n_backoffs + 1, sizeof(*n));
 
-	if (!n)
+	if (!n) {
+		free(path);
 		return -ENOMEM;
+	}
 	a->backoffs = n;
 	a->backoffs[a->n_backoffs++] = (struct backoff){
 		.path = path,
@@ -1481,6 +1484,10 @@ static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 		return 0;
 	}
 	r = obj_write(e->path, e->original);
+	if (r == -ENOENT || r == -ENODEV || r == -ESRCH) { /* gone since the read */
+		log_info("%s: gone, nothing to restore", e->label);
+		return 0;
+	}
 	if (r < 0)
 		return log_error_errno(r, "%s: failed to restore \"%s\" to %s: %m", e->label, e->original, e->path);
 	a->stats.restored++;
@@ -1621,6 +1628,16 @@ int caad_journal_restore(const char *journal_path)
 		r = obj_write(line, original);
 		if (r == -ENOENT || r == -ENODEV || r == -ESRCH) {
 			log_info("%s: gone, nothing to restore", line);
+			continue;
+		}
+		/* An IRQ whose affinity nobody may set now (managed by the
+		 * kernel: EIO) is not the one caad moved: its device changed
+		 * (a driver reload, a reboot), and kept, the line would stop
+		 * every start from now on. */
+		if (r == -EIO && strstr(line, "/proc/irq/")) {
+			log_notice("%s: its IRQ's affinity is the kernel's to set now (another device since): not "
+			           "restored",
+			           line);
 			continue;
 		}
 		if (r < 0) {

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -173,6 +174,52 @@ int caad_write_file_atomic(const char *path, const char *data, size_t len, unsig
 fail:
 	unlink(tmp);
 	return r;
+}
+
+/* "BASE." and six characters of mkostemp()'s alphabet */
+static bool is_leftover(const char *name, const char *base, size_t base_len)
+{
+	if (strlen(name) != base_len + 7 || strncmp(name, base, base_len) != 0 || name[base_len] != '.')
+		return false;
+	for (const char *c = name + base_len + 1; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+			return false;
+	return true;
+}
+
+int caad_remove_atomic_leftovers(const char *path)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	_cleanup_free_ char *dir = NULL;
+	struct dirent *de;
+	size_t base_len;
+	int n = 0, r = 0;
+	DIR *d;
+
+	/* "/x": "/"; "a/x": "a"; "x": "." */
+	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	if (!dir)
+		return -ENOMEM;
+	base_len = strlen(base);
+	if (base_len == 0)
+		return -EINVAL;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (!is_leftover(de->d_name, base, base_len) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) < 0) {
+			r = r ?: -errno;
+			continue;
+		}
+		n++;
+	}
+	closedir(d);
+	return r < 0 ? r : n;
 }
 
 int caad_mkdir_p(const char *path, unsigned mode)

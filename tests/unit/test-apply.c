@@ -1007,6 +1007,56 @@ static void test_journal_restore_keeps_failed_lines(void **state)
 }
 
 /*
+ * After a crash, an IRQ whose affinity the kernel refuses now (EIO: managed,
+ * another device behind the number since) is not caad's to put back: the
+ * line is dropped, not kept to stop every start. Another object's EIO is
+ * kept, as any failure.
+ */
+static void test_journal_restore_managed_irq(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_free_ char *text = NULL;
+	char lines[8][512];
+
+	write_file(fx->root, RX1, "1\n");
+	write_file(fx->root, "proc/irq/103/smp_affinity_list", "0-1\n");
+	assert_true(asprintf(&text, "%s/%s\t0\n%s/proc/irq/103/smp_affinity_list\t1\n", fx->root, RX1, fx->root) > 0);
+	write_file(fx->root, "run/journal", text);
+
+	fault_set("irq/103/smp_affinity_list", -EIO, 0);
+	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_content(fx->root, RX1, "0\n");
+	assert_content(fx->root, "proc/irq/103/smp_affinity_list", "0-1\n");
+	assert_false(exists(fx->journal));
+
+	write_file(fx->root, "run/journal", text);
+	fault_set(RX1, -EIO, 0);
+	assert_int_equal(caad_journal_restore(fx->journal), -EIO);
+	assert_content(fx->root, "proc/irq/103/smp_affinity_list", "1\n");
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+	assert_true(journal_has(lines, 1, fx, RX1, "0"));
+}
+
+/* A value that vanishes between restore's read and its write is gone, not
+ * a failure: nothing is kept to be tried again. */
+static void test_restore_object_vanishes(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { rps(1, "1"), irq(100, 0, "1") };
+	struct caad_plan plan = PLAN(s);
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	fault_set(RX1, 0, 1);
+	fault.vanish = true;
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_int_equal(fault.calls, 1);
+	assert_int_equal(caad_actuator_n_changed(a), 0);
+	assert_content(fx->root, IRQ100, "0-1\n");
+	assert_false(exists(fx->journal));
+}
+
+/*
  * A threaded NAPI kthread is moved only while its PID still names it: a
  * PID outlives its task, and another task (here this test's own thread)
  * may hold the number now. Under no sysroot, on this process alone.
@@ -2339,6 +2389,8 @@ int main(void)
 		T(test_restore_failure_keeps_journal),
 		T(test_restore_failure_keeps_entry),
 		T(test_journal_restore_keeps_failed_lines),
+		T(test_journal_restore_managed_irq),
+		T(test_restore_object_vanishes),
 		T(test_kthread_pid_reused),
 		T(test_rename_iface),
 		T(test_rename_swap),

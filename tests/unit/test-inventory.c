@@ -1083,10 +1083,50 @@ static void test_autoselect(void **state)
 	assert_null(names);
 }
 
+static bool exists_in(const char *root, const char *rel)
+{
+	_cleanup_free_ char *path = NULL;
+
+	assert_int_equal(caad_path(&path, root, "/%s", rel), 0);
+	return access(path, F_OK) == 0;
+}
+
+/* What an atomic write killed before its rename left beside a file of
+ * caad's: removed, and nothing else (its own file, other names, other
+ * lengths or characters, a directory, a symlink). */
+static void test_atomic_leftovers(void **state)
+{
+	const char *root = *state;
+	_cleanup_free_ char *journal = NULL, *missing = NULL;
+	static const char *const kept[] = { "run/journal", "run/journal.abc12", "run/journal.abc1234",
+		                            "run/journal.ab-123", "run/journal2.Ab12Cd", "run/state.json.Ab12Cd",
+		                            "run/journal.dir000/x", "run/journal.link00" };
+
+	write_file(root, "run/journal", "x\tx\n");
+	write_file(root, "run/journal.Ab12Cd", "partial");
+	write_file(root, "run/journal.000000", "");
+	for (size_t i = 1; i < ARRAY_SIZE(kept) - 1; i++)
+		write_file(root, kept[i], "");
+	make_symlink(root, "run/journal.link00", "run/journal");
+	assert_int_equal(caad_path(&journal, root, "/run/journal"), 0);
+
+	assert_int_equal(caad_remove_atomic_leftovers(journal), 2);
+	assert_false(exists_in(root, "run/journal.Ab12Cd"));
+	assert_false(exists_in(root, "run/journal.000000"));
+	for (size_t i = 0; i < ARRAY_SIZE(kept); i++)
+		assert_true(exists_in(root, kept[i]));
+	assert_int_equal(caad_remove_atomic_leftovers(journal), 0);
+
+	/* a directory that is not there yet (a first start): nothing to do */
+	assert_int_equal(caad_path(&missing, root, "/nowhere/state.json"), 0);
+	assert_int_equal(caad_remove_atomic_leftovers(missing), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_veth, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_atomic_leftovers, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_queue_listing, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_no_rx_queues, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_iface_fate, setup_root, teardown_root),
