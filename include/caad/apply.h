@@ -137,6 +137,13 @@ void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec);
  * Returns how many values were forgotten.
  */
 int caad_actuator_forget_iface(struct caad_actuator *a, int ifindex, const char *ifname);
+/*
+ * The ifindex of a journal entry under the name ifname that is not
+ * ifindex, or 0 if none: values caad changed on an interface that went
+ * out of its view (down, not selected) and that has since been renamed
+ * or re-created under that name. The caller asks what became of it.
+ */
+int caad_actuator_other_ifindex(const struct caad_actuator *a, const char *ifname, int ifindex);
 
 /*
  * An interface was renamed (same ifindex): its values are still on the

@@ -214,7 +214,7 @@ static void note_ntuple(struct daemon *d, const struct caad_inventory *inv)
  * is missing): only a rename is followed; what is left of a vanished one
  * (its IRQs) is restored at exit.
  */
-static void iface_left(struct daemon *d, const struct caad_iface *old, bool loaded)
+static int iface_left(struct daemon *d, const struct caad_iface *old, bool loaded)
 {
 	char now[IF_NAMESIZE];
 	int r = caad_inventory_iface_fate(d->args->sysroot, old->name, old->ifindex, now);
@@ -224,14 +224,22 @@ static void iface_left(struct daemon *d, const struct caad_iface *old, bool load
 			log_info("%s is no longer managed (down, or not selected): what caad changed there is restored "
 			         "at exit",
 			         old->name);
-	} else if (r == CAAD_IFACE_RENAMED) {
-		if (caad_actuator_rename_iface(d->actuator, old->ifindex, old->name, now) > 0)
+		return 0;
+	}
+	if (r == CAAD_IFACE_RENAMED) {
+		r = caad_actuator_rename_iface(d->actuator, old->ifindex, old->name, now);
+		if (r > 0)
 			log_notice("%s (ifindex %d) is now %s: what caad changed there is restored under that name",
 			           old->name, old->ifindex, now);
-	} else if (r >= 0 && loaded && caad_actuator_forget_iface(d->actuator, old->ifindex, old->name) > 0) {
+		return r;
+	}
+	if (r < 0 || !loaded)
+		return 0;
+	r = caad_actuator_forget_iface(d->actuator, old->ifindex, old->name);
+	if (r > 0)
 		log_notice("%s (ifindex %d) is gone or was re-created: caad forgets what it changed there", old->name,
 		           old->ifindex);
-	}
+	return r;
 }
 
 static int reload_inventory(struct daemon *d)
@@ -255,7 +263,7 @@ static int reload_inventory(struct daemon *d)
 		 * that was renamed or went away meanwhile took caad's values
 		 * with it: the journal follows. */
 		for (size_t i = 0; d->inv && d->actuator && i < d->inv->n_ifaces; i++)
-			iface_left(d, &d->inv->ifaces[i], false);
+			(void)iface_left(d, &d->inv->ifaces[i], false);
 		return r;
 	}
 	(void)caad_inventory_locate(inv, d->topo);
@@ -276,8 +284,23 @@ static int reload_inventory(struct daemon *d)
 		for (size_t j = 0; j < inv->n_ifaces; j++)
 			same = same || (streq(inv->ifaces[j].name, old->name) && inv->ifaces[j].ifindex == old->ifindex);
 		if (!same)
-			iface_left(d, old, true);
+			(void)iface_left(d, old, true);
 	}
+	/* one that left earlier (down, or not selected) and came back under
+	 * its name as another device, or under it from another name: what
+	 * caad changed on the one it was then went with it, or follows it
+	 * (each such ifindex is settled at once: at most one round each) */
+	for (size_t i = 0; d->actuator && i < inv->n_ifaces; i++)
+		for (size_t left = caad_actuator_n_changed(d->actuator); left > 0; left--) {
+			struct caad_iface was = { .ifindex = caad_actuator_other_ifindex(d->actuator, inv->ifaces[i].name,
+			                                                                 inv->ifaces[i].ifindex) };
+
+			if (was.ifindex <= 0)
+				break;
+			snprintf(was.name, sizeof(was.name), "%s", inv->ifaces[i].name);
+			if (iface_left(d, &was, true) <= 0)
+				break;
+		}
 	caad_inventory_free(d->inv);
 	d->inv = inv;
 	d->inventory_dirty = false;

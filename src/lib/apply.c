@@ -285,6 +285,17 @@ int caad_actuator_forget_iface(struct caad_actuator *a, int ifindex, const char 
 	return forget_paths(a, sys, n);
 }
 
+int caad_actuator_other_ifindex(const struct caad_actuator *a, const char *ifname, int ifindex)
+{
+	for (size_t i = 0; i < a->n_entries; i++) {
+		const struct journal_entry *e = &a->entries[i];
+
+		if (e->ifindex > 0 && e->ifindex != ifindex && entry_of_iface(e, e->ifindex, ifname))
+			return e->ifindex;
+	}
+	return 0;
+}
+
 void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec)
 {
 	a->backoff_sec = sec;

@@ -56,12 +56,7 @@ old_ifindex=$(in_b cat /sys/class/net/vb/ifindex)
 ip -n "$TB_A" link del va
 sleep 1
 alive
-ip link add va numtxqueues 2 numrxqueues 2 netns "$TB_A" type veth \
-	peer name vb numtxqueues 2 numrxqueues 2 netns "$TB_B"
-ip -n "$TB_A" addr add "10.$TB_SUBNET.0.1/24" dev va
-ip -n "$TB_B" addr add "10.$TB_SUBNET.0.2/24" dev vb
-ip -n "$TB_A" link set va up
-ip -n "$TB_B" link set vb up
+tb_pair
 new_ifindex=$(in_b cat /sys/class/net/vb/ifindex)
 [ "$new_ifindex" != "$old_ifindex" ] || fail "the new vb has the old ifindex $old_ifindex"
 [ "$(rps_b 0)" = 0 ] || fail "a fresh veth should start with RPS off"

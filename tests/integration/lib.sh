@@ -41,14 +41,20 @@ tb_setup() {
 	tb_cleanup
 	ip netns add "$TB_A"
 	ip netns add "$TB_B"
+	for ns in "$TB_A" "$TB_B"; do ip -n "$ns" link set lo up; done
+	tb_pair
+	TB_DST="10.$TB_SUBNET.0.2"
+}
+
+# The veth pair va/vb of the testbed, up and addressed: made by tb_setup,
+# and again by a test that deleted it (a new device, another ifindex).
+tb_pair() {
 	ip link add va numtxqueues 2 numrxqueues 2 netns "$TB_A" type veth \
 		peer name vb numtxqueues 2 numrxqueues 2 netns "$TB_B"
 	ip -n "$TB_A" addr add "10.$TB_SUBNET.0.1/24" dev va
 	ip -n "$TB_B" addr add "10.$TB_SUBNET.0.2/24" dev vb
-	for ns in "$TB_A" "$TB_B"; do ip -n "$ns" link set lo up; done
 	ip -n "$TB_A" link set va up
 	ip -n "$TB_B" link set vb up
-	TB_DST="10.$TB_SUBNET.0.2"
 }
 
 tb_cleanup() {

@@ -223,6 +223,40 @@ irq100_is 0-1 || fail "IRQ 100 not restored after its interface was renamed"
 [ "$(cat "$R/sys/class/net/fk9/queues/rx-0/rps_cpus")" = 3 ] || fail "rx-0 rps_cpus not restored under fk9"
 info "renamed interface (fk0 -> fk9): journal followed, restored under the new name"
 
+# 5c. no Interfaces=: fk0 goes down (out of caad's view; what caad changed
+#     there stays, for exit), and comes back under its name as a new device
+#     (another ifindex, its own defaults). What caad changed on the old one
+#     is forgotten, not taken for someone else's change (no back-off): the
+#     new one is steered, and gets its own originals back at exit.
+make_tree
+ip netns exec "$TB_B" "$CAAD" --foreground --sysroot "$R" --runtime-dir "$TMP/rt9" >"$TMP/caad9.log" 2>&1 &
+CAAD_PID=$!
+start_flow 3
+wait_for 5 irq100_is 0 || { cat "$TMP/caad9.log"; fail "not steered before the interface went down"; }
+wait "$CLI" || true
+old_ifindex=$IFINDEX
+echo 0x1002 >"$R/sys/class/net/fk0/flags"
+in_b ip link set vb mtu 1400 # a link event: caad reads its interfaces again
+wait_for 3 grep -q "fk0 is no longer managed" "$TMP/caad9.log" || { cat "$TMP/caad9.log"; fail "fk0 down: not let go"; }
+ip -n "$TB_A" link del va
+tb_pair
+IFINDEX=$(in_b cat /sys/class/net/vb/ifindex)
+echo "$IFINDEX" >"$R/sys/class/net/fk0/ifindex"
+echo 0-1 >"$R/proc/irq/100/smp_affinity_list"
+echo 3 >"$R/sys/class/net/fk0/queues/rx-0/rps_cpus"
+echo 0x1003 >"$R/sys/class/net/fk0/flags"
+in_b ip link set vb mtu 1400
+wait_for 3 grep -q "fk0 (ifindex $old_ifindex) is gone or was re-created" "$TMP/caad9.log" ||
+	{ cat "$TMP/caad9.log"; fail "fk0 came back as another device: the old one's values not forgotten"; }
+start_flow 3
+wait_for 5 irq100_is 0 || { cat "$TMP/caad9.log"; fail "the new fk0 (ifindex $IFINDEX) is not steered"; }
+if grep -q "changed by someone else" "$TMP/caad9.log"; then fail "the new device's defaults taken for someone else's change"; fi
+wait "$CLI" || true
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
+irq100_is 0-1 && [ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" = 3 ] ||
+	fail "the new fk0 not restored to its own originals"
+info "fk0 down, back as a new device (ifindex $old_ifindex -> $IFINDEX): old values forgotten, new one steered and restored"
+
 # 6. a bad sysroot: clear error naming the interface, nothing written
 make_tree
 rm "$R/sys/class/net/fk0/ifindex"

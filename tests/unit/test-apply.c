@@ -1165,6 +1165,11 @@ static void test_rename_iface(void **state)
 	/* forget: a name with no entries keeps them all; its own name drops them */
 	assert_int_equal(rename(to, from), 0);
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	/* entries of vb as ifindex 2: none under another name, or of ifindex 2 */
+	assert_int_equal(caad_actuator_other_ifindex(a, "vb", 7), 2);
+	assert_int_equal(caad_actuator_other_ifindex(a, "vb", 2), 0);
+	assert_int_equal(caad_actuator_other_ifindex(a, "v", 7), 0);
+	assert_int_equal(caad_actuator_other_ifindex(a, "vc", 7), 0);
 	assert_int_equal(caad_actuator_forget_iface(a, 2, "vc"), 0);
 	assert_int_equal(caad_actuator_forget_iface(a, 2, "vb"), 2);
 	assert_int_equal(caad_actuator_n_changed(a), 0);
