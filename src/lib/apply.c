@@ -943,6 +943,27 @@ enum caad_setting_state caad_actuator_setting_state(struct caad_actuator *a, con
 }
 
 /*
+ * The kernel's move, not someone else's: every CPU caad gave an IRQ or a
+ * kthread (written) is offline now, and the kernel moved it to online ones
+ * (an IRQ's affinity is rewritten then, a kthread's CPUs widened). An RPS
+ * mask keeps what it was given. Not known (no online list): no.
+ */
+static bool moved_by_hotplug(const struct caad_actuator *a, enum caad_setting_kind kind,
+                             const struct caad_cpumask *written)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	struct caad_cpumask online, both;
+
+	if (kind != CAAD_SETTING_IRQ_AFFINITY && kind != CAAD_SETTING_KTHREAD_AFFINITY)
+		return false;
+	if (caad_path(&path, a->sysroot, "/sys/devices/system/cpu/online") < 0 || caad_read_file(path, &text) < 0 ||
+	    caad_cpumask_parse_list(text, &online) < 0)
+		return false;
+	caad_cpumask_and(&both, written, &online);
+	return caad_cpumask_empty(&both);
+}
+
+/*
  * Returns 1 when written (u then tells how to put it back), 0 when nothing
  * was to be done, a negative errno when it was refused, or -EALREADY when
  * the value is not tried (its CPUs have no vectors left for IRQs).
@@ -986,8 +1007,15 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		}
 		return -EBADMSG;
 	}
-	/* caad wrote it, and now it reads otherwise: someone else owns it */
+	/* caad wrote it, and now it reads otherwise: someone else owns it,
+	 * unless the kernel moved it off CPUs that went offline */
 	struct journal_entry *prev = a->dry_run ? NULL : find_entry(a, path);
+	if (prev && !a->go_ahead && !caad_cpumask_equal(&cur, &prev->written) &&
+	    moved_by_hotplug(a, s->kind, &prev->written)) {
+		log_info("%s: its CPUs went offline and the kernel moved it to %s: caad's still, original kept", label,
+		         current);
+		prev->written = cur;
+	}
 	if (prev && !a->go_ahead && !caad_cpumask_equal(&cur, &prev->written)) {
 		log_notice("%s: changed by someone else to \"%s\" since caad wrote it: leaving it alone %s%s", label,
 		           current, a->backoff_sec ? "for a while" : "until the configuration is reloaded",

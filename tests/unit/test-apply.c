@@ -720,6 +720,47 @@ static void test_backoff_expires(void **state)
 	caad_actuator_free(a);
 }
 
+/*
+ * The CPU caad gave an IRQ went offline and the kernel moved the IRQ to
+ * the online ones: not someone else's change. caad keeps the value (and
+ * its original) and moves it on; with no online list to tell, the same
+ * change is someone else's, as before.
+ */
+static void test_irq_moved_by_hotplug(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *online = path_in(fx->root, "sys/devices/system/cpu/online");
+	struct caad_setting s[] = { irq(101, 0, "1") }, s2[] = { irq(101, 0, "0") };
+	struct caad_plan plan = PLAN(s), plan2 = PLAN(s2);
+	char lines[8][512];
+
+	write_file(fx->root, IRQ101, "0-1\n");
+	write_file(fx->root, "sys/devices/system/cpu/online", "0-1\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_content(fx->root, IRQ101, "1\n");
+
+	/* CPU 1 offline: the kernel moved IRQ 101 to CPU 0; caad's plan now
+	 * wants CPU 0 too, then CPU 1 again once it is back */
+	write_file(fx->root, "sys/devices/system/cpu/online", "0\n");
+	write_file(fx->root, IRQ101, "0\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 0);
+	assert_int_equal(caad_actuator_n_backed_off(a), 0);
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	write_file(fx->root, "sys/devices/system/cpu/online", "0-1\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+	assert_true(journal_has(lines, 1, fx, IRQ101, "0-1"));
+
+	/* the same move with CPU 1 online: someone else's */
+	write_file(fx->root, IRQ101, "0\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 0);
+	assert_int_equal(caad_actuator_n_backed_off(a), 1);
+	assert_int_equal(caad_actuator_n_changed(a), 0);
+	assert_int_equal(unlink(online), 0);
+}
+
 /* An object that went away (device unplugged) is not restored, nor created. */
 static void test_restore_object_gone(void **state)
 {
@@ -2386,6 +2427,7 @@ int main(void)
 		T(test_go_ahead_already_equal),
 		T(test_setting_state),
 		T(test_backoff_expires),
+		T(test_irq_moved_by_hotplug),
 		T(test_restore_object_gone),
 		T(test_dry_run),
 		T(test_set_dry_run),
