@@ -317,8 +317,10 @@ wait_for 3 grows || fail "metrics file not rewritten: caad_scans_total stays $s1
 renamed() { [ "$(stat -c %i "$METRICS")" != "$ino1" ]; }
 wait_for 3 renamed || fail "metrics file rewritten in place, not renamed over"
 # A reader never sees a half file: read it while caad rewrites it every 100 ms.
+# (cat, as node_exporter reads it: one open, one inode. cp(1) stats the
+# path, then opens it, and refuses a file renamed over between the two.)
 for _ in $(seq 50); do
-	cp "$METRICS" "$TMP/snapshot.prom"
+	cat "$METRICS" >"$TMP/snapshot.prom"
 	"$LINT" "$TMP/snapshot.prom" >/dev/null || { cat "$TMP/snapshot.prom"; fail "a torn metrics file was read"; }
 	sleep 0.02
 done
