@@ -778,11 +778,17 @@ def iperf_flow(tb, duration, omit=0, app_cpu=None, sender_cpu=None, port=5201, w
         'host_cpu_pct': end.get('cpu_utilization_percent', {}).get('host_total'),
         'remote_cpu_pct': end.get('cpu_utilization_percent', {}).get('remote_total'),
         'window_s': t_end - window['t0'],
+        'window_end': t_end,  # monotonic: when the client was seen to end
     })
     st = stat_delta(window['stat0'], stat1)
     res.update({k: st[k] for k in ('busy_s', 'softirq_s', 'steal_pct')})
     gb = res['bytes'] / 1e9
-    res['cpu_s_per_gb'] = st['busy_s'] / gb if gb > 0 else None
+    # the CPU window opens a little before iperf3's measured seconds (their
+    # start waits for the connection) and closes when the client is seen
+    # to end: its busy time at its own rate, over the measured seconds
+    span_s = res['window_s']
+    busy = st['busy_s'] * res['seconds'] / span_s if span_s > 0 and res['seconds'] else st['busy_s']
+    res['cpu_s_per_gb'] = busy / gb if gb > 0 else None
     res['per_cpu_busy_s'] = {str(c): round(stat_delta(window['stat0'], stat1, [c])['busy_s'], 3)
                              for c in sorted(k for k in stat1 if k != 'cpu')}
     res.update(counter_delta(window['cnt0'], cnt1))
@@ -1032,13 +1038,16 @@ def ci_text(t, nd):
     ci = t.get('ci')
     if not ci:
         return 'n/a'
-    return f'{ci["low"]:.{nd}f}-{ci["high"]:.{nd}f} ({100 * ci["coverage"]:.0f}%, n={ci["n"]})'
+    # coverage rounded down: 93.75% is not "94%"
+    return f'{ci["low"]:.{nd}f}-{ci["high"]:.{nd}f} ({math.floor(1000 * ci["coverage"]) / 10:g}%, n={ci["n"]})'
 
 
 def target_line(t, nd=None):
     """A target's line under "What this says": median [range], the median's
     confidence interval, the verdict, and where the interval straddles the
     target, that these rounds do not settle it."""
+    if 'value' not in t:  # no figure: said why
+        return f'* {t["what"]}: {t.get("status", "no figure")}: NOT measured.'
     v = t['value']
     if nd is None:
         nd = 3 if v is not None and abs(v) < 10 else 1

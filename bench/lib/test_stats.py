@@ -9,7 +9,18 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from benchlib import median_ci, target, target_line, verdict  # noqa: E402
+from benchlib import ci_text, median_ci, target, target_line, verdict  # noqa: E402
+
+
+def load_bench(name):
+    """A bench script (no .py) as a module, for its pure functions."""
+    import importlib.machinery
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.realpath(__file__)), '..', name)
+    loader = importlib.machinery.SourceFileLoader(name.replace('-', '_'), path)
+    mod = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(mod)
+    return mod
 
 
 class MedianCi(unittest.TestCase):
@@ -69,6 +80,35 @@ class Verdicts(unittest.TestCase):
         t = target('x', 1.0, [], 0.97)
         self.assertIsNone(t['settled'])
         self.assertEqual(verdict(t['met'], t['settled']), 'met')
+
+
+class MatrixRatio(unittest.TestCase):
+    """The matrix's target is read on the median of the per-repetition
+    ratios, the statistic its interval is of: never on the ratio of two
+    medians, which failed runs or skew can put on the other side."""
+
+    def test_failed_runs_do_not_flip_it(self):
+        ratio = load_bench('affinity-matrix')._ratio
+        # caad's 5 repetitions, the baseline's 3 of them failed: both pairs below 1
+        r = ratio({0: 9, 1: 9, 2: 20, 3: 20, 4: 20}, {0: 10, 1: 10})
+        self.assertAlmostEqual(r['median_ratio'], 0.9)
+        self.assertEqual(r['pairs'], 2)
+        self.assertAlmostEqual(r['ratio_of_medians'], 2.0)
+        t = target('x', r['median_ratio'], r['per_repetition'], 1.0)
+        self.assertFalse(t['met'])
+        self.assertIsNone(ratio({0: 1}, {1: 1})['median_ratio'])  # no repetition ran both
+
+    def test_value_inside_its_interval(self):
+        ratio, rng = load_bench('affinity-matrix')._ratio, random.Random(7)
+        for _ in range(300):
+            n = rng.randint(2, 12)
+            r = ratio({i: rng.uniform(5, 30) for i in range(n)}, {i: rng.uniform(5, 30) for i in range(n)})
+            ci = median_ci(r['per_repetition'])
+            self.assertLessEqual(ci['low'], r['median_ratio'])
+            self.assertLessEqual(r['median_ratio'], ci['high'])
+
+    def test_coverage_rounded_down(self):
+        self.assertIn('(93.7%, n=5)', ci_text(target('x', 1, [1, 2, 3, 4, 5], 1), 3))
 
 
 if __name__ == '__main__':
