@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "caad/apply.h"
 #include "caad/inventory.h"
 #include "caad/json.h"
 #include "caad/log.h"
@@ -484,6 +485,7 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 		finish(d, now_ns);
 		return 0;
 	}
+	cl->turn_cpu = t->cands[cand].cpu;
 	return add_override(cl, t->flow_id, t->cands[cand].cpu, "trial %u, round %u of %u: %s", t->id,
 	                    t->turn / t->n_cands + 1, t->params.rounds, caad_relation_to_string(t->cands[cand].relation));
 }
@@ -579,14 +581,62 @@ int closed_loop_prepare(struct daemon *d, const struct caad_flow *flows, size_t 
 	return 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void closed_loop_abort(struct daemon *d, const char *why)
+{
+	struct closed_loop *cl = &d->loop;
+
+	if (!cl->current)
+		return;
+	caad_trial_abort(&cl->current->trial, mono_ns(), why);
+	finish(d, mono_ns());
+}
+
+void closed_loop_applied(struct daemon *d, const struct caad_plan *plan)
+{
+	struct closed_loop *cl = &d->loop;
+	const struct caad_decision *dc;
+	char why[160] = "";
+
+	if (!cl->current || cl->current->trial.state != CAAD_TRIAL_RUNNING || !plan)
+		return;
+	dc = caad_plan_find(plan, cl->current->trial.flow_id);
+	if (!dc || dc->steer_cpu != cl->turn_cpu)
+		snprintf(why, sizeof(why), "its turn's placement, CPU %d, was not planned (a CPU the rules may not use)",
+		         cl->turn_cpu);
+	else if (dc->shares_queue)
+		snprintf(why, sizeof(why), "a faster flow's steering holds its queue: CPU %d is not its turn's",
+		         dc->steer_cpu);
+	for (size_t i = 0; !why[0] && i < plan->n_settings; i++) {
+		const struct caad_setting *s = &plan->settings[i];
+		_cleanup_free_ char *label = NULL;
+		enum caad_setting_state st;
+
+		if (s->iface != dc->iface || (dc->queue >= 0 && (int)s->queue != dc->queue) ||
+		    (s->kind != CAAD_SETTING_IRQ_AFFINITY && s->kind != CAAD_SETTING_RPS_CPUS &&
+		     s->kind != CAAD_SETTING_KTHREAD_AFFINITY))
+			continue;
+		st = caad_actuator_setting_state(d->actuator, d->inv, s, &label);
+		if (st == CAAD_SETTING_BACKED_OFF || st == CAAD_SETTING_REFUSED)
+			snprintf(why, sizeof(why), "%s is not in place (%s)", label ? label : "its queue's setting",
+			         st == CAAD_SETTING_BACKED_OFF ? "someone else changed it" : "the kernel refused it");
+	}
+	if (why[0])
+		closed_loop_abort(d, why);
+}
+
 void closed_loop_reset(struct daemon *d, const char *why)
 {
 	struct closed_loop *cl = &d->loop;
 
-	if (cl->current) {
-		caad_trial_abort(&cl->current->trial, 0, why);
-		finish(d, 0);
-	}
+	closed_loop_abort(d, why);
 	cl->verdicts_loaded = false; /* read again, against the topology now */
 	cl->n_overrides = 0;
 	d->config.policy.overrides = NULL;

@@ -51,6 +51,7 @@ struct closed_loop {
 	uint64_t announced[32];   /* flows last told they have a verdict (a ring) */
 	unsigned n_announced;
 
+	int turn_cpu;             /* the running trial's placement for this turn */
 	struct caad_override *overrides; /* for this scan's plan, sorted by flow id */
 	char (*whys)[160];
 	size_t n_overrides, cap;
@@ -67,6 +68,15 @@ int closed_loop_prepare(struct daemon *d, const struct caad_flow *flows, size_t 
 /* Placement= changed, or the topology did: forget (and for a topology,
  * re-check) the verdicts; a running trial ends. */
 void closed_loop_reset(struct daemon *d, const char *why);
+/* A running trial ends now, aborted (caad paused, left enforce mode,
+ * restored everything, reloaded): turns that span it would be measured on
+ * values caad did not hold. */
+void closed_loop_abort(struct daemon *d, const char *why);
+/* After plan was applied: a running trial whose turn's placement is not
+ * what was planned and in place for its flow (a CPU the rules may not
+ * use, a faster flow's queue, a value backed off or refused) ends,
+ * aborted: it would measure another placement than it names. */
+void closed_loop_applied(struct daemon *d, const struct caad_plan *plan);
 
 /* {"placement": ..., "trials": [...], "store": {... "verdicts": [...]}} for
  * GetTrials: the last trials (the running one last) and the verdicts. */

@@ -30,6 +30,7 @@
 #include "caad/state.h"
 #include "caad/sysfs.h"
 #include "caad/topology.h"
+#include "caad/verdict.h"
 #include "daemon.h"
 #include "dbus.h"
 #include "netlink.h"
@@ -152,8 +153,11 @@ static int autoselect(struct daemon *d, char ***ret)
 	if (n < 0)
 		return n;
 	f = open_memstream(&joined, &len);
-	if (!f)
+	if (!f) {
+		caad_strv_free(*ret);
+		*ret = NULL;
 		return -ENOMEM;
+	}
 	for (int i = 0; i < n; i++)
 		fprintf(f, "%s%s", i ? " " : "", (*ret)[i]);
 	fclose(f);
@@ -378,14 +382,21 @@ static void irqbalance_follow(struct daemon *d, const struct caad_plan *plan)
 static int reload_topology(struct daemon *d)
 {
 	struct caad_topology *t = NULL;
+	char before[128] = "", after[128];
 
 	if (caad_topology_load(d->args->topology_path, d->args->sysroot, &t) < 0) {
 		log_warning("Keeping the previous topology for now");
 		return -EAGAIN; /* try again next scan */
 	}
+	if (d->topo)
+		caad_topology_fingerprint(d->topo, before, sizeof(before));
+	caad_topology_fingerprint(t, after, sizeof(after));
 	caad_topology_free(d->topo);
 	d->topo = t;
-	closed_loop_reset(d, "the topology was read again");
+	/* read again after a refusal, it may be the same: a trial and the
+	 * verdicts hold on as long as the CPUs, caches and usable CPUs do */
+	if (!streq(before, after))
+		closed_loop_reset(d, "the topology changed");
 	d->inventory_dirty = true; /* locality is relative to the topology */
 	/* values refused for an offline CPU get one more try */
 	if (d->actuator)
@@ -545,6 +556,9 @@ static int scan(struct daemon *d)
 		/* paused: the plan is shown (D-Bus, state.json), not applied */
 		r = d->paused ? 0 : caad_actuator_apply(d->actuator, d->inv, plan);
 		follow_readers(d, plan, !d->paused && d->config.mode == CAAD_MODE_ENFORCE);
+		/* a trial measures only what is in place */
+		if (!d->paused && d->config.mode == CAAD_MODE_ENFORCE)
+			closed_loop_applied(d, plan);
 		if (r > 0) {
 			d->inventory_dirty = true; /* show the new values */
 			caad_bus_plan_applied(d->bus, (unsigned)r, d->last_plan_usec);
@@ -790,15 +804,29 @@ int daemon_reload(struct daemon *d, char **ret_error)
 		log_warning("Reload: command-line interfaces could not be kept");
 	if (c.placement != d->config.placement || c.verdict_max_age_sec != d->config.verdict_max_age_sec)
 		closed_loop_reset(d, "the configuration changed");
+	else /* its turns would span settings (banned CPUs, [Trials], the mode) it did not start with */
+		closed_loop_abort(d, "the configuration was reloaded");
 	caad_config_done(&d->config);
 	d->config = c;
 	d->inventory_dirty = true;
 	/* dry-run and observe write nothing: what enforce wrote goes back */
-	(void)caad_actuator_set_dry_run(d->actuator, c.mode != CAAD_MODE_ENFORCE);
+	r = caad_actuator_set_dry_run(d->actuator, c.mode != CAAD_MODE_ENFORCE);
 	/* values others changed may be steered again */
 	caad_actuator_clear_backoff(d->actuator);
 	caad_actuator_set_backoff_sec(d->actuator, c.backoff_sec);
 	log_info("Configuration reloaded: mode %s", caad_mode_to_string(c.mode));
+	if (r < 0) {
+		/* reloaded all the same: the caller hears what is left */
+		log_error_errno(r, "Mode %s: values caad wrote could not all be restored: %m", caad_mode_to_string(c.mode));
+		sd_notifyf(false, "READY=1\nSTATUS=Reloaded, mode %s, but values caad wrote could not all be restored",
+		           caad_mode_to_string(c.mode));
+		if (ret_error && asprintf(ret_error, "reloaded (mode %s), but values caad wrote could not all be restored: "
+		                                     "see caad's log",
+		                          caad_mode_to_string(c.mode)) < 0)
+			*ret_error = NULL;
+		caad_bus_sync_properties(d->bus);
+		return 1;
+	}
 	sd_notify(false, "READY=1");
 	caad_bus_sync_properties(d->bus);
 	return 0;
@@ -811,6 +839,8 @@ int daemon_set_mode(struct daemon *d, enum caad_mode mode)
 	if (mode == d->config.mode)
 		return 0;
 	log_info("Mode %s -> %s", caad_mode_to_string(d->config.mode), caad_mode_to_string(mode));
+	if (mode != CAAD_MODE_ENFORCE)
+		closed_loop_abort(d, "caad left enforce mode");
 	d->config.mode = mode;
 	d->inventory_dirty = true;
 	caad_actuator_clear_backoff(d->actuator);
@@ -835,6 +865,8 @@ void daemon_set_paused(struct daemon *d, bool paused)
 {
 	if (paused == d->paused)
 		return;
+	if (paused)
+		closed_loop_abort(d, "caad was paused");
 	d->paused = paused;
 	/* an operator's explicit go-ahead: values others changed are fair game again */
 	if (!paused)
@@ -848,6 +880,7 @@ int daemon_restore_all(struct daemon *d)
 {
 	int r;
 
+	closed_loop_abort(d, "every value was restored");
 	d->paused = true;
 	caad_bus_sync_properties(d->bus);
 	r = caad_actuator_restore(d->actuator);
@@ -1025,6 +1058,12 @@ int daemon_run(struct daemon *d)
 	r = sd_event_source_set_enabled(d->timer, SD_EVENT_ON);
 	if (r < 0)
 		return r;
+	/* a scan timer that fails is disabled by sd-event, silently, while the
+	 * loop would go on pinging the watchdog: end the loop instead (caad
+	 * restores and exits with a failure, and systemd restarts it) */
+	r = sd_event_source_set_exit_on_failure(d->timer, true);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the scan timer: %m");
 	(void)sd_event_set_watchdog(d->event, true);
 	r = caad_bus_open(d, &d->bus); /* without a bus caad runs on, without the API */
 	if (r < 0)

@@ -92,7 +92,9 @@ void daemon_done(struct daemon *d);
 
 /* Reload the configuration (SIGHUP, D-Bus Reload) with the notify-reload
  * protocol. On an error the running configuration stays, and *ret_error
- * (when non-NULL) gets the first error's text, "FILE:LINE: what". */
+ * (when non-NULL) gets the first error's text, "FILE:LINE: what". 1: the
+ * new one is in force, but leaving enforce mode could not restore every
+ * value (*ret_error says so); 0: done. */
 int daemon_reload(struct daemon *d, char **ret_error);
 /* D-Bus SetMode: until the next reload or restart. Leaving enforce restores
  * what was written. */

@@ -504,6 +504,9 @@ static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error)
 	r = daemon_reload(d, &why);
 	if (r == -ENOMEM)
 		return r;
+	if (r > 0) /* reloaded, but leaving enforce mode did not restore everything */
+		return sd_bus_error_setf(error, ERROR_RESTORE_FAILED, "%s",
+		                         why ? why : "Reloaded, but values caad wrote could not all be restored");
 	if (r < 0)
 		return sd_bus_error_setf(error, ERROR_INVALID_CONFIG, "%s; the running configuration is kept",
 		                         why ? caad_utf8_sanitize(why, true) : "The configuration has errors (see the log)");

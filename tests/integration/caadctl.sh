@@ -389,11 +389,23 @@ grep -Eq "^ *$TRIAL +running +iperf3 +$TB_DST:5201 <- 10\.81\.0\.1:[0-9]+ +0 +pe
 	grep -Eq "^ *$TRIAL +running +iperf3 +$TB_DST:5201 <- 10\.81\.0\.1:[0-9]+ +1 +same-core .* - +running$" <<<"$OUT" ||
 	fail "trials: rows of trial $TRIAL: $OUT"
 run 0 as_nobody "$CTL" trials
+# someone else sets the trial's queue: its turns would measure their value,
+# not the placement they name; the trial ends at once, and no verdict is kept
+in_b sh -c 'echo 3 >/sys/class/net/vb/queues/rx-0/rps_cpus'
+trial_aborted() {
+	"$CTL" -j trials >"$TMP/trials.json" && jq -e --argjson id "$TRIAL" '.trials[] | select(.id == $id) |
+		.state == "aborted" and .verdict == null and
+		.reason == "vb rx-0: RPS CPUs is not in place (someone else changed it)"' "$TMP/trials.json" >/dev/null
+}
+wait_for 3 trial_aborted || fail "the trial went on with its queue set by someone else: $(cat "$TMP/trials.json")"
+jq -e '.store.verdicts == []' "$TMP/trials.json" >/dev/null || fail "a verdict was kept: $(cat "$TMP/trials.json")"
+run 0 "$CTL" pause # and resume: the operator's go-ahead to take rx-0 back
+run 0 "$CTL" resume
 run 0 "$CTL" placement prior
 [ "$("$CTL" placement)" = prior ] || fail "placement not prior"
 run 0 "$CTL" -j trials
 jq -e --argjson id "$TRIAL" '.placement == "prior" and .store == null and
-	(.trials[] | select(.id == $id) | .state == "aborted" and .verdict == null and .reason == "Placement= changed")' \
+	(.trials[] | select(.id == $id) | .state == "aborted" and .verdict == null)' \
 	<<<"$OUT" >/dev/null || fail "trials -j after placement prior: $OUT"
 wait_for 3 rps_is 0 1 || fail "not steered by the rules after placement prior: $(rps_b 0)"
 printf '[Daemon]\nInterfaces=vb\nIntervalMSec=nope\n' >"$TMP/caad.conf.broken"
@@ -435,7 +447,7 @@ grep -q "applied: *not all of it:$" "$TMP/explain.txt" && rps_is 0 2 || fail "so
 in_b sh -c "echo $orig0 >/sys/class/net/vb/queues/rx-0/rps_cpus"
 run 0 "$CTL" reload
 wait_for 3 rps_is 0 1 || fail "not steered again after the reload: $(rps_b 0)"
-info "pause, resume, mode dry-run/enforce, restore, placement measure (trial $TRIAL) and prior, reload (a broken one refused with FILE:LINE)"
+info "pause, resume, mode dry-run/enforce, restore, placement measure (trial $TRIAL, aborted when someone else set its queue) and prior, reload (a broken one refused with FILE:LINE)"
 
 # --- 11. tables for people in a real terminal ------------------------------
 tmux_capture queues 100 "$CTL" queues

@@ -293,8 +293,8 @@ send_as root SetMode string:fast | grep -q "^Error org.freedesktop.DBus.Error.In
 info "SetMode dry-run restored rx-0, enforce steered it again, 'fast' refused"
 
 # 8b. SetPlacement: measure starts the closed loop (a trial on the flow, seen
-#     by GetTrials and the metrics), a bad placement is refused, prior ends
-#     the trial (TrialFinished "aborted") and the rules steer again.
+#     by GetTrials and the metrics), a bad placement is refused, Pause ends
+#     the trial (TrialFinished "aborted"), and under prior the rules steer again.
 call SetPlacement s measure >/dev/null
 [ "$(prop Placement)" = '"measure"' ] || fail "Placement not measure after SetPlacement"
 trial_running() {
@@ -316,11 +316,17 @@ send_as root SetPlacement string:fast |
 	grep -q "^Error org.freedesktop.DBus.Error.InvalidArgs: Unknown placement 'fast': expected prior or measure" ||
 	fail "SetPlacement(fast) not refused with InvalidArgs"
 [ "$(prop Placement)" = '"measure"' ] || fail "a bad SetPlacement changed the placement"
+# Pause ends the trial at once: its turns would span values caad no longer holds
+call Pause >/dev/null
+gettrials >"$TMP/trials.json"
+jq -e --argjson id "$TRIAL" '.trials[] | select(.id == $id) | .state == "aborted" and .reason == "caad was paused"' \
+	"$TMP/trials.json" >/dev/null || { jq . "$TMP/trials.json"; fail "Pause did not end trial $TRIAL"; }
+call Resume >/dev/null
 call SetPlacement s prior >/dev/null
 [ "$(prop Placement)" = '"prior"' ] || fail "Placement not prior after SetPlacement"
 gettrials >"$TMP/trials.json"
 jq -e --argjson id "$TRIAL" '.placement == "prior" and .store == null and all(.trials[]; .state != "running") and
-	(.trials[] | select(.id == $id) | .state == "aborted" and .reason == "Placement= changed")' "$TMP/trials.json" \
+	(.trials[] | select(.id == $id) | .state == "aborted" and .reason == "caad was paused")' "$TMP/trials.json" \
 	>/dev/null || { jq . "$TMP/trials.json"; fail "GetTrials after SetPlacement prior"; }
 wait_for 3 rps_is 0 1 || fail "not steered by the rules after SetPlacement prior: $(rps_b 0)"
 # as for Paused: the monitor may lag behind a busy bus, and what it has not
@@ -331,7 +337,7 @@ trial_signal() {
 	grep -A2 "member=TrialFinished" "$TMP/signals.log" | grep -A1 "uint32 $TRIAL\$" | grep -q 'string "aborted"'
 }
 wait_for 3 trial_signal || { cat "$TMP/signals.log"; fail "no TrialFinished($TRIAL, aborted) signal"; }
-info "SetPlacement measure: trial $TRIAL on CPU 0 (prior) vs CPU 1 (same-core); 'fast' refused; prior aborted it"
+info "SetPlacement measure: trial $TRIAL on CPU 0 (prior) vs CPU 1 (same-core); 'fast' refused; Pause aborted it"
 
 # 9. RestoreAll: every value back, paused; Resume steers again.
 call RestoreAll >/dev/null
