@@ -36,6 +36,8 @@ struct journal_entry {
 	enum caad_setting_kind kind;
 	struct caad_cpumask written;
 	int ifindex;     /* of the interface whose value it is: renames and removals go by it */
+	char *actions;   /* an IRQ's: /sys/kernel/irq/N/actions when journaled (NULL: unknown), which
+	                  * tells after a crash whether the number still names that device's IRQ */
 };
 
 /* dry run: what was last announced per path, so each change is logged once */
@@ -79,6 +81,7 @@ static void entry_done(struct journal_entry *e)
 	free(e->path);
 	free(e->label);
 	free(e->original);
+	free(e->actions);
 }
 
 static void planned_clear(struct caad_actuator *a)
@@ -429,6 +432,26 @@ static bool journal_text_ok(const char *s)
 	return true;
 }
 
+/* An IRQ line's third field: the handlers the IRQ had, as its device named them. */
+#define IRQ_ACTIONS "actions="
+
+/* What /sys/kernel/irq/N/actions reads under root (a sysroot, "" for the
+ * host's): the IRQ's handlers, "i40e-eth0-TxRx-3" and the like; NULL when
+ * it cannot be read or is empty (none). */
+static char *irq_actions(const char *root, int irq)
+{
+	_cleanup_free_ char *path = NULL;
+	char *text = NULL;
+
+	if (caad_path(&path, root, "/sys/kernel/irq/%d/actions", irq) < 0 || caad_read_file(path, &text) < 0)
+		return NULL;
+	if (!*text) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 static int journal_write(struct caad_actuator *a)
 {
 	_cleanup_free_ char *buf = NULL, *dir = NULL;
@@ -459,6 +482,8 @@ static int journal_write(struct caad_actuator *a)
 
 		if (e->ifindex > 0 && strstr(e->path, "/sys/class/net/"))
 			fprintf(f, "%s\t%s\t%d\n", e->path, e->original, e->ifindex);
+		else if (e->actions && journal_text_ok(e->actions) && !strchr(e->actions, '\t'))
+			fprintf(f, "%s\t%s\t" IRQ_ACTIONS "%s\n", e->path, e->original, e->actions);
 		else
 			fprintf(f, "%s\t%s\n", e->path, e->original);
 	}
@@ -1074,6 +1099,8 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		*e = (struct journal_entry){ .path = strdup(path), .label = strdup(label),
 			                     .original = strdup(current), .kind = s->kind,
 			                     .ifindex = iface->ifindex };
+		if (s->kind == CAAD_SETTING_IRQ_AFFINITY)
+			e->actions = irq_actions(a->sysroot, s->irq); /* NULL: not known, said so */
 		if (!e->path || !e->label || !e->original) {
 			entry_done(e);
 			a->n_entries--;
@@ -1591,6 +1618,34 @@ static int journal_obj_ifindex(const char *obj)
 	return errno || *e || v == 0 || v > INT_MAX ? -ENODEV : (int)v;
 }
 
+/*
+ * Whether the IRQ of a journal line's object (".../proc/irq/N/...", any
+ * sysroot in it) has other handlers now than `was`: another device's since
+ * (a driver reload, a reboot), whose affinity is not caad's to put back.
+ * 1 (logged), or 0: the same, or not known (unreadable: restored as it was).
+ */
+static int journal_irq_is_other(const char *obj, const char *was)
+{
+	_cleanup_free_ char *root = NULL, *now = NULL;
+	const char *at = strstr(obj, "/proc/irq/");
+	char *e;
+	long irq;
+
+	if (!at)
+		return 0;
+	errno = 0;
+	irq = strtol(at + strlen("/proc/irq/"), &e, 10);
+	if (errno || *e != '/' || irq < 0 || irq > INT_MAX || !(root = strndup(obj, (size_t)(at - obj))))
+		return 0;
+	now = irq_actions(root, (int)irq);
+	if (!now || streq(now, was))
+		return 0;
+	log_notice("%s: IRQ %ld is \"%s\" now, not \"%s\" as when caad changed it (another device since): not "
+	           "restored",
+	           obj, irq, now, was);
+	return 1;
+}
+
 /* A journal line that failed, as it was, for the next attempt. */
 static void keep_line(FILE *f, const char *obj, const char *original, const char *ifindex)
 {
@@ -1632,9 +1687,15 @@ int caad_journal_restore(const char *journal_path)
 		}
 		*tab = 0;
 		original = tab + 1;
-		/* a third field: the ifindex the object's interface had (older journals: none) */
+		/* a third field: the ifindex the object's interface had, or an
+		 * IRQ's handlers (older journals: none) */
 		idx = strchr(original, '\t');
-		if (idx) {
+		if (idx && strncmp(idx + 1, IRQ_ACTIONS, strlen(IRQ_ACTIONS)) == 0) {
+			*idx++ = 0;
+			r = journal_irq_is_other(line, idx + strlen(IRQ_ACTIONS));
+			if (r > 0)
+				continue;
+		} else if (idx) {
 			char *e;
 
 			*idx++ = 0;

@@ -1078,6 +1078,52 @@ static void test_journal_restore_managed_irq(void **state)
 	assert_true(journal_has(lines, 1, fx, RX1, "0"));
 }
 
+/*
+ * An IRQ's journal line carries its handlers (/sys/kernel/irq/N/actions):
+ * after a crash, an IRQ number that another device's handlers hold now (a
+ * driver reload) is not written; the same handlers, or none known, are.
+ */
+static void test_journal_irq_identity(void **state)
+{
+	struct fixture *fx = *state;
+	struct caad_setting s[] = { irq(101, 0, "0") };
+	struct caad_plan plan = PLAN(s);
+	_cleanup_free_ char *want = NULL, *actions = path_in(fx->root, "sys/kernel/irq/101/actions");
+	char lines[8][512];
+	struct caad_actuator *a;
+
+	write_file(fx->root, "sys/kernel/irq/101/actions", "i40e-vb-TxRx-0\n");
+	assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vb-TxRx-0", fx->root, IRQ101) > 0);
+
+	/* the same handlers after the crash: restored */
+	a = actuator(fx->root, fx->journal, false);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	caad_actuator_free(a);
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+	assert_string_equal(lines[0], want);
+	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_content(fx->root, IRQ101, "1\n");
+
+	/* another device's handlers on that number now: left as it is */
+	a = actuator(fx->root, fx->journal, false);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	caad_actuator_free(a);
+	write_file(fx->root, "sys/kernel/irq/101/actions", "nvme0q3\n");
+	assert_int_equal(caad_journal_restore(fx->journal), 0);
+	assert_content(fx->root, IRQ101, "0\n");
+	assert_false(exists(fx->journal));
+
+	/* its handlers unreadable now: restored as before */
+	write_file(fx->root, IRQ101, "1\n");
+	write_file(fx->root, "sys/kernel/irq/101/actions", "i40e-vb-TxRx-0\n");
+	a = actuator(fx->root, fx->journal, false);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	caad_actuator_free(a);
+	assert_int_equal(unlink(actions), 0);
+	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_content(fx->root, IRQ101, "1\n");
+}
+
 /* A value that vanishes between restore's read and its write is gone, not
  * a failure: nothing is kept to be tried again. */
 static void test_restore_object_vanishes(void **state)
@@ -2438,6 +2484,7 @@ int main(void)
 		T(test_journal_restore_keeps_failed_lines),
 		T(test_journal_restore_managed_irq),
 		T(test_restore_object_vanishes),
+		T(test_journal_irq_identity),
 		T(test_kthread_pid_reused),
 		T(test_rename_iface),
 		T(test_rename_swap),
