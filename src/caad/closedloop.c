@@ -581,22 +581,15 @@ int closed_loop_prepare(struct daemon *d, const struct caad_flow *flows, size_t 
 	return 0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void closed_loop_abort(struct daemon *d, const char *why)
 {
 	struct closed_loop *cl = &d->loop;
+	uint64_t now_ns = now_usec(CLOCK_MONOTONIC) * 1000;
 
 	if (!cl->current)
 		return;
-	caad_trial_abort(&cl->current->trial, mono_ns(), why);
-	finish(d, mono_ns());
+	caad_trial_abort(&cl->current->trial, now_ns, why);
+	finish(d, now_ns);
 }
 
 void closed_loop_applied(struct daemon *d, const struct caad_plan *plan)

@@ -35,7 +35,7 @@
 #include "dbus.h"
 #include "netlink.h"
 
-static uint64_t now_usec(clockid_t clock)
+uint64_t now_usec(clockid_t clock)
 {
 	struct timespec ts;
 

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
+#include <time.h>
 
 #include "caad/config.h"
 #include "caad/flow.h"
@@ -87,6 +88,9 @@ struct daemon {
 int daemon_config_apply_args(struct caad_config *c, const struct args *a);
 /* Restore a crashed run's journal, then (unless --restore) run the loop
  * until SIGTERM/SIGINT and restore what was changed. */
+/* The time of clock in microseconds (0 where it cannot be read). */
+uint64_t now_usec(clockid_t clock);
+
 int daemon_run(struct daemon *d);
 void daemon_done(struct daemon *d);
 
