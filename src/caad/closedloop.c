@@ -360,6 +360,33 @@ static void finish(struct daemon *d, uint64_t now_ns)
 	caad_observer_watch_thread(d->observer, 0);
 }
 
+/*
+ * Whether the steering settings (IRQ, RPS, kthread) of decision dc's queue
+ * in plan are caad's to hold: none backed off (someone else changed it) or
+ * refused by the kernel. If not, why says which (a read of each).
+ */
+static bool queue_held(struct daemon *d, const struct caad_plan *plan, const struct caad_decision *dc, char *why,
+                       size_t size)
+{
+	for (size_t i = 0; i < plan->n_settings; i++) {
+		const struct caad_setting *s = &plan->settings[i];
+		_cleanup_free_ char *label = NULL;
+		enum caad_setting_state st;
+
+		if (s->iface != dc->iface || (dc->queue >= 0 && (int)s->queue != dc->queue) ||
+		    (s->kind != CAAD_SETTING_IRQ_AFFINITY && s->kind != CAAD_SETTING_RPS_CPUS &&
+		     s->kind != CAAD_SETTING_KTHREAD_AFFINITY))
+			continue;
+		st = caad_actuator_setting_state(d->actuator, d->inv, s, &label);
+		if (st == CAAD_SETTING_BACKED_OFF || st == CAAD_SETTING_REFUSED) {
+			snprintf(why, size, "%s is not in place (%s)", label ? label : "its queue's setting",
+			         st == CAAD_SETTING_BACKED_OFF ? "someone else changed it" : "the kernel refused it");
+			return false;
+		}
+	}
+	return true;
+}
+
 /* The candidates for a flow whose prior target is prior_cpu. */
 static unsigned candidates(const struct daemon *d, int c, int prior_cpu, struct caad_trial_cand *cands)
 {
@@ -413,6 +440,11 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 		iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver));
 		if (caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, (uint64_t)time(NULL),
 		                       d->config.verdict_max_age_sec))
+			continue;
+		/* a queue someone else holds would end its first turn (and the
+		 * next trial's, after each cooldown): not tried while it does */
+		char why[160];
+		if (!queue_held(d, d->plan, dec, why, sizeof(why)))
 			continue;
 		best = f;
 		best_dec = dec;
@@ -601,26 +633,16 @@ void closed_loop_applied(struct daemon *d, const struct caad_plan *plan)
 	if (!cl->current || cl->current->trial.state != CAAD_TRIAL_RUNNING || !plan)
 		return;
 	dc = caad_plan_find(plan, cl->current->trial.flow_id);
-	if (!dc || dc->steer_cpu != cl->turn_cpu)
+	if (!dc)
+		snprintf(why, sizeof(why), "the flow is no longer planned for (no longer heavy)");
+	else if (dc->steer_cpu != cl->turn_cpu)
 		snprintf(why, sizeof(why), "its turn's placement, CPU %d, was not planned (a CPU the rules may not use)",
 		         cl->turn_cpu);
 	else if (dc->shares_queue)
 		snprintf(why, sizeof(why), "a faster flow's steering holds its queue: CPU %d is not its turn's",
 		         dc->steer_cpu);
-	for (size_t i = 0; !why[0] && i < plan->n_settings; i++) {
-		const struct caad_setting *s = &plan->settings[i];
-		_cleanup_free_ char *label = NULL;
-		enum caad_setting_state st;
-
-		if (s->iface != dc->iface || (dc->queue >= 0 && (int)s->queue != dc->queue) ||
-		    (s->kind != CAAD_SETTING_IRQ_AFFINITY && s->kind != CAAD_SETTING_RPS_CPUS &&
-		     s->kind != CAAD_SETTING_KTHREAD_AFFINITY))
-			continue;
-		st = caad_actuator_setting_state(d->actuator, d->inv, s, &label);
-		if (st == CAAD_SETTING_BACKED_OFF || st == CAAD_SETTING_REFUSED)
-			snprintf(why, sizeof(why), "%s is not in place (%s)", label ? label : "its queue's setting",
-			         st == CAAD_SETTING_BACKED_OFF ? "someone else changed it" : "the kernel refused it");
-	}
+	else
+		(void)queue_held(d, plan, dc, why, sizeof(why));
 	if (why[0])
 		closed_loop_abort(d, why);
 }

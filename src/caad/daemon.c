@@ -897,8 +897,8 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
 	return 0;
 }
 
-/* caad's files (paths, or names in the runtime directory; NULL: none)
- * without the temporary files that a killed write left beside them. */
+/* caad's files in the runtime directory (paths, or names there) without
+ * the temporary files that a killed write left beside them. */
 static void remove_leftovers(const char *runtime_dir, const char *const files[], size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -906,8 +906,6 @@ static void remove_leftovers(const char *runtime_dir, const char *const files[],
 		const char *f = files[i];
 		int r;
 
-		if (!f)
-			continue;
 		if (!strchr(f, '/') && asprintf(&path, "%s/%s", runtime_dir, f) < 0)
 			return;
 		r = caad_remove_atomic_leftovers(path ?: f);
@@ -972,10 +970,11 @@ int daemon_run(struct daemon *d)
 
 	/* What a write killed before its rename (a crash, kill -9) left in
 	 * the directory that is ours alone now: the runtime files do not
-	 * pile up there over restarts (RuntimeDirectoryPreserve=) */
-	remove_leftovers(a->runtime_dir,
-	                 (const char *const[]){ journal, irqb_journal, d->state_path, "trials.json", d->config.metrics_file },
-	                 5);
+	 * pile up there over restarts (RuntimeDirectoryPreserve=). Not beside
+	 * MetricsFile=, in a directory others write to ("caad.prom.old123"
+	 * may be theirs), whose reader takes *.prom files only. */
+	remove_leftovers(a->runtime_dir, (const char *const[]){ journal, irqb_journal, d->state_path, "trials.json" },
+	                 4);
 
 	/* A journal left by a crashed run comes first: put the host back,
 	 * and irqbalance's banned list. */

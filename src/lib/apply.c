@@ -968,24 +968,30 @@ enum caad_setting_state caad_actuator_setting_state(struct caad_actuator *a, con
 }
 
 /*
- * The kernel's move, not someone else's: every CPU caad gave an IRQ or a
- * kthread (written) is offline now, and the kernel moved it to online ones
- * (an IRQ's affinity is rewritten then, a kthread's CPUs widened). An RPS
- * mask keeps what it was given. Not known (no online list): no.
+ * An IRQ's or a kthread's value read as cur where caad wrote `written`:
+ * the kernel's doing after CPUs went offline, not someone else's?
+ * HOTPLUG_MOVED: every CPU caad gave it is offline, and the kernel moved
+ * it to online ones (an IRQ's affinity is rewritten then, a kthread's
+ * widened); HOTPLUG_SEEN: a kthread's CPUs read as those of them online
+ * (sched_getaffinity()), nothing moved. An RPS mask keeps what it was
+ * given. Not known (no online list): HOTPLUG_NO.
  */
-static bool moved_by_hotplug(const struct caad_actuator *a, enum caad_setting_kind kind,
-                             const struct caad_cpumask *written)
+enum { HOTPLUG_NO, HOTPLUG_MOVED, HOTPLUG_SEEN };
+static int by_hotplug(const struct caad_actuator *a, enum caad_setting_kind kind, const struct caad_cpumask *written,
+                      const struct caad_cpumask *cur)
 {
 	_cleanup_free_ char *path = NULL, *text = NULL;
 	struct caad_cpumask online, both;
 
 	if (kind != CAAD_SETTING_IRQ_AFFINITY && kind != CAAD_SETTING_KTHREAD_AFFINITY)
-		return false;
+		return HOTPLUG_NO;
 	if (caad_path(&path, a->sysroot, "/sys/devices/system/cpu/online") < 0 || caad_read_file(path, &text) < 0 ||
 	    caad_cpumask_parse_list(text, &online) < 0)
-		return false;
+		return HOTPLUG_NO;
 	caad_cpumask_and(&both, written, &online);
-	return caad_cpumask_empty(&both);
+	if (caad_cpumask_empty(&both))
+		return HOTPLUG_MOVED;
+	return kind == CAAD_SETTING_KTHREAD_AFFINITY && caad_cpumask_equal(cur, &both) ? HOTPLUG_SEEN : HOTPLUG_NO;
 }
 
 /*
@@ -1035,13 +1041,18 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	/* caad wrote it, and now it reads otherwise: someone else owns it,
 	 * unless the kernel moved it off CPUs that went offline */
 	struct journal_entry *prev = a->dry_run ? NULL : find_entry(a, path);
-	if (prev && !a->go_ahead && !caad_cpumask_equal(&cur, &prev->written) &&
-	    moved_by_hotplug(a, s->kind, &prev->written)) {
-		log_info("%s: its CPUs went offline and the kernel moved it to %s: caad's still, original kept", label,
-		         current);
-		prev->written = cur;
+	bool others = prev && !a->go_ahead && !caad_cpumask_equal(&cur, &prev->written);
+	if (others) {
+		int h = by_hotplug(a, s->kind, &prev->written, &cur);
+
+		if (h == HOTPLUG_MOVED) {
+			log_info("%s: its CPUs went offline and the kernel moved it to %s: caad's still, original kept",
+			         label, current);
+			prev->written = cur;
+		}
+		others = h == HOTPLUG_NO;
 	}
-	if (prev && !a->go_ahead && !caad_cpumask_equal(&cur, &prev->written)) {
+	if (others) {
 		log_notice("%s: changed by someone else to \"%s\" since caad wrote it: leaving it alone %s%s", label,
 		           current, a->backoff_sec ? "for a while" : "until the configuration is reloaded",
 		           ", and not restoring it on exit");
@@ -1545,7 +1556,8 @@ static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 		log_info("%s: gone, nothing to restore", e->label);
 		return 0;
 	}
-	if (r >= 0 && parse_value(e->kind, current, &cur) >= 0 && !caad_cpumask_equal(&cur, &e->written)) {
+	if (r >= 0 && parse_value(e->kind, current, &cur) >= 0 && !caad_cpumask_equal(&cur, &e->written) &&
+	    by_hotplug(a, e->kind, &e->written, &cur) == HOTPLUG_NO) {
 		log_notice("%s: changed by someone else to \"%s\" since caad wrote it, leaving it", e->label, current);
 		return 0;
 	}

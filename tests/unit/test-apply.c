@@ -758,6 +758,15 @@ static void test_irq_moved_by_hotplug(void **state)
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 0);
 	assert_int_equal(caad_actuator_n_backed_off(a), 1);
 	assert_int_equal(caad_actuator_n_changed(a), 0);
+
+	/* the kernel's move just before a restore: restored all the same */
+	_cleanup_(caad_actuator_freep) struct caad_actuator *b = actuator(fx->root, fx->journal, false);
+	write_file(fx->root, IRQ101, "0-1\n");
+	assert_int_equal(caad_actuator_apply(b, fx->inv, &plan), 1);
+	write_file(fx->root, "sys/devices/system/cpu/online", "0\n");
+	write_file(fx->root, IRQ101, "0\n");
+	assert_int_equal(caad_actuator_restore(b), 0);
+	assert_content(fx->root, IRQ101, "0-1\n");
 	assert_int_equal(unlink(online), 0);
 }
 
