@@ -1536,6 +1536,12 @@ static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *in
 	return n;
 }
 
+/* An object's read or write failed because it is no longer there. */
+static bool gone(int r)
+{
+	return r < 0 && caad_error_class_from_errno(r) == CAAD_ERROR_DEVICE_GONE;
+}
+
 /* Puts e's original back: 0 done (or nothing to do), < 0 failed. */
 static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 {
@@ -1552,7 +1558,7 @@ static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 	}
 
 	r = obj_read(e->path, &current);
-	if (r == -ENOENT || r == -ENODEV || r == -ESRCH) {
+	if (gone(r)) {
 		log_info("%s: gone, nothing to restore", e->label);
 		return 0;
 	}
@@ -1562,7 +1568,7 @@ static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 		return 0;
 	}
 	r = obj_write(e->path, e->original);
-	if (r == -ENOENT || r == -ENODEV || r == -ESRCH) { /* gone since the read */
+	if (gone(r)) { /* since the read */
 		log_info("%s: gone, nothing to restore", e->label);
 		return 0;
 	}
@@ -1738,7 +1744,7 @@ int caad_journal_restore(const char *journal_path)
 			continue;
 		}
 		r = obj_write(line, original);
-		if (r == -ENOENT || r == -ENODEV || r == -ESRCH) {
+		if (gone(r)) {
 			log_info("%s: gone, nothing to restore", line);
 			continue;
 		}
