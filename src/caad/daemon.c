@@ -897,23 +897,24 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
 	return 0;
 }
 
-/* caad's files in the runtime directory (paths, or names there) without
- * the temporary files that a killed write left beside them. */
-static void remove_leftovers(const char *runtime_dir, const char *const files[], size_t n)
+/* caad's files in the runtime directory without the temporary files that
+ * a killed write left beside them. */
+static void remove_leftovers(const char *runtime_dir)
 {
-	for (size_t i = 0; i < n; i++) {
+	static const char *const files[] = { "journal", "irqbalance", "state.json", "trials.json" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		_cleanup_free_ char *path = NULL;
-		const char *f = files[i];
 		int r;
 
-		if (!strchr(f, '/') && asprintf(&path, "%s/%s", runtime_dir, f) < 0)
+		if (asprintf(&path, "%s/%s", runtime_dir, files[i]) < 0)
 			return;
-		r = caad_remove_atomic_leftovers(path ?: f);
+		r = caad_remove_atomic_leftovers(path);
 		if (r > 0)
 			log_info("Removed %d temporary file%s that a killed write left beside %s", r, r == 1 ? "" : "s",
-			         path ?: f);
+			         path);
 		else if (r < 0)
-			log_warning_errno(r, "Failed to remove what a killed write left beside %s: %m", path ?: f);
+			log_warning_errno(r, "Failed to remove what a killed write left beside %s: %m", path);
 	}
 }
 
@@ -973,8 +974,7 @@ int daemon_run(struct daemon *d)
 	 * pile up there over restarts (RuntimeDirectoryPreserve=). Not beside
 	 * MetricsFile=, in a directory others write to ("caad.prom.old123"
 	 * may be theirs), whose reader takes *.prom files only. */
-	remove_leftovers(a->runtime_dir, (const char *const[]){ journal, irqb_journal, d->state_path, "trials.json" },
-	                 4);
+	remove_leftovers(a->runtime_dir);
 
 	/* A journal left by a crashed run comes first: put the host back,
 	 * and irqbalance's banned list. */
