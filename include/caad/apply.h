@@ -53,6 +53,19 @@ int caad_actuator_restore(struct caad_actuator *a);
 /* Restore what a journal left by an earlier run records (crash recovery).
  * Returns the number of values restored; 0 when there is no journal. */
 int caad_journal_restore(const char *journal_path);
+/*
+ * The runtime directory's journals (paths, n of them) belong to one boot
+ * of the kernel, recorded in runtime_dir/boot_id. When that file names
+ * another boot than boot_id_path (NULL: /proc/sys/kernel/random/boot_id)
+ * does now, the host restarted since they were written: the reboot reset
+ * everything they name, and a number (IRQ, PID, ifindex) may name another
+ * object now, so they are removed (logged) instead of restored. Then the
+ * current boot is recorded. Returns how many journals were removed, or
+ * -errno; a boot that cannot be told (either file unreadable or not a boot
+ * id) removes nothing.
+ */
+int caad_journals_drop_other_boot(const char *runtime_dir, const char *boot_id_path, const char *const *journals,
+                                  size_t n);
 /* Switch dry-run on or off (configuration reload). Turning it on restores
  * what was written so far. */
 int caad_actuator_set_dry_run(struct caad_actuator *a, bool dry_run);

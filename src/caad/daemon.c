@@ -901,7 +901,7 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
  * a killed write left beside them. */
 static void remove_leftovers(const char *runtime_dir)
 {
-	static const char *const files[] = { "journal", "irqbalance", "state.json", "trials.json" };
+	static const char *const files[] = { "journal", "irqbalance", "state.json", "trials.json", "boot_id" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		_cleanup_free_ char *path = NULL;
@@ -977,7 +977,11 @@ int daemon_run(struct daemon *d)
 	remove_leftovers(a->runtime_dir);
 
 	/* A journal left by a crashed run comes first: put the host back,
-	 * and irqbalance's banned list. */
+	 * and irqbalance's banned list; not one of an earlier boot (a
+	 * persistent --runtime-dir), which the reboot undid. */
+	r = caad_journals_drop_other_boot(a->runtime_dir, NULL, (const char *const[]){ journal, irqb_journal }, 2);
+	if (r < 0)
+		return r;
 	r = caad_irqbalance_journal_restore(irqb_journal);
 	if (r < 0)
 		return r;

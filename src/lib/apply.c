@@ -12,6 +12,7 @@
  * plan wants the same value; a queue's settings go together (apply_queue()).
  */
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -1781,6 +1782,77 @@ int caad_journal_restore(const char *journal_path)
 	if (unlink(journal_path) < 0 && errno != ENOENT)
 		return log_error_errno(errno, "Failed to remove journal %s: %m", journal_path);
 	return n;
+}
+
+/* A boot id as the kernel prints it: 36 characters, hex digits and dashes. */
+static bool boot_id_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n != 36)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((i == 8 || i == 13 || i == 18 || i == 23) ? s[i] != '-' : !isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* A boot id in path (one line, trimmed) into buf[37]: 0, or -errno (-EBADMSG: not a boot id). */
+static int read_boot_id(const char *path, char *buf)
+{
+	char line[64];
+	int r;
+
+	r = caad_read_line(path, line, sizeof(line));
+	if (r == -ENOBUFS)
+		return -EBADMSG;
+	if (r < 0)
+		return r;
+	if (!boot_id_ok(line))
+		return -EBADMSG;
+	strcpy(buf, line);
+	return 0;
+}
+
+int caad_journals_drop_other_boot(const char *runtime_dir, const char *boot_id_path, const char *const *journals,
+                                  size_t n)
+{
+	_cleanup_free_ char *mark = NULL;
+	char now[37 + 1], was[37];
+	int r, dropped = 0;
+
+	if (!boot_id_path)
+		boot_id_path = "/proc/sys/kernel/random/boot_id";
+	r = read_boot_id(boot_id_path, now);
+	if (r < 0) {
+		log_warning_errno(r, "Cannot tell this boot from %s (%m): journals are restored whenever they were written",
+		                  boot_id_path);
+		return 0;
+	}
+	if (asprintf(&mark, "%s/boot_id", runtime_dir) < 0)
+		return -ENOMEM;
+	r = read_boot_id(mark, was);
+	if (r == 0 && streq(was, now))
+		return 0;
+	if (r == -EBADMSG)
+		log_warning("%s: not a boot id, ignored", mark);
+	else if (r < 0 && r != -ENOENT)
+		log_warning_errno(r, "Failed to read %s, ignored: %m", mark);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		if (unlink(journals[i]) == 0) {
+			log_notice("%s: written before the host restarted (boot %s, now %s), whose reboot reset what it "
+			           "records: removed, not restored",
+			           journals[i], was, now);
+			dropped++;
+		} else if (errno != ENOENT) {
+			return log_error_errno(errno, "Failed to remove %s, of an earlier boot: %m", journals[i]);
+		}
+	}
+	strcat(now, "\n");
+	r = caad_write_file_atomic(mark, now, strlen(now), 0644);
+	if (r < 0)
+		return log_error_errno(r, "Failed to write %s: %m", mark);
+	return dropped;
 }
 
 /* s with its first `from` (which it holds) made `to`: a new string, or NULL */

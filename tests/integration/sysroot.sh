@@ -146,6 +146,31 @@ banned_is 5 || fail "irqbalance's banned list is \"$(cat "$TMP/irqb")\" after --
 kill "$IRQB"; wait "$IRQB" 2>/dev/null || true
 info "kill -9 then --restore: tree byte-for-byte original, irqbalance's own list (5) back"
 
+# 3b. a journal of an earlier boot (a persistent --runtime-dir): the reboot
+#     reset what it records and its numbers may name other objects now, so
+#     the next start removes it instead of writing its originals back.
+make_tree
+ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt3b" \
+	>"$TMP/caad3b.log" 2>&1 &
+CAAD_PID=$!
+start_flow 3
+wait_for 5 irq100_is 0 || { cat "$TMP/caad3b.log"; fail "not steered before kill -9"; }
+kill -KILL "$CAAD_PID"; wait "$CAAD_PID" 2>/dev/null || true; CAAD_PID=
+wait "$CLI" || true
+[ -s "$TMP/rt3b/journal" ] || fail "no journal after kill -9"
+[ "$(cat "$TMP/rt3b/boot_id")" = "$(cat /proc/sys/kernel/random/boot_id)" ] ||
+	fail "the runtime directory's boot_id is not this boot's: $(cat "$TMP/rt3b/boot_id" 2>&1)"
+echo 00000000-1111-2222-3333-444444444444 >"$TMP/rt3b/boot_id" # as if written before a reboot
+after_kill=$(snapshot)
+"$CAAD" --restore --runtime-dir "$TMP/rt3b" >"$TMP/restore3b.log" 2>&1 ||
+	{ cat "$TMP/restore3b.log"; fail "caad --restore failed on a journal of an earlier boot"; }
+grep -q "$TMP/rt3b/journal: written before the host restarted (boot 00000000-1111-2222-3333-444444444444" \
+	"$TMP/restore3b.log" || { cat "$TMP/restore3b.log"; fail "the earlier boot's journal: not said"; }
+[ "$(snapshot)" = "$after_kill" ] || fail "an earlier boot's journal was written back"
+[ ! -e "$TMP/rt3b/journal" ] || fail "an earlier boot's journal is still there"
+[ "$(cat "$TMP/rt3b/boot_id")" = "$(cat /proc/sys/kernel/random/boot_id)" ] || fail "this boot not recorded"
+info "journal of an earlier boot: removed, nothing written back"
+
 # 4. --topology: plan for a dual-socket hwloc XML (24em64t-2n6c2t-pci.xml:
 #    package 0 = even CPUs, package 1 = odd, SMT siblings n and n+12). The
 #    reader on CPU 1 (package 1) must get a peer core of package 1.

@@ -1133,6 +1133,60 @@ static void test_journal_irq_identity(void **state)
 	assert_content(fx->root, IRQ101, "1\n");
 }
 
+/*
+ * Journals of an earlier boot (a persistent runtime directory): the reboot
+ * undid what they record, and their numbers may name other objects now.
+ * They are removed, not restored; those of this boot, or of a boot that
+ * cannot be told, are kept for caad_journal_restore().
+ */
+static void test_journals_drop_other_boot(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_free_ char *dir = path_in(fx->root, "run"),
+	                    *now = path_in(fx->top, "boot_id"), *irqb = path_in(fx->root, "run/irqbalance");
+	const char *const journals[] = { fx->journal, irqb };
+
+	write_file(fx->top, "boot_id", "b3e82d90-b8c9-4388-bc48-42a1ef2f4b38\n");
+	write_file(fx->root, "run/journal", "/x\t1\n");
+	write_file(fx->root, "run/irqbalance", "/s\tNONE\n");
+
+	/* no boot recorded (a first start, an older caad's journal): kept, this boot recorded */
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 2), 0);
+	assert_true(exists(fx->journal) && exists(irqb));
+	assert_content(fx->root, "run/boot_id", "b3e82d90-b8c9-4388-bc48-42a1ef2f4b38\n");
+
+	/* the same boot: kept */
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 2), 0);
+	assert_true(exists(fx->journal) && exists(irqb));
+
+	/* the host restarted: both removed, the new boot recorded */
+	write_file(fx->top, "boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 2), 2);
+	assert_false(exists(fx->journal));
+	assert_false(exists(irqb));
+	assert_content(fx->root, "run/boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
+	/* and none there to remove: nothing to do, not an error */
+	write_file(fx->top, "boot_id", "b3e82d90-b8c9-4388-bc48-42a1ef2f4b38\n");
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 2), 0);
+
+	/* this boot cannot be told: nothing removed, the record left as it is */
+	write_file(fx->root, "run/journal", "/x\t1\n");
+	write_file(fx->top, "boot_id", "not a boot id\n");
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 1), 0);
+	assert_true(exists(fx->journal));
+	assert_content(fx->root, "run/boot_id", "b3e82d90-b8c9-4388-bc48-42a1ef2f4b38\n");
+	assert_int_equal(unlink(now), 0);
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 1), 0);
+	assert_true(exists(fx->journal));
+
+	/* a record that is not a boot id: ignored (kept), then replaced */
+	write_file(fx->top, "boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
+	write_file(fx->root, "run/boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-and-more\n");
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 1), 0);
+	assert_true(exists(fx->journal));
+	assert_content(fx->root, "run/boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
+}
+
 /* A value that vanishes between restore's read and its write is gone, not
  * a failure: nothing is kept to be tried again. */
 static void test_restore_object_vanishes(void **state)
@@ -2494,6 +2548,7 @@ int main(void)
 		T(test_journal_restore_managed_irq),
 		T(test_restore_object_vanishes),
 		T(test_journal_irq_identity),
+		T(test_journals_drop_other_boot),
 		T(test_kthread_pid_reused),
 		T(test_rename_iface),
 		T(test_rename_swap),
