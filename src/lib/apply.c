@@ -1405,7 +1405,7 @@ static struct journal_entry *ntuple_entry(struct caad_actuator *a, const char *i
 static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s)
 {
 	const char *ifname = inv->ifaces[s->iface].name;
-	_cleanup_free_ char *key = NULL, *path = NULL, *label = NULL, *text = NULL;
+	_cleanup_free_ char *key = NULL, *path = NULL, *label = NULL, *text = NULL, *at_path = NULL, *at_label = NULL;
 	struct caad_cpumask none;
 	struct journal_entry *e;
 	char t[160];
@@ -1428,8 +1428,14 @@ static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *i
 		return 0;
 	}
 
+	/* The entry's names at the location the driver will choose are made
+	 * now, as wide as any location: after the insert nothing may fail,
+	 * or the rule would stay journaled under "any" and be taken for
+	 * someone else's at the next apply (and left on the NIC). */
 	if (asprintf(&path, NTUPLE_PREFIX "%s:any", ifname) < 0 ||
-	    asprintf(&label, "%s rx-%u: ntuple rule (%s)", ifname, s->queue, t) < 0 || !(text = strdup(t)))
+	    asprintf(&label, "%s rx-%u: ntuple rule (%s)", ifname, s->queue, t) < 0 || !(text = strdup(t)) ||
+	    asprintf(&at_path, NTUPLE_PREFIX "%s:%" PRIu32, ifname, UINT32_MAX) < 0 ||
+	    asprintf(&at_label, "%s rx-%u: ntuple rule %" PRIu32 " (%s)", ifname, s->queue, UINT32_MAX, t) < 0)
 		return -ENOMEM;
 	if (a->n_entries == a->cap_entries) {
 		size_t ncap = a->cap_entries ? a->cap_entries * 2 : 16;
@@ -1465,13 +1471,13 @@ static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *i
 		return r;
 	}
 	/* until this is written down, the "any" line finds it */
-	if (asprintf(&path, NTUPLE_PREFIX "%s:%u", ifname, loc) < 0 ||
-	    asprintf(&label, "%s rx-%u: ntuple rule %u (%s)", ifname, s->queue, loc, t) < 0)
-		return -ENOMEM;
+	(void)snprintf(at_path, strlen(at_path) + 1, NTUPLE_PREFIX "%s:%" PRIu32, ifname, loc);
+	(void)snprintf(at_label, strlen(at_label) + 1, "%s rx-%u: ntuple rule %" PRIu32 " (%s)", ifname, s->queue, loc,
+	               t);
 	free(e->path);
 	free(e->label);
-	e->path = TAKE_PTR(path);
-	e->label = TAKE_PTR(label);
+	e->path = TAKE_PTR(at_path);
+	e->label = TAKE_PTR(at_label);
 	(void)journal_write(a);
 	refusal_drop(a, key);
 	a->stats.written++;
