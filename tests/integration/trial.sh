@@ -18,7 +18,9 @@
 #     replicate: it fails only when a fresh trial (new state, new flow)
 #     disagrees again with a fresh A/B, for $ATTEMPTS attempts in all;
 #  4. a second flow of the same application reuses the verdict without a
-#     trial, also after a restart (verdicts in --state-dir).
+#     trial, also after a restart (verdicts in --state-dir);
+#  5. no trial starts on a flow whose queue someone else holds (caad backed
+#     off from it), until a reload ends the back-off.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 test_init
@@ -241,4 +243,28 @@ grep -q "^Trial" "$TMP/caad-restart.log" && fail "a trial ran after the restart:
 grep -q "takes the verdict of trial 1 without a trial of its own: $VERDICT" "$TMP/caad-restart.log" ||
 	{ cat "$TMP/caad-restart.log"; fail "the verdict was not reused after the restart"; }
 stop_caad restart
+
+# --- 5. a queue someone else holds is not tried ---------------------------------
+# Someone else rewrites the flow's RPS masks after caad steered them: caad
+# backs off (BackOffSec=0: until a reload), and a trial, whose first turn
+# could not be placed, does not start while it does, not even after
+# SteadyMSec=. A reload ends the back-off: then the trial starts.
+start_caad held "$TMP/state-held"
+log=$TMP/caad-held.log
+in_b iperf3 -s -p 5205 -1 -A 1 -J >/dev/null 2>&1 &
+sleep 0.3
+in_a iperf3 -c "$TB_DST" -p 5205 -t $(( STEADY_MS / 1000 + 12 )) -A 0 -J >/dev/null 2>&1 &
+cli=$!
+wait_for 5 grep -q "^vb rx-[01]: RPS CPUs .* -> " "$log" || { cat "$log"; fail "the flow was not steered"; }
+set_rps 3
+wait_for 3 grep -q "someone else" "$log" || { cat "$log"; fail "someone else's RPS masks: no back-off"; }
+sleep $(( STEADY_MS / 1000 + 2 ))
+grep -q "^Trial" "$log" && { cat "$log"; fail "a trial started on a queue someone else holds"; }
+info "queue held by someone else: no trial $(( STEADY_MS / 1000 + 2 )) s on"
+kill -HUP "$CAAD_PID"
+wait_for 8 grep -q "^Trial 1:" "$log" || { cat "$log"; fail "no trial after the reload ended the back-off"; }
+info "after the reload: $(grep -m1 '^Trial 1:' "$log")"
+kill "$cli" 2>/dev/null || true; wait "$cli" 2>/dev/null || true
+stop_caad held
+set_rps 0
 echo "PASS: trial"
