@@ -17,8 +17,8 @@ void caad_trial_params_init(struct caad_trial_params *p)
 {
 	*p = (struct caad_trial_params){
 		.rounds = 6,
-		.turn_ms = 2000,
-		.settle_ms = 500,
+		.turn_ms = 5000,
+		.settle_ms = 2000,
 		.margin_pct = 3,
 		.win_pct = 80,
 		.eff_loss_pct = 20,

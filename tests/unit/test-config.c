@@ -183,8 +183,8 @@ static void assert_defaults(const struct caad_config *c)
 	assert_null(c->metrics_file);
 	assert_int_equal(c->placement, CAAD_PLACEMENT_PRIOR);
 	assert_int_equal(c->trial.rounds, 6);
-	assert_int_equal(c->trial.turn_ms, 2000);
-	assert_int_equal(c->trial.settle_ms, 500);
+	assert_int_equal(c->trial.turn_ms, 5000);
+	assert_int_equal(c->trial.settle_ms, 2000);
 	assert_int_equal(c->trial.margin_pct, 3);
 	assert_int_equal(c->trial.win_pct, 80);
 	assert_int_equal(c->trial.eff_loss_pct, 20);
