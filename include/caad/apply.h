@@ -61,8 +61,12 @@ int caad_journal_restore(const char *journal_path);
  * everything they name, and a number (IRQ, PID, ifindex) may name another
  * object now, so they are removed (logged) instead of restored. Then the
  * current boot is recorded. Returns how many journals were removed, or
- * -errno; a boot that cannot be told (either file unreadable or not a boot
- * id) removes nothing.
+ * -errno (a journal or the record that cannot be removed or written). A
+ * boot that cannot be told removes no journal: a record that is unreadable
+ * or not a boot id is replaced, and when this boot's id cannot be read the
+ * record is removed (a later start that can read it restores).
+ * This is the host kernel's boot, also under a --sysroot (a fake tree has
+ * no boot of its own).
  */
 int caad_journals_drop_other_boot(const char *runtime_dir, const char *boot_id_path, const char *const *journals,
                                   size_t n);

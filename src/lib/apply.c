@@ -1829,14 +1829,19 @@ int caad_journals_drop_other_boot(const char *runtime_dir, const char *boot_id_p
 
 	if (!boot_id_path)
 		boot_id_path = "/proc/sys/kernel/random/boot_id";
+	if (asprintf(&mark, "%s/boot_id", runtime_dir) < 0)
+		return -ENOMEM;
 	r = read_boot_id(boot_id_path, now);
 	if (r < 0) {
 		log_warning_errno(r, "Cannot tell this boot from %s (%m): journals are restored whenever they were written",
 		                  boot_id_path);
+		/* nor is an earlier boot's record kept: a journal of this
+		 * boot would be taken for one of that boot's at a start that
+		 * can tell */
+		if (unlink(mark) < 0 && errno != ENOENT)
+			return log_error_errno(errno, "Failed to remove %s: %m", mark);
 		return 0;
 	}
-	if (asprintf(&mark, "%s/boot_id", runtime_dir) < 0)
-		return -ENOMEM;
 	r = read_boot_id(mark, was);
 	if (r == 0 && streq(was, now))
 		return 0;

@@ -1142,7 +1142,7 @@ static void test_journal_irq_identity(void **state)
 static void test_journals_drop_other_boot(void **state)
 {
 	struct fixture *fx = *state;
-	_cleanup_free_ char *dir = path_in(fx->root, "run"),
+	_cleanup_free_ char *dir = path_in(fx->root, "run"), *mark = path_in(fx->root, "run/boot_id"),
 	                    *now = path_in(fx->top, "boot_id"), *irqb = path_in(fx->root, "run/irqbalance");
 	const char *const journals[] = { fx->journal, irqb };
 
@@ -1169,21 +1169,31 @@ static void test_journals_drop_other_boot(void **state)
 	write_file(fx->top, "boot_id", "b3e82d90-b8c9-4388-bc48-42a1ef2f4b38\n");
 	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 2), 0);
 
-	/* this boot cannot be told: nothing removed, the record left as it is */
+	/* this boot cannot be told: nothing removed, nor the earlier boot's
+	 * record kept (it would take this boot's journal for its own later) */
 	write_file(fx->root, "run/journal", "/x\t1\n");
 	write_file(fx->top, "boot_id", "not a boot id\n");
 	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 1), 0);
 	assert_true(exists(fx->journal));
-	assert_content(fx->root, "run/boot_id", "b3e82d90-b8c9-4388-bc48-42a1ef2f4b38\n");
+	assert_false(exists(mark));
 	assert_int_equal(unlink(now), 0);
+	write_file(fx->root, "run/boot_id", "b3e82d90-b8c9-4388-bc48-42a1ef2f4b38\n");
 	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 1), 0);
 	assert_true(exists(fx->journal));
+	assert_false(exists(mark));
 
 	/* a record that is not a boot id: ignored (kept), then replaced */
 	write_file(fx->top, "boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
 	write_file(fx->root, "run/boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-and-more\n");
 	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 1), 0);
 	assert_true(exists(fx->journal));
+	assert_content(fx->root, "run/boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
+
+	/* a journal of the earlier boot that cannot be removed (a directory
+	 * here): an error, and the record stays, for the next start to try */
+	write_file(fx->root, "run/irqbalance/x", "\n");
+	write_file(fx->top, "boot_id", "b3e82d90-b8c9-4388-bc48-42a1ef2f4b38\n");
+	assert_true(caad_journals_drop_other_boot(dir, now, journals, 2) < 0);
 	assert_content(fx->root, "run/boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
 }
 
