@@ -46,6 +46,16 @@ start_flow() {
 	CLI=$!
 }
 irq100_is() { [ "$(cat "$R/proc/irq/100/smp_affinity_list")" = "$1" ]; }
+# caad_on N ARGS...: caad on the fake tree in the receiver's namespace,
+# runtime dir $TMP/rtN, log $TMP/caadN.log
+caad_on() {
+	local n=$1
+	shift
+	ip netns exec "$TB_B" "$CAAD" --foreground --sysroot "$R" --runtime-dir "$TMP/rt$n" "$@" >"$TMP/caad$n.log" 2>&1 &
+	CAAD_PID=$!
+}
+# steered N WHAT: caad N moves IRQ 100 to CPU 0 (the consumer's peer) within 5 s
+steered() { wait_for 5 irq100_is 0 || { cat "$TMP/caad$1.log"; fail "not steered before $2"; }; }
 
 # 1. enforce: IRQ 100 -> CPU 0 (peer of the consumer's CPU 1), RPS of a
 #    queue with a movable IRQ turned off; the real veth untouched. A fake
@@ -91,9 +101,7 @@ info "SIGTERM restored the fake tree"
 #    the plan is logged, nothing in the tree changes.
 make_tree
 before=$(snapshot)
-ip netns exec "$TB_B" "$CAAD" --foreground --dry-run --sysroot "$R" --runtime-dir "$TMP/rt2" \
-	>"$TMP/caad2.log" 2>&1 &
-CAAD_PID=$!
+caad_on 2 --dry-run
 start_flow 3
 wait_for 5 grep -q "dry run: not written" "$TMP/caad2.log" || { cat "$TMP/caad2.log"; fail "dry run logged no plan"; }
 wait "$CLI" || true
@@ -111,11 +119,9 @@ mkdir -p "$R/run/irqbalance"
 python3 "$(dirname "$0")/fake-irqbalance.py" "$R/run/irqbalance/irqbalance4243.sock" "$TMP/irqb" 5 &
 IRQB=$!
 wait_for 5 test -S "$R/run/irqbalance/irqbalance4243.sock" || fail "fake irqbalance did not start"
-ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt3" \
-	>"$TMP/caad3.log" 2>&1 &
-CAAD_PID=$!
+caad_on 3 --interface fk0
 start_flow 3
-wait_for 5 irq100_is 0 || { cat "$TMP/caad3.log"; fail "not steered before kill -9"; }
+steered 3 "kill -9"
 banned_has_100() { grep -qw 100 "$TMP/irqb"; }
 wait_for 3 banned_has_100 || fail "irqbalance's banned list is \"$(cat "$TMP/irqb")\", wanted IRQ 100 in it"
 [ "$(cut -f2 "$TMP/rt3/irqbalance")" = 5 ] || fail "irqbalance's own list not journaled: $(cat "$TMP/rt3/irqbalance")"
@@ -150,11 +156,9 @@ info "kill -9 then --restore: tree byte-for-byte original, irqbalance's own list
 #     reset what it records and its numbers may name other objects now, so
 #     the next start removes it instead of writing its originals back.
 make_tree
-ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt3b" \
-	>"$TMP/caad3b.log" 2>&1 &
-CAAD_PID=$!
+caad_on 3b --interface fk0
 start_flow 3
-wait_for 5 irq100_is 0 || { cat "$TMP/caad3b.log"; fail "not steered before kill -9"; }
+steered 3b "kill -9"
 kill -KILL "$CAAD_PID"; wait "$CAAD_PID" 2>/dev/null || true; CAAD_PID=
 wait "$CLI" || true
 [ -s "$TMP/rt3b/journal" ] || fail "no journal after kill -9"
@@ -176,9 +180,7 @@ info "journal of an earlier boot: removed, nothing written back"
 #    reader on CPU 1 (package 1) must get a peer core of package 1.
 make_tree
 echo 0-23 >"$R/sys/devices/system/cpu/possible"
-ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt5" \
-	--topology "$CAAD_TOPOLOGIES/24em64t-2n6c2t-pci.xml" >"$TMP/caad5.log" 2>&1 &
-CAAD_PID=$!
+caad_on 5 --interface fk0 --topology "$CAAD_TOPOLOGIES/24em64t-2n6c2t-pci.xml"
 start_flow 3
 irq100_moved() { ! irq100_is 0-1; }
 wait_for 5 irq100_moved || { cat "$TMP/caad5.log"; fail "not steered with --topology"; }
@@ -196,9 +198,7 @@ irq100_is 0-1 || fail "IRQ 100 not restored after --topology run"
 make_tree
 echo 0-23 >"$R/sys/devices/system/cpu/possible"
 echo 0-23 >"$R/sys/devices/system/cpu/online"
-ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt7" \
-	--topology "$CAAD_TOPOLOGIES/24em64t-2n6c2t-pci.xml" >"$TMP/caad7.log" 2>&1 &
-CAAD_PID=$!
+caad_on 7 --interface fk0 --topology "$CAAD_TOPOLOGIES/24em64t-2n6c2t-pci.xml"
 start_flow 6
 wait_for 5 irq100_moved || { cat "$TMP/caad7.log"; fail "not steered before the CPU went offline"; }
 first=$(cat "$R/proc/irq/100/smp_affinity_list")
@@ -221,11 +221,9 @@ irq100_is 0-1 || fail "IRQ 100 not restored after the hotplug run"
 # 5. the interface vanishes mid-run: caad keeps running, says so once,
 #    stops steering it, and still restores what remains on exit.
 make_tree
-ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt6" \
-	>"$TMP/caad6.log" 2>&1 &
-CAAD_PID=$!
+caad_on 6 --interface fk0
 start_flow 3
-wait_for 5 irq100_is 0 || { cat "$TMP/caad6.log"; fail "not steered before the interface vanished"; }
+steered 6 "the interface vanished"
 rm -rf "$R/sys/class/net/fk0"
 sleep 1.5
 kill -0 "$CAAD_PID" || fail "caad died when its interface vanished"
@@ -239,11 +237,9 @@ info "vanished interface: reported once, IRQ restored, its queues reported gone"
 # 5b. the interface is renamed mid-run (same ifindex): what caad changed
 #     there is restored under the new name on exit.
 make_tree
-ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt8" \
-	>"$TMP/caad8.log" 2>&1 &
-CAAD_PID=$!
+caad_on 8 --interface fk0
 start_flow 3
-wait_for 5 irq100_is 0 || { cat "$TMP/caad8.log"; fail "not steered before the interface was renamed"; }
+steered 8 "the interface was renamed"
 [ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" = 0 ] || fail "rx-0 RPS not turned off before the rename"
 mv "$R/sys/class/net/fk0" "$R/sys/class/net/fk9"
 wait_for 3 grep -q "fk0 (ifindex [0-9]*) is now fk9" "$TMP/caad8.log" ||
@@ -261,10 +257,9 @@ info "renamed interface (fk0 -> fk9): journal followed, restored under the new n
 #     is forgotten, not taken for someone else's change (no back-off): the
 #     new one is steered, and gets its own originals back at exit.
 make_tree
-ip netns exec "$TB_B" "$CAAD" --foreground --sysroot "$R" --runtime-dir "$TMP/rt9" >"$TMP/caad9.log" 2>&1 &
-CAAD_PID=$!
+caad_on 9
 start_flow 3
-wait_for 5 irq100_is 0 || { cat "$TMP/caad9.log"; fail "not steered before the interface went down"; }
+steered 9 "the interface went down"
 wait "$CLI" || true
 old_ifindex=$IFINDEX
 echo 0x1002 >"$R/sys/class/net/fk0/flags"
