@@ -28,6 +28,11 @@ int caad_write_file(const char *path, const char *value);
 /* Write data to path atomically: temp file in the same directory, fsync,
  * rename. mode is the file mode. */
 int caad_write_file_atomic(const char *path, const char *data, size_t len, unsigned mode);
+/* The same without the fsync: a reader sees the old file or the new one,
+ * never a part, but a power loss may leave either. For what is written
+ * again after every scan and matters only while caad runs (trials.json,
+ * MetricsFile=), where an fsync a scan would cost a disk flush each time. */
+int caad_write_file_replace(const char *path, const char *data, size_t len, unsigned mode);
 /* The temporary files ("PATH.XXXXXX", regular files) that such a write
  * killed before its rename left beside path: removed. Returns how many, 0
  * when path's directory does not exist, or -errno. */

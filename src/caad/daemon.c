@@ -454,7 +454,7 @@ static void write_trials(struct daemon *d)
 	r = closed_loop_format(d, f);
 	if (fclose(f) != 0 || r < 0 || asprintf(&path, "%s/trials.json", d->args->runtime_dir) < 0)
 		return;
-	(void)caad_write_file_atomic(path, text, len, 0644);
+	(void)caad_write_file_replace(path, text, len, 0644);
 }
 
 /* The observer follows the readers of the flows this plan steers (none

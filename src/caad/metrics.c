@@ -166,7 +166,7 @@ void daemon_metrics_file_update(struct daemon *d)
 		return;
 	r = daemon_metrics_text(d, &text);
 	if (r >= 0)
-		r = caad_write_file_atomic(path, text, strlen(text), 0644);
+		r = caad_write_file_replace(path, text, strlen(text), 0644);
 	if (r < 0) {
 		if (!d->metrics_failing)
 			log_warning_errno(r, "Failed to write the metrics file %s (%m): retrying after every scan", path);

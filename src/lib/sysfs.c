@@ -140,7 +140,7 @@ int caad_write_file(const char *path, const char *value)
 	return 0;
 }
 
-int caad_write_file_atomic(const char *path, const char *data, size_t len, unsigned mode)
+static int write_replace(const char *path, const char *data, size_t len, unsigned mode, bool durable)
 {
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int fd = -1;
@@ -162,7 +162,7 @@ int caad_write_file_atomic(const char *path, const char *data, size_t len, unsig
 		data += k;
 		len -= (size_t)k;
 	}
-	if (fchmod(fd, mode) < 0 || fsync(fd) < 0) {
+	if (fchmod(fd, mode) < 0 || (durable && fsync(fd) < 0)) {
 		r = -errno;
 		goto fail;
 	}
@@ -174,6 +174,16 @@ int caad_write_file_atomic(const char *path, const char *data, size_t len, unsig
 fail:
 	unlink(tmp);
 	return r;
+}
+
+int caad_write_file_atomic(const char *path, const char *data, size_t len, unsigned mode)
+{
+	return write_replace(path, data, len, mode, true);
+}
+
+int caad_write_file_replace(const char *path, const char *data, size_t len, unsigned mode)
+{
+	return write_replace(path, data, len, mode, false);
 }
 
 /* "BASE." and six characters of mkostemp()'s alphabet */

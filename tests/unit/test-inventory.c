@@ -1122,11 +1122,47 @@ static void test_atomic_leftovers(void **state)
 	assert_int_equal(caad_remove_atomic_leftovers(missing), 0);
 }
 
+/* Both whole-file writes replace the file at once with exactly the data
+ * and mode asked, leave no temporary file, and fail cleanly where the
+ * directory is missing; only the durability (fsync) differs. */
+static void test_write_replace(void **state)
+{
+	const char *root = *state;
+	int (*const fns[])(const char *, const char *, size_t, unsigned) = { caad_write_file_atomic,
+		                                                            caad_write_file_replace };
+
+	for (size_t i = 0; i < ARRAY_SIZE(fns); i++) {
+		_cleanup_free_ char *path = NULL, *text = NULL, *missing = NULL;
+		struct stat st;
+
+		write_file(root, "run/.keep", "");
+		assert_int_equal(caad_path(&path, root, "/run/trials.json"), 0);
+		assert_int_equal(fns[i](path, "{\"a\": 1}\n", 9, 0644), 0);
+		assert_int_equal(caad_read_file_raw(path, &text), 0);
+		assert_string_equal(text, "{\"a\": 1}\n");
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0644);
+		free(text);
+		/* shorter: nothing of the old file stays */
+		assert_int_equal(fns[i](path, "{}", 2, 0600), 0);
+		assert_int_equal(caad_read_file_raw(path, &text), 0);
+		assert_string_equal(text, "{}");
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0600);
+		assert_int_equal(caad_remove_atomic_leftovers(path), 0);
+		assert_int_equal(unlink(path), 0);
+
+		assert_int_equal(caad_path(&missing, root, "/nowhere/metrics.prom"), 0);
+		assert_int_equal(fns[i](missing, "x", 1, 0644), -ENOENT);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_veth, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_atomic_leftovers, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_write_replace, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_queue_listing, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_no_rx_queues, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_iface_fate, setup_root, teardown_root),
