@@ -86,11 +86,10 @@ struct daemon {
 /* Command-line options override the configuration files, at start and on
  * every reload; the log level follows (option, else LogLevel=). */
 int daemon_config_apply_args(struct caad_config *c, const struct args *a);
-/* Restore a crashed run's journal, then (unless --restore) run the loop
- * until SIGTERM/SIGINT and restore what was changed. */
 /* The time of clock in microseconds (0 where it cannot be read). */
 uint64_t now_usec(clockid_t clock);
-
+/* Restore a crashed run's journal, then (unless --restore) run the loop
+ * until SIGTERM/SIGINT and restore what was changed. */
 int daemon_run(struct daemon *d);
 void daemon_done(struct daemon *d);
 
