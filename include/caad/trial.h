@@ -70,6 +70,7 @@ struct caad_trial_score {
 	double efficiency_ratio; /* the same for efficiency, 0 unknown */
 	unsigned pairs;        /* its turns paired so (the prior: its turns with goodput) */
 	unsigned goodput_wins, efficiency_wins; /* ... where this one was ahead */
+	unsigned goodput_behind, efficiency_behind; /* ... where it was behind by more than the margin */
 	uint64_t ooo, retrans; /* summed over its turns */
 	double steal_pct;      /* steal share of all CPU time over its turns */
 };
@@ -86,12 +87,13 @@ struct caad_trial_result {
  * it (one at the ends of the trial), which cancels a steady drift.
  * The rule: an alternative replaces the prior only when, over its pairs
  * (at least 2), (a) its median goodput ratio to the prior is at
- * least 1 + margin, it is ahead in at least win_pct of its pairs, and its
- * median efficiency ratio is not below 1 - eff_loss_pct/100; or (b) its
- * median efficiency ratio is at least 1 + margin, it is ahead in
- * efficiency in at least win_pct of its pairs, and its median goodput
- * ratio is at least 1. Of several, the one with the higher goodput ratio.
- * Anything else keeps the prior.
+ * least 1 + margin, it is not behind by more than the margin in at least
+ * win_pct of its pairs (a pair within the margin is noise, not a loss),
+ * and its median efficiency ratio is not below 1 - eff_loss_pct/100; or
+ * (b) its median efficiency ratio is at least 1 + margin, it is not
+ * behind in efficiency by more than the margin in at least win_pct of
+ * its pairs, and its median goodput ratio is at least 1. Of several, the
+ * one with the higher goodput ratio. Anything else keeps the prior.
  */
 int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
                       unsigned n_cands, struct caad_trial_result *ret);

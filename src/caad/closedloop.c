@@ -318,6 +318,7 @@ static void finish(struct daemon *d, uint64_t now_ns)
 			.efficiency_ratio = s->efficiency_ratio,
 			.pairs = s->pairs,
 			.wins = s->goodput_wins,
+			.behind = (int)s->goodput_behind,
 			.alternative = t->cands[shown].relation,
 			.kept_prior = !t->result.winner,
 		};
@@ -685,12 +686,13 @@ static void format_trial(FILE *f, const struct trial_record *rec)
 		fprintf(f,
 		        "%s{\"cpu\": %d, \"relation\": \"%s\", \"prior\": %s, \"goodput_bps\": %.0f, "
 		        "\"bytes_per_cpu_second\": %.0f, \"goodput_ratio\": %.4f, \"efficiency_ratio\": %.4f, "
-		        "\"pairs\": %u, \"goodput_wins\": %u, \"efficiency_wins\": %u, \"ooo_packets\": %" PRIu64
-		        ", \"retransmits\": %" PRIu64 ", \"steal_pct\": %.2f}",
+		        "\"pairs\": %u, \"goodput_wins\": %u, \"efficiency_wins\": %u, \"goodput_behind\": %u, "
+		        "\"efficiency_behind\": %u, \"ooo_packets\": %" PRIu64 ", \"retransmits\": %" PRIu64
+		        ", \"steal_pct\": %.2f}",
 		        c ? ", " : "", t->cands[c].cpu, caad_relation_to_string(t->cands[c].relation), c ? "false" : "true",
 		        have ? s->goodput_bps : 0, have ? s->efficiency : 0, have ? s->goodput_ratio : 0,
-		        have ? s->efficiency_ratio : 0, s->pairs, s->goodput_wins, s->efficiency_wins, s->ooo, s->retrans,
-		        s->steal_pct);
+		        have ? s->efficiency_ratio : 0, s->pairs, s->goodput_wins, s->efficiency_wins, s->goodput_behind,
+		        s->efficiency_behind, s->ooo, s->retrans, s->steal_pct);
 	}
 	fputs("], \"samples\": [", f);
 	for (size_t i = 0; i < t->n_samples; i++) {

@@ -84,6 +84,9 @@ static int parse_one(json_object *o, struct caad_verdict *v, const char **why)
 		v->pairs = (unsigned)MIN(MAX(json_object_get_int64(x), 0), 1000000);
 	if (json_object_object_get_ex(o, "wins", &x) && json_object_is_type(x, json_type_int))
 		v->wins = (unsigned)MIN(MAX(json_object_get_int64(x), 0), 1000000);
+	v->behind = -1;
+	if (json_object_object_get_ex(o, "behind", &x) && json_object_is_type(x, json_type_int))
+		v->behind = (int)MIN(MAX(json_object_get_int64(x), 0), 1000000);
 	if (json_object_object_get_ex(o, "trial", &x) && json_object_is_type(x, json_type_int))
 		v->trial = (unsigned)MIN(MAX(json_object_get_int64(x), 0), 1000000000);
 	/* whose figures: both known, or neither */
@@ -205,6 +208,8 @@ int caad_verdicts_format(const struct caad_verdicts *vs, FILE *f)
 		        "\"efficiency_ratio\": %.4f, \"pairs\": %u, \"wins\": %u",
 		        caad_relation_to_string(v->relation), v->decided_sec, v->trial, v->goodput_ratio,
 		        v->efficiency_ratio, v->pairs, v->wins);
+		if (v->behind >= 0)
+			fprintf(f, ", \"behind\": %d", v->behind);
 		/* not known for one of an earlier caad's store: not said */
 		if (v->alternative != CAAD_RELATION_UNSTEERED)
 			fprintf(f, ", \"alternative\": \"%s\", \"kept_prior\": %s",

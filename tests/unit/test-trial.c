@@ -93,8 +93,8 @@ static void test_tie_keeps_prior(void **state)
 	assert_non_null(strstr(res.reason, "the prior stands"));
 }
 
-/* The median is 5% up, but only 4 of 6 rounds agree (67% < 80%): noisy,
- * the prior stands. */
+/* The median is 5% up, but 2 of 6 rounds are 10-15% behind, beyond the 3%
+ * margin (4 held: 67% < 80%): noisy, the prior stands. */
 static void test_noisy_overlap_keeps_prior(void **state)
 {
 	static const double g[][2] = { { 10, 10.6 }, { 10, 9.0 }, { 10, 10.5 }, { 10, 10.7 }, { 10, 8.5 }, { 10, 10.5 } };
@@ -103,10 +103,11 @@ static void test_noisy_overlap_keeps_prior(void **state)
 	assert_int_equal(decide_pairs(g, ARRAY_SIZE(g), &res), 0);
 	assert_true(res.scores[1].goodput_ratio >= 1.03);
 	assert_int_equal(res.scores[1].goodput_wins, 4);
+	assert_int_equal(res.scores[1].goodput_behind, 2);
 	assert_int_equal(res.winner, 0);
 }
 
-/* The same rounds with 5 of 6 ahead (83%): it wins. */
+/* The same rounds with one behind (5 of 6 held, 83%): it wins. */
 static void test_consistent_enough_wins(void **state)
 {
 	static const double g[][2] = { { 10, 10.6 }, { 10, 10.4 }, { 10, 10.5 }, { 10, 10.7 }, { 10, 8.5 }, { 10, 10.5 } };
@@ -114,6 +115,39 @@ static void test_consistent_enough_wins(void **state)
 
 	assert_int_equal(decide_pairs(g, ARRAY_SIZE(g), &res), 0);
 	assert_int_equal(res.winner, 1);
+}
+
+/* Turns the alternative lost by less than the margin (3%) are ties, not
+ * losses: ahead in only 4 of 6, but behind by more than 3% in none, and
+ * 10% up: it wins. */
+static void test_ties_within_margin_win(void **state)
+{
+	static const double g[][2] = { { 10, 9.83 }, { 10, 11 }, { 10, 9.94 }, { 10, 11.2 }, { 10, 11.1 }, { 10, 11 } };
+	struct caad_trial_result res;
+
+	assert_int_equal(decide_pairs(g, ARRAY_SIZE(g), &res), 0);
+	assert_int_equal(res.scores[1].goodput_wins, 4);
+	assert_int_equal(res.scores[1].goodput_behind, 0);
+	assert_int_equal(res.winner, 1);
+	assert_non_null(strstr(res.reason, "over 3% behind in 0"));
+}
+
+/* One turn 4% behind (a loss) and one 2.5% behind (a tie): 5 of 6 held,
+ * it wins; a second loss (5 of 6 needed, 4 held) keeps the prior. */
+static void test_losses_beyond_margin_count(void **state)
+{
+	static const double one[][2] = { { 10, 9.6 }, { 10, 9.75 }, { 10, 11 }, { 10, 11 }, { 10, 11 }, { 10, 11 } };
+	static const double two[][2] = { { 10, 9.6 }, { 10, 9.65 }, { 10, 11 }, { 10, 11 }, { 10, 11 }, { 10, 11 } };
+	struct caad_trial_result res;
+
+	assert_int_equal(decide_pairs(one, ARRAY_SIZE(one), &res), 0);
+	assert_int_equal(res.scores[1].goodput_behind, 1);
+	assert_int_equal(res.winner, 1);
+	assert_int_equal(decide_pairs(two, ARRAY_SIZE(two), &res), 0);
+	assert_int_equal(res.scores[1].goodput_behind, 2);
+	assert_true(res.scores[1].goodput_ratio >= 1.03);
+	assert_int_equal(res.winner, 0);
+	assert_non_null(strstr(res.reason, "over 3% behind in 2"));
 }
 
 /* decide 4 rounds of the prior (10 Gbit/s per CPU-second) against an
@@ -439,6 +473,7 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	assert_int_equal(caad_verdicts_put(&vs, &v1), 0);
 	assert_int_equal(caad_verdicts_put(&vs, &v2), 0);
 	v1.wins = 5; /* the same key replaces */
+	v1.behind = 1;
 	assert_int_equal(caad_verdicts_put(&vs, &v1), 0);
 	assert_int_equal(vs.n, 2);
 	assert_int_equal(caad_verdicts_save(&vs, path), 0);
@@ -450,6 +485,7 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	assert_non_null(f);
 	assert_int_equal(f->relation, CAAD_RELATION_SAME_CORE);
 	assert_int_equal(f->wins, 5);
+	assert_int_equal(f->behind, 1);
 	assert_int_equal(f->decided_sec, 1000);
 	assert_int_equal(f->alternative, CAAD_RELATION_SAME_CORE);
 	assert_false(f->kept_prior);
@@ -488,8 +524,9 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	unlink(path);
 }
 
-/* A store of an earlier caad, without alternative and kept_prior, or with
- * an alternative this one does not know: read, those two not known. */
+/* A store of an earlier caad, without alternative and kept_prior (or with
+ * an alternative this one does not know) and behind: read, those not
+ * known. */
 static void test_verdicts_without_alternative(void **state)
 {
 	static const char text[] =
@@ -511,6 +548,7 @@ static void test_verdicts_without_alternative(void **state)
 		assert_false(vs.v[i].kept_prior); /* 1 is not a JSON boolean */
 	}
 	assert_int_equal(vs.v[0].wins, 5);
+	assert_int_equal(vs.v[0].behind, -1);
 
 	/* saved again, they still do not say: neither is written */
 	assert_int_equal(caad_verdicts_save(&vs, path), 0);
@@ -526,6 +564,7 @@ static void test_verdicts_without_alternative(void **state)
 	fclose(f);
 	assert_null(strstr(buf, "alternative"));
 	assert_null(strstr(buf, "kept_prior"));
+	assert_null(strstr(buf, "behind"));
 	caad_verdicts_done(&vs);
 	unlink(path);
 }
@@ -571,6 +610,8 @@ int main(void)
 		cmocka_unit_test(test_tie_keeps_prior),
 		cmocka_unit_test(test_noisy_overlap_keeps_prior),
 		cmocka_unit_test(test_consistent_enough_wins),
+		cmocka_unit_test(test_ties_within_margin_win),
+		cmocka_unit_test(test_losses_beyond_margin_count),
 		cmocka_unit_test(test_goodput_win_at_efficiency_loss),
 		cmocka_unit_test(test_efficiency_win),
 		cmocka_unit_test(test_three_candidates_and_too_few_rounds),
