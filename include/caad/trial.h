@@ -22,7 +22,7 @@ struct caad_trial_params {
 	unsigned turn_ms;      /* length of a turn */
 	unsigned settle_ms;    /* start of a turn not measured: the move settles (< turn_ms) */
 	unsigned margin_pct;   /* an alternative must beat the prior's median by this much ... */
-	unsigned win_pct;      /* ... and be ahead in at least this share of its paired turns */
+	unsigned win_pct;      /* ... and not be behind by more than it in this share of its paired turns */
 	unsigned eff_loss_pct; /* a goodput win may cost this much of the prior's bytes per CPU-second */
 	uint64_t collapse_bps; /* a measured turn slower than this aborts: the flow's rate collapsed */
 };
@@ -78,7 +78,7 @@ struct caad_trial_score {
 struct caad_trial_result {
 	unsigned winner;       /* index of the candidate that stands (0: the prior) */
 	struct caad_trial_score scores[CAAD_TRIAL_MAX_CANDS];
-	char reason[256];
+	char reason[320];
 };
 
 /*

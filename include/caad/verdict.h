@@ -30,8 +30,8 @@ struct caad_verdict {
 	double goodput_ratio, efficiency_ratio; /* of the winner to the prior; when the prior stood, of the
 	                                         * alternative that came closest */
 	unsigned pairs, wins;
-	int behind;                         /* pairs behind by more than the margin; -1: not known (a
-	                                     * store written before it was kept) */
+	int behind;                         /* pairs behind in goodput by more than the margin; -1:
+	                                     * not known (a store written before it was kept) */
 	/* whose figures those are: the winner (relation), or when the prior
 	 * stood (kept_prior), the alternative that came closest; UNSTEERED
 	 * (and kept_prior false: neither known) where a store written before

@@ -57,13 +57,20 @@ static void format_ratio(double v, char *buf, size_t size)
 		snprintf(buf, size, "-");
 }
 
-/* "5/6": paired turns ahead of the prior, of all its paired turns. */
-static void format_wins(uint64_t wins, uint64_t pairs, char *buf, size_t size)
+/*
+ * "5/6 (1 behind)": paired turns ahead of the prior, of all its paired
+ * turns, and those behind by more than the margin (which the decision
+ * counts) where the member BEHIND of O says (a caad before it did not).
+ */
+static void format_wins(uint64_t wins, uint64_t pairs, struct json_object *o, const char *behind, char *buf,
+                        size_t size)
 {
-	if (pairs)
-		snprintf(buf, size, "%" PRIu64 "/%" PRIu64, wins, pairs);
-	else
+	if (!pairs)
 		snprintf(buf, size, "-");
+	else if (get(o, behind))
+		snprintf(buf, size, "%" PRIu64 "/%" PRIu64 " (%" PRIu64 " behind)", wins, pairs, count(o, behind));
+	else
+		snprintf(buf, size, "%" PRIu64 "/%" PRIu64, wins, pairs);
 }
 
 /* A trial's verdict for its rows: the relation that won, "aborted", or "-" while it runs. */
@@ -80,7 +87,7 @@ static int candidate_row(struct libscols_table *tb, struct json_object *t, struc
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
 	bool prior = json_object_get_boolean(get(cand, "prior"));
-	char id[16], cpu[16], goodput[32], efficiency[40], ratio[16], wins[32], eff_ratio[16], eff_wins[32], ooo[24],
+	char id[16], cpu[16], goodput[32], efficiency[40], ratio[16], wins[80], eff_ratio[16], eff_wins[80], ooo[24],
 		retrans[24], steal[16];
 	uint64_t pairs = count(cand, "pairs");
 
@@ -105,8 +112,9 @@ static int candidate_row(struct libscols_table *tb, struct json_object *t, struc
 	} else {
 		format_ratio(number(cand, "goodput_ratio"), ratio, sizeof(ratio));
 		format_ratio(number(cand, "efficiency_ratio"), eff_ratio, sizeof(eff_ratio));
-		format_wins(count(cand, "goodput_wins"), pairs, wins, sizeof(wins));
-		format_wins(count(cand, "efficiency_wins"), pairs, eff_wins, sizeof(eff_wins));
+		format_wins(count(cand, "goodput_wins"), pairs, cand, "goodput_behind", wins, sizeof(wins));
+		format_wins(count(cand, "efficiency_wins"), pairs, cand, "efficiency_behind", eff_wins,
+		            sizeof(eff_wins));
 	}
 	snprintf(ooo, sizeof(ooo), "%" PRIu64, count(cand, "ooo_packets"));
 	snprintf(retrans, sizeof(retrans), "%" PRIu64, count(cand, "retransmits"));
@@ -209,7 +217,7 @@ static int verdicts_table(struct ctl *c, struct json_object *verdicts)
 		struct json_object *v = json_object_array_get_idx(verdicts, i);
 		struct libscols_line *ln = scols_table_new_line(tb, NULL);
 		time_t when = (time_t)count(v, "decided");
-		char decided[32] = "-", trial[16], ratio[16], wins[32];
+		char decided[32] = "-", trial[16], ratio[16], wins[80];
 		struct tm tm;
 
 		if (!ln)
@@ -218,7 +226,7 @@ static int verdicts_table(struct ctl *c, struct json_object *verdicts)
 			strftime(decided, sizeof(decided), "%Y-%m-%d %H:%M", &tm);
 		snprintf(trial, sizeof(trial), "%" PRIu64, count(v, "trial"));
 		format_ratio(number(v, "goodput_ratio"), ratio, sizeof(ratio));
-		format_wins(count(v, "wins"), count(v, "pairs"), wins, sizeof(wins));
+		format_wins(count(v, "wins"), count(v, "pairs"), v, "behind", wins, sizeof(wins));
 		if (scols_line_set_data(ln, 0, text(v, "iface")) < 0 ||
 		    scols_line_set_data(ln, 1, *text(v, "driver") ? text(v, "driver") : "-") < 0 ||
 		    scols_line_set_data(ln, 2, text(v, "comm")) < 0 || scols_line_set_data(ln, 3, text(v, "relation")) < 0 ||

@@ -97,7 +97,7 @@ static void prior_around(const struct caad_trial_sample *s, size_t n, size_t i, 
 static void score(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
                   unsigned cand, struct caad_trial_score *sc, double *buf_a, double *buf_b)
 {
-	double floor = 1 - p->margin_pct / 100.0; /* a pair's ratio below this: behind */
+	double tie_floor = 1 - p->margin_pct / 100.0; /* a pair's ratio below this: behind */
 	size_t na = 0, nb = 0, ng = 0, ne = 0;
 	uint64_t steal = 0, total = 0;
 
@@ -134,14 +134,15 @@ static void score(const struct caad_trial_params *p, const struct caad_trial_sam
 			continue;
 		ag = caad_trial_sample_goodput_bps(&samples[i]);
 		sc->pairs++;
-		buf_a[ng++] = ag / pg;
+		/* behind: by the ratio itself, as trials.json shows it */
+		buf_a[ng] = ag / pg;
 		sc->goodput_wins += ag > pg;
-		sc->goodput_behind += ag < pg * floor;
+		sc->goodput_behind += buf_a[ng++] < tie_floor;
 		ae = caad_trial_sample_efficiency(&samples[i]);
 		if (pe > 0 && ae > 0) {
-			buf_b[ne++] = ae / pe;
+			buf_b[ne] = ae / pe;
 			sc->efficiency_wins += ae > pe;
-			sc->efficiency_behind += ae < pe * floor;
+			sc->efficiency_behind += buf_b[ne++] < tie_floor;
 		}
 	}
 	sc->goodput_ratio = median(buf_a, ng);
@@ -235,9 +236,9 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 			snprintf(ret->reason, sizeof(ret->reason),
 			         "the prior stands: no alternative won by %u%% and held within it in %u%% of its turns "
 			         "(best: candidate %u, median goodput %.3fx, ahead in %u of %u, over %u%% behind in %u; "
-			         "bytes per CPU-second %.3fx, ahead in %u, behind in %u)",
+			         "bytes per CPU-second %.3fx, ahead in %u, over %u%% behind in %u)",
 			         p->margin_pct, p->win_pct, best, s->goodput_ratio, s->goodput_wins, s->pairs,
-			         p->margin_pct, s->goodput_behind, s->efficiency_ratio, s->efficiency_wins,
+			         p->margin_pct, s->goodput_behind, s->efficiency_ratio, s->efficiency_wins, p->margin_pct,
 			         s->efficiency_behind);
 	}
 	return 0;

@@ -421,7 +421,8 @@ mkdir -p "$TMP/state"
 jq -n --arg k "$STORE_KERNEL" --arg t "$STORE_TOPOLOGY" --argjson now "$(date +%s)" '{version: 1, kernel: $k,
 	topology: $t, verdicts: [
 	{iface: "vb", driver: "", comm: "gridftp", relation: "peer-core-same-llc", decided: $now, trial: 7,
-	 goodput_ratio: 1.5746, efficiency_ratio: 0.97, pairs: 6, wins: 4, alternative: "same-core", kept_prior: true},
+	 goodput_ratio: 1.5746, efficiency_ratio: 0.97, pairs: 6, wins: 4, behind: 2, alternative: "same-core",
+	 kept_prior: true},
 	{iface: "vb", driver: "", comm: "fdt", relation: "same-core", decided: $now, trial: 8,
 	 goodput_ratio: 1.21, efficiency_ratio: 1.1, pairs: 6, wins: 6}]}' >"$TMP/state/verdicts.json"
 run 0 "$CTL" placement measure # until the next reload
@@ -429,7 +430,7 @@ verdicts_read() { "$CTL" -j trials | jq -e '.store.verdicts | length == 2' >/dev
 wait_for 3 verdicts_read || fail "the stored verdicts were not read: $("$CTL" -j trials)"
 run 0 "$CTL" trials
 grep -Eq "^ *IFACE +DRIVER +COMM +VERDICT +PRIOR +DECIDED +TRIAL +ALTERNATIVE +RATIO +WINS$" <<<"$OUT" &&
-	grep -Eq "^ *vb +- +gridftp +peer-core-same-llc +kept +[0-9-]+ [0-9:]+ +7 +same-core +1\.575 +4/6$" <<<"$OUT" &&
+	grep -Eq "^ *vb +- +gridftp +peer-core-same-llc +kept +[0-9-]+ [0-9:]+ +7 +same-core +1\.575 +4/6 \(2 behind\)$" <<<"$OUT" &&
 	grep -Eq "^ *vb +- +fdt +same-core +- +[0-9-]+ [0-9:]+ +8 +- +1\.210 +6/6$" <<<"$OUT" ||
 	fail "trials: the stored verdicts: $OUT"
 run 0 "$CTL" reload
