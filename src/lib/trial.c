@@ -134,7 +134,7 @@ static void score(const struct caad_trial_params *p, const struct caad_trial_sam
 			continue;
 		ag = caad_trial_sample_goodput_bps(&samples[i]);
 		sc->pairs++;
-		/* behind: by the ratio itself, as trials.json shows it */
+		/* behind: judged on the ratio itself, of which the median is taken */
 		buf_a[ng] = ag / pg;
 		sc->goodput_wins += ag > pg;
 		sc->goodput_behind += buf_a[ng++] < tie_floor;
