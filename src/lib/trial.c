@@ -201,6 +201,7 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 		                held(p, s->pairs, s->efficiency_behind) && s->goodput_ratio >= 1;
 		if ((by_goodput || by_efficiency) && s->goodput_ratio > best_ratio) {
 			ret->winner = c;
+			ret->by_efficiency = !by_goodput;
 			best_ratio = s->goodput_ratio;
 		}
 	}

@@ -179,6 +179,7 @@ static void test_goodput_win_at_efficiency_loss(void **state)
 
 	/* 6% faster, 18.5% less efficient */
 	assert_int_equal(decide_at_cost(10.6, 1.3, 20, &res), 1);
+	assert_false(res.by_efficiency);
 	assert_true(res.scores[1].efficiency_ratio > 0.81 && res.scores[1].efficiency_ratio < 0.82);
 	assert_int_equal(decide_at_cost(10.6, 1.3, 18, &res), 0);
 	assert_non_null(strstr(res.reason, "the prior stands"));
@@ -207,6 +208,7 @@ static void test_efficiency_win(void **state)
 	}
 	assert_int_equal(caad_trial_decide(&p, s, 8, 2, &res), 0);
 	assert_int_equal(res.winner, 1);
+	assert_true(res.by_efficiency);
 	assert_true(res.scores[1].efficiency_ratio > 1.15);
 }
 

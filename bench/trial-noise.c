@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * bench/trial-noise: how often caad's trial decision (caad_trial_decide(),
+ * the code the daemon runs) replaces the prior on noise alone, and how
+ * often it sees a real difference, from the turns of one placement
+ * measured on this machine. bench/trial-noise (the driver) measures them;
+ * this program only decides. Prints numbers; it is not a test. See
+ * bench/README.md.
+ *
+ * Input: one line per turn of a flow that stayed on one placement, in
+ * time order, "NS BYTES CPU_NS" (the measured part of the turn, bytes
+ * read, consumer + softirq CPU time); '#' starts a comment.
+ *
+ * Every run of 2 x Rounds consecutive turns becomes one simulated trial:
+ * its turns alternate alternative, prior (the daemon's order for two
+ * candidates) and the alternative's bytes are multiplied by an effect f
+ * (its CPU time is kept: goodput and bytes per CPU-second both f times
+ * the measured). At f = 1 both candidates are the same placement: every
+ * replacement is a false one. Windows overlap (they start at every
+ * turn), so they are not independent trials: about turns / (2 x Rounds)
+ * are.
+ */
+#include <errno.h>
+#include <math.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "caad/macro.h"
+#include "caad/trial.h"
+
+#define MAX_EFFECTS 32
+#define MAX_EFFECT 100.0 /* no more than 100 times the measured bytes ... */
+#define MAX_BYTES (UINT64_C(1) << 56) /* ... of a turn: below 2^63 times that */
+
+struct turn {
+	uint64_t ns, bytes, cpu_ns;
+};
+
+/* a decimal number without sign, whole and in range; *p moves past it */
+static bool parse_u64(char **p, uint64_t *ret)
+{
+	char *end;
+
+	*p += strspn(*p, " \t\r\n");
+	if (!(**p >= '0' && **p <= '9'))
+		return false;
+	errno = 0;
+	*ret = strtoull(*p, &end, 10);
+	if (errno || !strchr(" \t\r\n", *end))
+		return false;
+	*p = end;
+	return true;
+}
+
+/* Fills *ret, *n_ret; 0, or -1 after saying why */
+static int read_series(const char *path, struct turn **ret, size_t *n_ret)
+{
+	_cleanup_free_ struct turn *v = NULL;
+	_cleanup_free_ char *buf = NULL;
+	size_t n = 0, cap = 0, bufsz = 0;
+	unsigned line = 0;
+	FILE *f;
+	int r = 0;
+
+	f = strcmp(path, "-") ? fopen(path, "re") : stdin;
+	if (!f) {
+		fprintf(stderr, "trial-noise: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (getline(&buf, &bufsz, f) >= 0) {
+		char *hash = strchr(buf, '#'), *q = buf;
+		struct turn t;
+
+		line++;
+		if (hash)
+			*hash = '\0';
+		if (buf[strspn(buf, " \t\r\n")] == '\0')
+			continue;
+		if (!parse_u64(&q, &t.ns) || !parse_u64(&q, &t.bytes) || !parse_u64(&q, &t.cpu_ns) ||
+		    q[strspn(q, " \t\r\n")] != '\0' || t.ns == 0 || t.bytes > MAX_BYTES) {
+			fprintf(stderr, "trial-noise: %s:%u: want \"NS BYTES CPU_NS\", numbers >= 0, NS > 0, BYTES <= 2^56\n",
+			        path, line);
+			r = -1;
+			break;
+		}
+		if (n == cap) {
+			struct turn *w = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+			if (!w) {
+				fprintf(stderr, "trial-noise: out of memory\n");
+				r = -1;
+				break;
+			}
+			v = w;
+		}
+		v[n++] = t;
+	}
+	if (r == 0 && ferror(f)) {
+		fprintf(stderr, "trial-noise: %s: read error after line %u\n", path, line);
+		r = -1;
+	}
+	if (f != stdin)
+		fclose(f);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(v);
+	*n_ret = n;
+	return 0;
+}
+
+static int parse_effects(const char *s, double *v, unsigned *n)
+{
+	char *end;
+
+	*n = 0;
+	for (;;) {
+		if (*n == MAX_EFFECTS)
+			return -E2BIG;
+		errno = 0;
+		v[*n] = strtod(s, &end);
+		if (errno || end == s || !(v[*n] > 0 && v[*n] <= MAX_EFFECT))
+			return -EINVAL;
+		(*n)++;
+		if (*end == '\0')
+			return 0;
+		if (*end != ',')
+			return -EINVAL;
+		s = end + 1;
+	}
+}
+
+/* an unsigned in [min, max], as caad.conf(5) takes the key */
+static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < min || v > max)
+		return -EINVAL;
+	*ret = (unsigned)v;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the q-quantile of sorted v[0..n), nearest rank: the ceil(q n)-th */
+static double quantile(const double *v, size_t n, double q)
+{
+	size_t k = (size_t)ceil(q * (double)n);
+
+	return n ? v[k ? MIN(k, n) - 1 : 0] : 0;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: trial-noise [OPTIONS] SERIES\n\n"
+	        "Simulated trials of caad_trial_decide() over the turns of one placement\n"
+	        "(SERIES: \"NS BYTES CPU_NS\" per turn, '-' for stdin); prints JSON.\n\n"
+	        "  -r --rounds=N         turns of each candidate per trial (default: caad's)\n"
+	        "  -m --margin=PCT       MarginPercent= (default: caad's)\n"
+	        "  -w --win=PCT          WinPercent= (default: caad's)\n"
+	        "  -l --eff-loss=PCT     EfficiencyLossPercent= (default: caad's)\n"
+	        "  -e --effects=F,...    the alternative's bytes times F (default 1,1.02,1.03,1.05,1.1,1.15,1.2)\n"
+	        "  -h --help             show this help\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "margin", required_argument, NULL, 'm' },
+		{ "win", required_argument, NULL, 'w' },
+		{ "eff-loss", required_argument, NULL, 'l' },
+		{ "effects", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	double effects[MAX_EFFECTS] = { 1, 1.02, 1.03, 1.05, 1.1, 1.15, 1.2 };
+	unsigned n_effects = 7;
+	_cleanup_free_ struct turn *turns = NULL;
+	_cleanup_free_ struct caad_trial_sample *s = NULL;
+	_cleanup_free_ double *ratios = NULL;
+	struct caad_trial_params p;
+	size_t n_turns, len, windows;
+	int c;
+
+	caad_trial_params_init(&p);
+	while ((c = getopt_long(argc, argv, "r:m:w:l:e:h", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'r':
+			if (parse_uint(optarg, 2, 100, &p.rounds) < 0) {
+				fprintf(stderr, "trial-noise: --rounds: want 2..100 (as Rounds=), not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'm':
+		case 'w':
+		case 'l': {
+			/* the ranges caad.conf(5) allows */
+			unsigned *v = c == 'm' ? &p.margin_pct : c == 'w' ? &p.win_pct : &p.eff_loss_pct;
+			unsigned min = c == 'w' ? 50 : 0;
+
+			if (parse_uint(optarg, min, 100, v) < 0) {
+				fprintf(stderr, "trial-noise: -%c: want a percentage %u..100, not '%s'\n", c, min, optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'e':
+			if (parse_effects(optarg, effects, &n_effects) < 0) {
+				fprintf(stderr, "trial-noise: --effects: want up to %d positive numbers, comma-separated, "
+				        "not '%s'\n", MAX_EFFECTS, optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (read_series(argv[optind], &turns, &n_turns) < 0)
+		return 1;
+	len = 2 * (size_t)p.rounds;
+	if (n_turns < len) {
+		fprintf(stderr, "trial-noise: %s: %zu turns, a trial of %u rounds needs %zu\n", argv[optind], n_turns,
+		        p.rounds, len);
+		return 1;
+	}
+	windows = n_turns - len + 1;
+	s = calloc(len, sizeof(*s));
+	ratios = calloc(windows, sizeof(*ratios));
+	if (!s || !ratios) {
+		fprintf(stderr, "trial-noise: out of memory\n");
+		return 1;
+	}
+
+	printf("{\"turns\": %zu, \"rounds\": %u, \"margin_pct\": %u, \"win_pct\": %u, \"eff_loss_pct\": %u, "
+	       "\"trials\": %zu, \"independent_trials\": %zu, \"effects\": [",
+	       n_turns, p.rounds, p.margin_pct, p.win_pct, p.eff_loss_pct, windows, n_turns / len);
+	for (unsigned e = 0; e < n_effects; e++) {
+		size_t replaced = 0, by_eff = 0;
+
+		for (size_t w = 0; w < windows; w++) {
+			struct caad_trial_result res;
+
+			for (size_t k = 0; k < len; k++) {
+				const struct turn *t = &turns[w + k];
+				unsigned cand = (unsigned)((k + 1) % 2);
+
+				s[k] = (struct caad_trial_sample){
+					.round = (unsigned)(k / 2),
+					.cand = cand,
+					.ns = t->ns,
+					.d = { .bytes = cand ? (uint64_t)((double)t->bytes * effects[e]) : t->bytes,
+					       .cpu_ns = t->cpu_ns },
+				};
+			}
+			if (caad_trial_decide(&p, s, len, 2, &res) < 0) {
+				fprintf(stderr, "trial-noise: out of memory\n");
+				return 1;
+			}
+			ratios[w] = res.scores[1].goodput_ratio;
+			replaced += res.winner != 0;
+			by_eff += res.winner != 0 && res.by_efficiency;
+		}
+		qsort(ratios, windows, sizeof(*ratios), cmp_double);
+		printf("%s{\"effect\": %.4f, \"replaced\": %zu, \"replaced_share\": %.4f, \"replaced_by_efficiency\": %zu, "
+		       "\"median_ratio_p5\": %.4f, \"median_ratio_p50\": %.4f, \"median_ratio_p95\": %.4f}",
+		       e ? ", " : "", effects[e], replaced, (double)replaced / (double)windows, by_eff,
+		       quantile(ratios, windows, 0.05), quantile(ratios, windows, 0.5), quantile(ratios, windows, 0.95));
+	}
+	printf("]}\n");
+	return 0;
+}
