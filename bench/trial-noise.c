@@ -171,6 +171,7 @@ static void usage(FILE *out)
 	        "  -m --margin=PCT       MarginPercent= (default: caad's)\n"
 	        "  -w --win=PCT          WinPercent= (default: caad's)\n"
 	        "  -l --eff-loss=PCT     EfficiencyLossPercent= (default: caad's)\n"
+	        "  -c --confidence=PCT   ConfidencePercent= (default: caad's; 0: not asked)\n"
 	        "  -e --effects=F,...    the alternative's bytes times F (default 1,1.02,1.03,1.05,1.1,1.15,1.2)\n"
 	        "  -h --help             show this help\n");
 }
@@ -182,6 +183,7 @@ int main(int argc, char **argv)
 		{ "margin", required_argument, NULL, 'm' },
 		{ "win", required_argument, NULL, 'w' },
 		{ "eff-loss", required_argument, NULL, 'l' },
+		{ "confidence", required_argument, NULL, 'c' },
 		{ "effects", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -196,7 +198,7 @@ int main(int argc, char **argv)
 	int c;
 
 	caad_trial_params_init(&p);
-	while ((c = getopt_long(argc, argv, "r:m:w:l:e:h", opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "r:m:w:l:c:e:h", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'r':
 			if (parse_uint(optarg, 2, 100, &p.rounds) < 0) {
@@ -206,13 +208,15 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 		case 'w':
-		case 'l': {
+		case 'l':
+		case 'c': {
 			/* the ranges caad.conf(5) allows */
-			unsigned *v = c == 'm' ? &p.margin_pct : c == 'w' ? &p.win_pct : &p.eff_loss_pct;
-			unsigned min = c == 'w' ? 50 : 0;
+			unsigned *v = c == 'm' ? &p.margin_pct : c == 'w' ? &p.win_pct : c == 'l' ? &p.eff_loss_pct :
+			              &p.confidence_pct;
+			unsigned min = c == 'w' ? 50 : 0, max = c == 'c' ? 99 : 100;
 
-			if (parse_uint(optarg, min, 100, v) < 0) {
-				fprintf(stderr, "trial-noise: -%c: want a percentage %u..100, not '%s'\n", c, min, optarg);
+			if (parse_uint(optarg, min, max, v) < 0) {
+				fprintf(stderr, "trial-noise: -%c: want a percentage %u..%u, not '%s'\n", c, min, max, optarg);
 				return 2;
 			}
 			break;
@@ -253,8 +257,10 @@ int main(int argc, char **argv)
 	}
 
 	printf("{\"turns\": %zu, \"rounds\": %u, \"margin_pct\": %u, \"win_pct\": %u, \"eff_loss_pct\": %u, "
+	       "\"confidence_pct\": %u, "
 	       "\"trials\": %zu, \"independent_trials\": %zu, \"effects\": [",
-	       n_turns, p.rounds, p.margin_pct, p.win_pct, p.eff_loss_pct, windows, n_turns / len);
+	       n_turns, p.rounds, p.margin_pct, p.win_pct, p.eff_loss_pct, p.confidence_pct, windows,
+	       n_turns / len);
 	for (unsigned e = 0; e < n_effects; e++) {
 		size_t replaced = 0, by_eff = 0;
 

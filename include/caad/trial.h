@@ -24,6 +24,7 @@ struct caad_trial_params {
 	unsigned margin_pct;   /* an alternative must beat the prior's median by this much ... */
 	unsigned win_pct;      /* ... and not be behind by more than it in this share of its paired turns */
 	unsigned eff_loss_pct; /* a goodput win may cost this much of the prior's bytes per CPU-second */
+	unsigned confidence_pct; /* ... and its gain must stand out of the pairs' noise with this confidence (0: not asked) */
 	uint64_t collapse_bps; /* a measured turn slower than this aborts: the flow's rate collapsed */
 };
 
@@ -71,6 +72,11 @@ struct caad_trial_score {
 	unsigned pairs;        /* its turns paired so (the prior: its turns with goodput) */
 	unsigned goodput_wins, efficiency_wins; /* ... where this one was ahead */
 	unsigned goodput_behind, efficiency_behind; /* ... where it was behind by more than the margin */
+	/* a one-sided lower confidence bound (ConfidencePercent=) on the
+	 * geometric mean of its paired ratios (Student's t over their logs):
+	 * with that confidence it is at least this much of the prior's; 0
+	 * unknown (fewer than 2 pairs, or not asked) */
+	double goodput_low, efficiency_low;
 	uint64_t ooo, retrans; /* summed over its turns */
 	double steal_pct;      /* steal share of all CPU time over its turns */
 };
@@ -93,11 +99,18 @@ struct caad_trial_result {
  * and its median efficiency ratio is not below 1 - eff_loss_pct/100; or
  * (b) its median efficiency ratio is at least 1 + margin, it is not
  * behind in efficiency by more than the margin in at least win_pct of
- * its pairs, and its median goodput ratio is at least 1. Of several, the
- * one with the higher goodput ratio. Anything else keeps the prior.
+ * its pairs, and its median goodput ratio is at least 1. With
+ * confidence_pct, either also needs its confidence bound (goodput_low,
+ * efficiency_low) above 1: the gain stands out of the pairs' noise. Of
+ * several, the one with the higher goodput ratio. Anything else keeps
+ * the prior.
  */
 int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
                       unsigned n_cands, struct caad_trial_result *ret);
+
+/* The q-quantile (0 < q < 1) of Student's t distribution with df >= 1
+ * degrees of freedom; NAN out of range. */
+double caad_student_t_quantile(double q, unsigned df);
 
 enum caad_trial_state {
 	CAAD_TRIAL_RUNNING,

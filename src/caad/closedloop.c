@@ -678,21 +678,23 @@ static void format_trial(FILE *f, const struct trial_record *rec)
 	fputs(", \"comm\": ", f);
 	caad_json_string(f, rec->comm);
 	fprintf(f, ", \"consumer_cpu\": %d, \"started\": %" PRIu64 ", \"rate_bps\": %" PRIu64
-	           ", \"rounds\": %u, \"turn_ms\": %u, \"settle_ms\": %u, \"turns_done\": %zu, \"candidates\": [",
+	           ", \"rounds\": %u, \"turn_ms\": %u, \"settle_ms\": %u, \"confidence_pct\": %u"
+	           ", \"turns_done\": %zu, \"candidates\": [",
 	        rec->consumer_cpu, rec->started_sec, rec->rate_bps, t->params.rounds, t->params.turn_ms,
-	        t->params.settle_ms, t->n_samples);
+	        t->params.settle_ms, t->params.confidence_pct, t->n_samples);
 	for (unsigned c = 0; c < t->n_cands; c++) {
 		const struct caad_trial_score *s = &res.scores[c];
 		fprintf(f,
 		        "%s{\"cpu\": %d, \"relation\": \"%s\", \"prior\": %s, \"goodput_bps\": %.0f, "
 		        "\"bytes_per_cpu_second\": %.0f, \"goodput_ratio\": %.4f, \"efficiency_ratio\": %.4f, "
 		        "\"pairs\": %u, \"goodput_wins\": %u, \"efficiency_wins\": %u, \"goodput_behind\": %u, "
-		        "\"efficiency_behind\": %u, \"ooo_packets\": %" PRIu64 ", \"retransmits\": %" PRIu64
-		        ", \"steal_pct\": %.2f}",
+		        "\"efficiency_behind\": %u, \"goodput_low\": %.4f, \"efficiency_low\": %.4f, "
+		        "\"ooo_packets\": %" PRIu64 ", \"retransmits\": %" PRIu64 ", \"steal_pct\": %.2f}",
 		        c ? ", " : "", t->cands[c].cpu, caad_relation_to_string(t->cands[c].relation), c ? "false" : "true",
 		        have ? s->goodput_bps : 0, have ? s->efficiency : 0, have ? s->goodput_ratio : 0,
 		        have ? s->efficiency_ratio : 0, s->pairs, s->goodput_wins, s->efficiency_wins, s->goodput_behind,
-		        s->efficiency_behind, s->ooo, s->retrans, s->steal_pct);
+		        s->efficiency_behind, have ? s->goodput_low : 0, have ? s->efficiency_low : 0, s->ooo, s->retrans,
+		        s->steal_pct);
 	}
 	fputs("], \"samples\": [", f);
 	for (size_t i = 0; i < t->n_samples; i++) {

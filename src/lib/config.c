@@ -595,6 +595,7 @@ static const struct config_key config_keys[] = {
 	KEY("Trials", "MarginPercent", parse_unsigned, trial.margin_pct, 0, 100),
 	KEY("Trials", "WinPercent", parse_unsigned, trial.win_pct, 50, 100),
 	KEY("Trials", "EfficiencyLossPercent", parse_unsigned, trial.eff_loss_pct, 0, 100),
+	KEY("Trials", "ConfidencePercent", parse_unsigned, trial.confidence_pct, 0, 99),
 	KEY("Trials", "SteadyMSec", parse_unsigned, trial_steady_ms, 0, AGE_MS_MAX),
 	KEY("Trials", "VerdictMaxAgeSec", parse_unsigned, verdict_max_age_sec, 0, VERDICT_MAX_AGE_MAX),
 };

@@ -4,6 +4,7 @@
  * decision rule. No I/O, no clock: everything comes in as arguments.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ void caad_trial_params_init(struct caad_trial_params *p)
 		.margin_pct = 3,
 		.win_pct = 80,
 		.eff_loss_pct = 20,
+		.confidence_pct = 95,
 		.collapse_bps = 0,
 	};
 }
@@ -94,6 +96,78 @@ static void prior_around(const struct caad_trial_sample *s, size_t n, size_t i, 
 	*eff = ne ? e / ne : 0;
 }
 
+/* P(T <= t), Student's t with df degrees of freedom: Abramowitz and
+ * Stegun 26.7.3 (odd df) and 26.7.4 (even df), finite sums for whole df */
+static double student_t_cdf(double t, unsigned df)
+{
+	double th = atan(fabs(t) / sqrt((double)df)), c2 = cos(th) * cos(th), a, term, sum;
+
+	if (df % 2) {
+		sum = 0;
+		if (df > 1) {
+			term = sum = cos(th);
+			for (unsigned k = 3; k + 2 <= df; k += 2) {
+				term *= c2 * (double)(k - 1) / (double)k;
+				sum += term;
+			}
+		}
+		a = 2 / M_PI * (th + sin(th) * sum);
+	} else {
+		term = sum = 1;
+		for (unsigned k = 2; k + 2 <= df; k += 2) {
+			term *= c2 * (double)(k - 1) / (double)k;
+			sum += term;
+		}
+		a = sin(th) * sum;
+	}
+	/* a = P(|T| <= |t|) */
+	return t >= 0 ? (1 + a) / 2 : (1 - a) / 2;
+}
+
+double caad_student_t_quantile(double q, unsigned df)
+{
+	double lo = 0, hi = 1;
+
+	if (!(q > 0 && q < 1) || df == 0)
+		return NAN;
+	if (q < 0.5)
+		return -caad_student_t_quantile(1 - q, df);
+	while (student_t_cdf(hi, df) < q && hi < 1e12)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (student_t_cdf(mid, df) < q)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+/*
+ * A one-sided lower confidence bound on the geometric mean of ratios
+ * r[0..n): exp(mean - t * sd / sqrt(n)) over their logs. 0 where not
+ * asked, for fewer than 2, or with a ratio of 0 (no gain to bound).
+ */
+static double ratio_low(const struct caad_trial_params *p, const double *r, size_t n)
+{
+	double sum = 0, sq = 0, mean, sd;
+
+	if (!p->confidence_pct || n < 2)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(r[i] > 0))
+			return 0;
+		sum += log(r[i]);
+	}
+	mean = sum / (double)n;
+	for (size_t i = 0; i < n; i++)
+		sq += (log(r[i]) - mean) * (log(r[i]) - mean);
+	sd = sqrt(sq / (double)(n - 1));
+	return exp(mean - caad_student_t_quantile(p->confidence_pct / 100.0, (unsigned)(n - 1)) * sd / sqrt((double)n));
+}
+
 static void score(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
                   unsigned cand, struct caad_trial_score *sc, double *buf_a, double *buf_b)
 {
@@ -145,6 +219,8 @@ static void score(const struct caad_trial_params *p, const struct caad_trial_sam
 			sc->efficiency_behind += buf_b[ne++] < tie_floor;
 		}
 	}
+	sc->goodput_low = ratio_low(p, buf_a, ng);
+	sc->efficiency_low = ne == sc->pairs ? ratio_low(p, buf_b, ne) : 0;
 	sc->goodput_ratio = median(buf_a, ng);
 	sc->efficiency_ratio = ne == sc->pairs ? median(buf_b, ne) : 0; /* only when every pair has it */
 }
@@ -164,10 +240,16 @@ static bool held(const struct caad_trial_params *p, unsigned pairs, unsigned beh
 	return behind <= pairs - MIN(need, pairs);
 }
 
-/* the goodput half of rule (a): ahead by the margin, not behind in too many turns */
+/* the goodput half of rule (a): ahead by the margin, not behind in too many turns ... */
 static bool goodput_clear(const struct caad_trial_params *p, const struct caad_trial_score *s)
 {
 	return s->goodput_ratio >= 1 + p->margin_pct / 100.0 && held(p, s->pairs, s->goodput_behind);
+}
+
+/* ... and out of the noise of its pairs, where ConfidencePercent= asks */
+static bool out_of_noise(const struct caad_trial_params *p, double low)
+{
+	return !p->confidence_pct || low > 1;
 }
 
 int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
@@ -196,9 +278,11 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 
 		if (s->pairs < 2)
 			continue;
-		by_goodput = goodput_clear(p, s) && (!eff_known || s->efficiency_ratio >= 1 - eff_loss);
+		by_goodput = goodput_clear(p, s) && out_of_noise(p, s->goodput_low) &&
+		             (!eff_known || s->efficiency_ratio >= 1 - eff_loss);
 		by_efficiency = eff_known && s->efficiency_ratio >= 1 + margin &&
-		                held(p, s->pairs, s->efficiency_behind) && s->goodput_ratio >= 1;
+		                held(p, s->pairs, s->efficiency_behind) && out_of_noise(p, s->efficiency_low) &&
+		                s->goodput_ratio >= 1;
 		if ((by_goodput || by_efficiency) && s->goodput_ratio > best_ratio) {
 			ret->winner = c;
 			ret->by_efficiency = !by_goodput;
@@ -208,23 +292,42 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 
 	if (ret->winner) {
 		const struct caad_trial_score *s = &ret->scores[ret->winner];
+		char g_low[48] = "", e_low[48] = "";
+
+		if (p->confidence_pct) {
+			snprintf(g_low, sizeof(g_low), "; at least %.3fx with %u%% confidence", s->goodput_low,
+			         p->confidence_pct);
+			snprintf(e_low, sizeof(e_low), "; at least %.3fx", s->efficiency_low);
+		}
 		snprintf(ret->reason, sizeof(ret->reason),
 		         "candidate %u won: median goodput %.3fx the prior's (ahead in %u of %u turns, over %u%% "
-		         "behind in %u), bytes per CPU-second %.3fx (ahead in %u, over %u%% behind in %u)",
-		         ret->winner, s->goodput_ratio, s->goodput_wins, s->pairs, p->margin_pct, s->goodput_behind,
-		         s->efficiency_ratio, s->efficiency_wins, p->margin_pct, s->efficiency_behind);
+		         "behind in %u%s), bytes per CPU-second %.3fx (ahead in %u, over %u%% behind in %u%s)",
+		         ret->winner, s->goodput_ratio, s->goodput_wins, s->pairs, p->margin_pct, s->goodput_behind, g_low,
+		         s->efficiency_ratio, s->efficiency_wins, p->margin_pct, s->efficiency_behind, e_low);
 	} else {
 		/* say how close the best alternative came */
 		const struct caad_trial_score *s;
+		char lows[64] = "";
 		unsigned best = 0;
 
 		for (unsigned c = 1; c < n_cands; c++)
 			if (!best || ret->scores[c].goodput_ratio > ret->scores[best].goodput_ratio)
 				best = c;
 		s = &ret->scores[best];
+		if (p->confidence_pct)
+			snprintf(lows, sizeof(lows), "; with %u%% confidence at least %.3fx and %.3fx", p->confidence_pct,
+			         s->goodput_low, s->efficiency_low);
 
 		if (!best || s->pairs < 2)
 			snprintf(ret->reason, sizeof(ret->reason), "the prior stands: too few paired turns to compare");
+		else if (goodput_clear(p, s) && !out_of_noise(p, s->goodput_low))
+			/* ahead on the median, but not beyond what the turns' spread gives by chance */
+			snprintf(ret->reason, sizeof(ret->reason),
+			         "the prior stands: candidate %u had median goodput %.3fx the prior's (ahead in %u of %u "
+			         "turns, over %u%% behind in %u), but with %u%% confidence only %.3fx: within the noise "
+			         "of its turns (ConfidencePercent=)",
+			         best, s->goodput_ratio, s->goodput_wins, s->pairs, p->margin_pct, s->goodput_behind,
+			         p->confidence_pct, s->goodput_low);
 		else if (goodput_clear(p, s))
 			/* only the cost per byte kept it */
 			snprintf(ret->reason, sizeof(ret->reason),
@@ -235,12 +338,12 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 			         s->efficiency_ratio, 1 - eff_loss, p->eff_loss_pct);
 		else
 			snprintf(ret->reason, sizeof(ret->reason),
-			         "the prior stands: no alternative won by %u%% and held within it in %u%% of its turns "
+			         "the prior stands: no alternative won by %u%%%s and held within it in %u%% of its turns "
 			         "(best: candidate %u, median goodput %.3fx, ahead in %u of %u, over %u%% behind in %u; "
-			         "bytes per CPU-second %.3fx, ahead in %u, over %u%% behind in %u)",
-			         p->margin_pct, p->win_pct, best, s->goodput_ratio, s->goodput_wins, s->pairs,
-			         p->margin_pct, s->goodput_behind, s->efficiency_ratio, s->efficiency_wins, p->margin_pct,
-			         s->efficiency_behind);
+			         "bytes per CPU-second %.3fx, ahead in %u, over %u%% behind in %u%s)",
+			         p->margin_pct, p->confidence_pct ? ", out of its turns' noise," : "", p->win_pct, best,
+			         s->goodput_ratio, s->goodput_wins, s->pairs, p->margin_pct, s->goodput_behind,
+			         s->efficiency_ratio, s->efficiency_wins, p->margin_pct, s->efficiency_behind, lows);
 	}
 	return 0;
 }
@@ -249,7 +352,7 @@ int caad_trial_start(struct caad_trial *t, unsigned id, uint64_t flow_id, const 
                      const struct caad_trial_cand *cands, unsigned n_cands, uint64_t now_ns)
 {
 	if (n_cands < 2 || n_cands > CAAD_TRIAL_MAX_CANDS || p->rounds < 2 || p->turn_ms == 0 ||
-	    p->settle_ms >= p->turn_ms || p->win_pct > 100 || p->eff_loss_pct > 100)
+	    p->settle_ms >= p->turn_ms || p->win_pct > 100 || p->eff_loss_pct > 100 || p->confidence_pct > 99)
 		return -EINVAL;
 	*t = (struct caad_trial){
 		.id = id,

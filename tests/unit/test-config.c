@@ -187,6 +187,7 @@ static void assert_defaults(const struct caad_config *c)
 	assert_int_equal(c->trial.settle_ms, 2000);
 	assert_int_equal(c->trial.margin_pct, 3);
 	assert_int_equal(c->trial.win_pct, 80);
+	assert_int_equal(c->trial.confidence_pct, 95);
 	assert_int_equal(c->trial.eff_loss_pct, 20);
 	assert_int_equal(c->trial_steady_ms, 5000);
 	assert_int_equal(c->verdict_max_age_sec, 604800);
@@ -853,7 +854,7 @@ static void test_shipped_config(void **state)
 		"Mode", "Interfaces", "IntervalMSec", "ScanBudgetPercent", "MaxFlows", "LogLevel",
 		"RateThreshold", "BannedCPUs", "AllowSMTSibling", "AllowOtherPackage",
 		"MinAgeMSec", "DwellMSec", "MaxMovesPerCycle", "IrqBalance", "MetricsFile", "BackOffSec", "Mechanisms",
-		"Placement", "Rounds", "TurnMSec", "SettleMSec", "MarginPercent", "WinPercent", "EfficiencyLossPercent", "SteadyMSec",
+		"Placement", "Rounds", "TurnMSec", "SettleMSec", "MarginPercent", "WinPercent", "EfficiencyLossPercent", "ConfidencePercent", "SteadyMSec",
 		"VerdictMaxAgeSec",
 	};
 	struct caad_config c;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -44,18 +45,29 @@ static struct caad_trial_params params(void)
 	return p;
 }
 
-/* Rounds of (prior, alternative) goodputs at equal CPU time. */
-static int decide_pairs(const double (*g)[2], unsigned n, struct caad_trial_result *res)
+/* Rounds of (prior, alternative) goodputs at equal CPU time, with
+ * ConfidencePercent=CONF. */
+static int decide_pairs_conf(const double (*g)[2], unsigned n, unsigned conf, struct caad_trial_result *res)
 {
 	struct caad_trial_params p = params();
 	struct caad_trial_sample s[32];
 
+	p.confidence_pct = conf;
 	assert_true(n * 2 <= ARRAY_SIZE(s));
 	for (unsigned r = 0; r < n; r++) {
 		s[2 * r] = sample(r, 0, g[r][0], 1.0);
 		s[2 * r + 1] = sample(r, 1, g[r][1], 1.0);
 	}
 	return caad_trial_decide(&p, s, n * 2, 2, res);
+}
+
+/* ... with the default ConfidencePercent= */
+static int decide_pairs(const double (*g)[2], unsigned n, struct caad_trial_result *res)
+{
+	struct caad_trial_params def;
+
+	caad_trial_params_init(&def);
+	return decide_pairs_conf(g, n, def.confidence_pct, res);
 }
 
 static void test_clear_win(void **state)
@@ -107,14 +119,23 @@ static void test_noisy_overlap_keeps_prior(void **state)
 	assert_int_equal(res.winner, 0);
 }
 
-/* The same rounds with one behind (5 of 6 held, 83%): it wins. */
+/* The same rounds with one behind (5 of 6 held, 83%): WinPercent= lets it
+ * win; but that one turn, 15% behind, puts the geometric mean of the six
+ * ratios (1.017x) within their noise: with 95% confidence only 0.947x,
+ * and ConfidencePercent= keeps the prior. */
 static void test_consistent_enough_wins(void **state)
 {
 	static const double g[][2] = { { 10, 10.6 }, { 10, 10.4 }, { 10, 10.5 }, { 10, 10.7 }, { 10, 8.5 }, { 10, 10.5 } };
 	struct caad_trial_result res;
 
-	assert_int_equal(decide_pairs(g, ARRAY_SIZE(g), &res), 0);
+	assert_int_equal(decide_pairs_conf(g, ARRAY_SIZE(g), 0, &res), 0);
 	assert_int_equal(res.winner, 1);
+	assert_float_equal(res.scores[1].goodput_low, 0, 0); /* not asked */
+	assert_int_equal(decide_pairs_conf(g, ARRAY_SIZE(g), 95, &res), 0);
+	assert_int_equal(res.winner, 0);
+	assert_true(res.scores[1].goodput_low > 0.94 && res.scores[1].goodput_low < 0.955);
+	assert_non_null(strstr(res.reason, "but with 95% confidence only 0.94"));
+	assert_non_null(strstr(res.reason, "within the noise of its turns"));
 }
 
 /* Turns the alternative lost by less than the margin (3%) are ties, not
@@ -140,14 +161,61 @@ static void test_losses_beyond_margin_count(void **state)
 	static const double two[][2] = { { 10, 9.6 }, { 10, 9.65 }, { 10, 11 }, { 10, 11 }, { 10, 11 }, { 10, 11 } };
 	struct caad_trial_result res;
 
-	assert_int_equal(decide_pairs(one, ARRAY_SIZE(one), &res), 0);
+	/* WinPercent= alone: ConfidencePercent= not asked */
+	assert_int_equal(decide_pairs_conf(one, ARRAY_SIZE(one), 0, &res), 0);
 	assert_int_equal(res.scores[1].goodput_behind, 1);
 	assert_int_equal(res.winner, 1);
-	assert_int_equal(decide_pairs(two, ARRAY_SIZE(two), &res), 0);
+	assert_int_equal(decide_pairs_conf(two, ARRAY_SIZE(two), 0, &res), 0);
 	assert_int_equal(res.scores[1].goodput_behind, 2);
 	assert_true(res.scores[1].goodput_ratio >= 1.03);
 	assert_int_equal(res.winner, 0);
 	assert_non_null(strstr(res.reason, "over 3% behind in 2"));
+}
+
+/* Student's t quantiles, as tables give them */
+static void test_student_t_quantile(void **state)
+{
+	assert_float_equal(caad_student_t_quantile(0.95, 1), 6.3138, 1e-4);
+	assert_float_equal(caad_student_t_quantile(0.95, 5), 2.0150, 1e-4);
+	assert_float_equal(caad_student_t_quantile(0.95, 10), 1.8125, 1e-4);
+	assert_float_equal(caad_student_t_quantile(0.95, 30), 1.6973, 1e-4);
+	assert_float_equal(caad_student_t_quantile(0.95, 99), 1.6604, 1e-4);
+	assert_float_equal(caad_student_t_quantile(0.975, 2), 4.3027, 1e-4);
+	assert_float_equal(caad_student_t_quantile(0.99, 4), 3.7469, 1e-4);
+	assert_float_equal(caad_student_t_quantile(0.05, 5), -2.0150, 1e-4);
+	assert_float_equal(caad_student_t_quantile(0.5, 7), 0, 1e-9);
+	assert_true(isnan(caad_student_t_quantile(0, 5)));
+	assert_true(isnan(caad_student_t_quantile(1, 5)));
+	assert_true(isnan(caad_student_t_quantile(0.95, 0)));
+}
+
+/* Ahead by 4% on the median and never behind by more than the margin, but
+ * one turn 20% up and two a little behind: the spread of the ratios is
+ * larger than their mean. WinPercent= and MarginPercent= let it win;
+ * ConfidencePercent=95 keeps the prior, 50 (the mean alone) does not. The
+ * same gain, steady, stands out of its noise. */
+static void test_gain_within_noise_keeps_prior(void **state)
+{
+	static const double noisy[][2] = { { 10, 10.4 }, { 10, 10.5 }, { 10, 9.8 }, { 10, 12 }, { 10, 9.9 }, { 10, 10.4 } };
+	static const double steady[][2] = { { 10, 10.4 }, { 10, 10.5 }, { 10, 10.35 }, { 10, 10.45 }, { 10, 10.4 }, { 10, 10.4 } };
+	struct caad_trial_result res;
+
+	assert_int_equal(decide_pairs_conf(noisy, ARRAY_SIZE(noisy), 0, &res), 0);
+	assert_int_equal(res.winner, 1);
+	assert_int_equal(res.scores[1].goodput_behind, 0);
+	assert_int_equal(decide_pairs(noisy, ARRAY_SIZE(noisy), &res), 0);
+	assert_int_equal(res.winner, 0);
+	assert_true(res.scores[1].goodput_low > 0.98 && res.scores[1].goodput_low < 1);
+	assert_non_null(strstr(res.reason, "within the noise of its turns (ConfidencePercent=)"));
+	assert_int_equal(decide_pairs_conf(noisy, ARRAY_SIZE(noisy), 50, &res), 0);
+	assert_int_equal(res.winner, 1);
+	assert_true(res.scores[1].goodput_low > 1.04 && res.scores[1].goodput_low < 1.05); /* the geometric mean */
+
+	assert_int_equal(decide_pairs(steady, ARRAY_SIZE(steady), &res), 0);
+	assert_int_equal(res.winner, 1);
+	assert_true(res.scores[1].goodput_low > 1.035 && res.scores[1].goodput_low < 1.04);
+	assert_non_null(strstr(res.reason, "at least 1.03"));
+	assert_non_null(strstr(res.reason, "with 95% confidence"));
 }
 
 /* decide 4 rounds of the prior (10 Gbit/s per CPU-second) against an
@@ -614,6 +682,8 @@ int main(void)
 		cmocka_unit_test(test_consistent_enough_wins),
 		cmocka_unit_test(test_ties_within_margin_win),
 		cmocka_unit_test(test_losses_beyond_margin_count),
+		cmocka_unit_test(test_student_t_quantile),
+		cmocka_unit_test(test_gain_within_noise_keeps_prior),
 		cmocka_unit_test(test_goodput_win_at_efficiency_loss),
 		cmocka_unit_test(test_efficiency_win),
 		cmocka_unit_test(test_three_candidates_and_too_few_rounds),
