@@ -85,7 +85,7 @@ struct caad_trial_result {
 	unsigned winner;       /* index of the candidate that stands (0: the prior) */
 	bool by_efficiency;    /* the winner won by rule (b) only: its goodput alone would not have */
 	struct caad_trial_score scores[CAAD_TRIAL_MAX_CANDS];
-	char reason[320];
+	char reason[400];
 };
 
 /*

@@ -154,7 +154,7 @@ static double ratio_low(const struct caad_trial_params *p, const double *r, size
 {
 	double sum = 0, sq = 0, mean, sd;
 
-	if (!p->confidence_pct || n < 2)
+	if (!p->confidence_pct || p->confidence_pct > 99 || n < 2)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!(r[i] > 0))
@@ -294,11 +294,12 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 		const struct caad_trial_score *s = &ret->scores[ret->winner];
 		char g_low[48] = "", e_low[48] = "";
 
-		if (p->confidence_pct) {
+		/* the bounds known (0: unknown, not asked) */
+		if (s->goodput_low > 0)
 			snprintf(g_low, sizeof(g_low), "; at least %.3fx with %u%% confidence", s->goodput_low,
 			         p->confidence_pct);
+		if (s->efficiency_low > 0)
 			snprintf(e_low, sizeof(e_low), "; at least %.3fx", s->efficiency_low);
-		}
 		snprintf(ret->reason, sizeof(ret->reason),
 		         "candidate %u won: median goodput %.3fx the prior's (ahead in %u of %u turns, over %u%% "
 		         "behind in %u%s), bytes per CPU-second %.3fx (ahead in %u, over %u%% behind in %u%s)",
@@ -307,16 +308,19 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 	} else {
 		/* say how close the best alternative came */
 		const struct caad_trial_score *s;
-		char lows[64] = "";
+		char lows[96] = "";
 		unsigned best = 0;
 
 		for (unsigned c = 1; c < n_cands; c++)
 			if (!best || ret->scores[c].goodput_ratio > ret->scores[best].goodput_ratio)
 				best = c;
 		s = &ret->scores[best];
-		if (p->confidence_pct)
-			snprintf(lows, sizeof(lows), "; with %u%% confidence at least %.3fx and %.3fx", p->confidence_pct,
-			         s->goodput_low, s->efficiency_low);
+		if (s->goodput_low > 0 && s->efficiency_low > 0)
+			snprintf(lows, sizeof(lows), "; with %u%% confidence at least %.3fx in goodput and %.3fx in bytes "
+			         "per CPU-second", p->confidence_pct, s->goodput_low, s->efficiency_low);
+		else if (s->goodput_low > 0)
+			snprintf(lows, sizeof(lows), "; with %u%% confidence at least %.3fx in goodput", p->confidence_pct,
+			         s->goodput_low);
 
 		if (!best || s->pairs < 2)
 			snprintf(ret->reason, sizeof(ret->reason), "the prior stands: too few paired turns to compare");

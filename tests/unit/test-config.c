@@ -540,6 +540,9 @@ static void test_parse_errors(void **state)
 		{ "[Placement]\nMinAgeMSec=3600001\n", 2, "Invalid MinAgeMSec= value '3600001': out of range 0..3600000" },
 		{ "[Placement]\nDwellMSec=1s\n", 2, "Invalid DwellMSec= value '1s': expected an unsigned" },
 		{ "[Placement]\nMaxMovesPerCycle=0\n", 2, "Invalid MaxMovesPerCycle= value '0': out of range 1..1048576" },
+		{ "[Trials]\nConfidencePercent=30\n", 2, "Invalid ConfidencePercent= value '30': expected 0 (not asked) or 50..99" },
+		{ "[Trials]\n\nConfidencePercent=100\n", 3, "expected 0 (not asked) or 50..99" },
+		{ "[Trials]\nConfidencePercent=95%\n", 2, "expected an unsigned decimal number" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {

@@ -123,7 +123,7 @@ static void test_noisy_overlap_keeps_prior(void **state)
  * win; but that one turn, 15% behind, puts the geometric mean of the six
  * ratios (1.017x) within their noise: with 95% confidence only 0.947x,
  * and ConfidencePercent= keeps the prior. */
-static void test_consistent_enough_wins(void **state)
+static void test_held_but_noisy(void **state)
 {
 	static const double g[][2] = { { 10, 10.6 }, { 10, 10.4 }, { 10, 10.5 }, { 10, 10.7 }, { 10, 8.5 }, { 10, 10.5 } };
 	struct caad_trial_result res;
@@ -216,6 +216,8 @@ static void test_gain_within_noise_keeps_prior(void **state)
 	assert_true(res.scores[1].goodput_low > 1.035 && res.scores[1].goodput_low < 1.04);
 	assert_non_null(strstr(res.reason, "at least 1.03"));
 	assert_non_null(strstr(res.reason, "with 95% confidence"));
+	/* no efficiency bound to show when there is no CPU time */
+	assert_null(strstr(res.reason, "0.000x"));
 }
 
 /* decide 4 rounds of the prior (10 Gbit/s per CPU-second) against an
@@ -363,6 +365,9 @@ static void test_schedule_interleaves(void **state)
 	p = params();
 	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 1, 0), -EINVAL);
 	p.eff_loss_pct = 101;
+	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 2, 0), -EINVAL);
+	p = params();
+	p.confidence_pct = 100;
 	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 2, 0), -EINVAL);
 }
 
@@ -679,7 +684,7 @@ int main(void)
 		cmocka_unit_test(test_clear_loss_keeps_prior),
 		cmocka_unit_test(test_tie_keeps_prior),
 		cmocka_unit_test(test_noisy_overlap_keeps_prior),
-		cmocka_unit_test(test_consistent_enough_wins),
+		cmocka_unit_test(test_held_but_noisy),
 		cmocka_unit_test(test_ties_within_margin_win),
 		cmocka_unit_test(test_losses_beyond_margin_count),
 		cmocka_unit_test(test_student_t_quantile),
