@@ -705,12 +705,13 @@ def kill_wait(p, timeout=5):
 # ---- iperf3 -----------------------------------------------------------------
 
 def iperf_flow(tb, duration, omit=0, app_cpu=None, sender_cpu=None, port=5201, workdir='.',
-               on_window=None, sample_app=True, on_sample=None):
+               on_window=None, sample_app=True, on_sample=None, on_server=None):
     """One iperf3 TCP stream from the sender to the receiver (iperf3 -s
     pinned to app_cpu when given). /proc/stat and the TCP counters are read
     at the end of the omitted seconds and when the client ends; on_window()
     runs at the window start and its result is returned under 'hook';
-    on_sample() runs every 100 ms of the window."""
+    on_sample() runs every 100 ms of the window; on_server(pid) once the
+    server (pid) listens."""
     srv_cmd = ['iperf3', '-s', '-1', '-J', '-p', str(port)]
     if app_cpu is not None:
         srv_cmd += ['-A', str(app_cpu)]
@@ -723,6 +724,8 @@ def iperf_flow(tb, duration, omit=0, app_cpu=None, sender_cpu=None, port=5201, w
             kill_wait(srv)
             raise RuntimeError('iperf3 server did not start listening')
         time.sleep(0.02)
+    if on_server:
+        on_server(srv.pid)
     cli_cmd = ['iperf3', '-c', tb.dst, '-p', str(port), '-t', str(duration), '-J']
     if omit:
         cli_cmd += ['-O', str(omit)]
