@@ -39,7 +39,7 @@ if "$tool" "$tmp/negative" 2> "$tmp/err"; then fail "negative bytes accepted"; f
 grep -q "$tmp/negative:4" "$tmp/err" || fail "error does not name negative:4: $(cat "$tmp/err")"
 if "$tool" "$tmp/flat" --rounds 11 2> "$tmp/err"; then fail "20 turns accepted for 11 rounds"; fi
 grep -q "needs 22" "$tmp/err" || fail "too few turns: $(cat "$tmp/err")"
-for bad in "--effects 1,-2" "--effects inf" "--win 40" "--rounds 1" "--confidence 100"; do
+for bad in "--effects 1,-2" "--effects inf" "--win 40" "--rounds 1" "--confidence 100" "--confidence 30"; do
 	# shellcheck disable=SC2086 # the option and its value
 	if "$tool" $bad "$tmp/flat" 2> /dev/null; then fail "$bad accepted"; fi
 done

@@ -171,7 +171,7 @@ static void usage(FILE *out)
 	        "  -m --margin=PCT       MarginPercent= (default: caad's)\n"
 	        "  -w --win=PCT          WinPercent= (default: caad's)\n"
 	        "  -l --eff-loss=PCT     EfficiencyLossPercent= (default: caad's)\n"
-	        "  -c --confidence=PCT   ConfidencePercent= (default: caad's; 0: not asked)\n"
+	        "  -c --confidence=PCT   ConfidencePercent= (default: caad's; 0: not asked, or 50..99)\n"
 	        "  -e --effects=F,...    the alternative's bytes times F (default 1,1.02,1.03,1.05,1.1,1.15,1.2)\n"
 	        "  -h --help             show this help\n");
 }
@@ -215,8 +215,9 @@ int main(int argc, char **argv)
 			              &p.confidence_pct;
 			unsigned min = c == 'w' ? 50 : 0, max = c == 'c' ? 99 : 100;
 
-			if (parse_uint(optarg, min, max, v) < 0) {
-				fprintf(stderr, "trial-noise: -%c: want a percentage %u..%u, not '%s'\n", c, min, max, optarg);
+			if (parse_uint(optarg, min, max, v) < 0 || (c == 'c' && *v && *v < 50)) {
+				fprintf(stderr, "trial-noise: -%c: want a percentage %s%u..%u, not '%s'\n", c,
+				        c == 'c' ? "0 or " : "", c == 'c' ? 50 : min, max, optarg);
 				return 2;
 			}
 			break;
