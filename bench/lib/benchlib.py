@@ -129,9 +129,44 @@ def default_caad():
     return os.path.join(REPO, 'build/src/caad/caad')
 
 
+def newest_source():
+    """(mtime, path) of the newest C source, header or BPF program of this
+    tree: what a built binary must be newer than to contain it."""
+    newest = (0.0, None)
+    for top in ('src', 'include', 'bpf', 'bench'):
+        for d, _, files in os.walk(os.path.join(REPO, top)):
+            for name in files:
+                if name.endswith(('.c', '.h')):
+                    path = os.path.join(d, name)
+                    try:
+                        newest = max(newest, (os.stat(path).st_mtime, path))
+                    except OSError:
+                        pass
+    return newest
+
+
+def warn_if_stale(binary):
+    """Say so when BINARY is older than a source of this tree: the figures
+    would be of another build than the commit they are recorded with
+    (bench/run-all rebuilds build-bench/; a bench run alone does not)."""
+    try:
+        built = os.stat(binary).st_mtime
+    except OSError:
+        return
+    mtime, path = newest_source()
+    if not path or mtime <= built:
+        return
+    d = os.path.dirname(os.path.abspath(binary))
+    while d != '/' and not os.path.exists(os.path.join(d, 'build.ninja')):
+        d = os.path.dirname(d)
+    how = f'ninja -C {d}' if d != '/' else 'rebuild it'
+    warn(f'{binary} is older than {os.path.relpath(path, REPO)}: it may not contain this tree\'s changes ({how})')
+
+
 def check_caad(path):
     if not os.access(path, os.X_OK):
         die(f'caad binary not found at {path} (build it: meson setup build && ninja -C build, or pass --caad PATH)')
+    warn_if_stale(path)
     return os.path.realpath(path)
 
 
