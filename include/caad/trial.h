@@ -73,9 +73,10 @@ struct caad_trial_score {
 	unsigned goodput_wins, efficiency_wins; /* ... where this one was ahead */
 	unsigned goodput_behind, efficiency_behind; /* ... where it was behind by more than the margin */
 	/* a one-sided lower confidence bound (ConfidencePercent=) on the
-	 * geometric mean of its paired ratios (Student's t over their logs):
-	 * with that confidence it is at least this much of the prior's; 0
-	 * unknown (fewer than 2 pairs, or not asked) */
+	 * geometric mean of its paired ratios (Student's t over their logs,
+	 * with a standard error that counts the prior turns neighbouring
+	 * pairs share): with that confidence it is at least this much of
+	 * the prior's; 0 unknown (fewer than 2 pairs, or not asked) */
 	double goodput_low, efficiency_low;
 	uint64_t ooo, retrans; /* summed over its turns */
 	double steal_pct;      /* steal share of all CPU time over its turns */

@@ -55,45 +55,84 @@ static double median(double *v, size_t n)
 }
 
 /*
- * The prior's goodput and efficiency around turn i: the mean over its
- * nearest turn before i and its nearest turn after it (one of them at the
- * ends of a trial), so that a steady drift of the flow's rate favours
- * neither side. 0 where unknown.
+ * The prior's turns around turn i: its nearest turn before i and its
+ * nearest turn after it (one of them at the ends of a trial), so that a
+ * steady drift of the flow's rate favours neither side. Their mean
+ * goodput and efficiency (0 where unknown), and which turns gave each.
  */
-static void prior_around(const struct caad_trial_sample *s, size_t n, size_t i, double *goodput, double *eff)
-{
-	const struct caad_trial_sample *nb[2] = { NULL, NULL };
-	double g = 0, e = 0;
-	unsigned ng = 0, ne = 0;
+struct around {
+	double goodput, eff;
+	size_t g_idx[2], e_idx[2];
+	unsigned ng, ne;
+};
 
+static void prior_around(const struct caad_trial_sample *s, size_t n, size_t i, struct around *ret)
+{
+	size_t nb[2];
+	unsigned k_nb = 0;
+	double g = 0, e = 0;
+
+	*ret = (struct around){ 0 };
 	for (size_t j = i; j-- > 0;)
 		if (s[j].cand == 0) {
-			nb[0] = &s[j];
+			nb[k_nb++] = j;
 			break;
 		}
 	for (size_t j = i + 1; j < n; j++)
 		if (s[j].cand == 0) {
-			nb[1] = &s[j];
+			nb[k_nb++] = j;
 			break;
 		}
-	for (size_t k = 0; k < 2; k++) {
-		double v;
+	for (unsigned k = 0; k < k_nb; k++) {
+		double v = caad_trial_sample_goodput_bps(&s[nb[k]]);
 
-		if (!nb[k])
-			continue;
-		v = caad_trial_sample_goodput_bps(nb[k]);
 		if (v > 0) {
 			g += v;
-			ng++;
+			ret->g_idx[ret->ng++] = nb[k];
 		}
-		v = caad_trial_sample_efficiency(nb[k]);
+		v = caad_trial_sample_efficiency(&s[nb[k]]);
 		if (v > 0) {
 			e += v;
-			ne++;
+			ret->e_idx[ret->ne++] = nb[k];
 		}
 	}
-	*goodput = ng ? g / ng : 0;
-	*eff = ne ? e / ne : 0;
+	ret->goodput = ret->ng ? g / ret->ng : 0;
+	ret->eff = ret->ne ? e / ret->ne : 0;
+}
+
+/*
+ * How the pairs share turns. A pair's log ratio is about its turn's log
+ * minus the mean of the logs of the prior's turns it was paired with;
+ * the mean over the pairs is then a sum of weights times turns. Neighbouring
+ * pairs share a prior turn between them, so their ratios are not
+ * independent and their spread alone understates how far that mean
+ * moves by chance. With every turn's noise independent and alike
+ * (variance s2 in its log), the mean of the n ratios varies by s2 * sum_w2 / n^2,
+ * and the ratios' sample variance expects s2 * (sum_v - sum_w2 / n) /
+ * (n - 1), where sum_w2 sums the squared weights of all turns (its own
+ * turns 1 each, a prior turn 1/k for each pair of k prior turns it is in)
+ * and sum_v the ratios' own variances (1 + 1/k each).
+ */
+struct sharing {
+	double *w;  /* per sample */
+	double sum_v;
+};
+
+static void sharing_add(struct sharing *sh, size_t turn, const size_t *prior, unsigned k)
+{
+	sh->w[turn] += 1;
+	for (unsigned j = 0; j < k; j++)
+		sh->w[prior[j]] -= 1.0 / k;
+	sh->sum_v += 1 + 1.0 / k;
+}
+
+static double sharing_sum_w2(const struct sharing *sh, size_t n)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += sh->w[i] * sh->w[i];
+	return sum;
 }
 
 /* P(T <= t), Student's t with df degrees of freedom: Abramowitz and
@@ -147,12 +186,14 @@ double caad_student_t_quantile(double q, unsigned df)
 
 /*
  * A one-sided lower confidence bound on the geometric mean of ratios
- * r[0..n): exp(mean - t * sd / sqrt(n)) over their logs. 0 where not
+ * r[0..n): exp(mean - t * se) over their logs, where se is the standard
+ * error of that mean given how the pairs share turns (struct sharing):
+ * for pairs that share none it is the textbook sd / sqrt(n). 0 where not
  * asked, for fewer than 2, or with a ratio of 0 (no gain to bound).
  */
-static double ratio_low(const struct caad_trial_params *p, const double *r, size_t n)
+static double ratio_low(const struct caad_trial_params *p, const double *r, size_t n, double sum_w2, double sum_v)
 {
-	double sum = 0, sq = 0, mean, sd;
+	double sum = 0, sq = 0, mean, dn = (double)n, spread, se;
 
 	if (!p->confidence_pct || p->confidence_pct > 99 || n < 2)
 		return 0;
@@ -161,16 +202,20 @@ static double ratio_low(const struct caad_trial_params *p, const double *r, size
 			return 0;
 		sum += log(r[i]);
 	}
-	mean = sum / (double)n;
+	mean = sum / dn;
 	for (size_t i = 0; i < n; i++)
 		sq += (log(r[i]) - mean) * (log(r[i]) - mean);
-	sd = sqrt(sq / (double)(n - 1));
-	return exp(mean - caad_student_t_quantile(p->confidence_pct / 100.0, (unsigned)(n - 1)) * sd / sqrt((double)n));
+	spread = sum_v - sum_w2 / dn; /* > 0: every pair has a turn of its own */
+	if (!(spread > 1e-9))
+		return 0;
+	se = sqrt(sq / spread * sum_w2) / dn;
+	return exp(mean - caad_student_t_quantile(p->confidence_pct / 100.0, (unsigned)(n - 1)) * se);
 }
 
 static void score(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
-                  unsigned cand, struct caad_trial_score *sc, double *buf_a, double *buf_b)
+                  unsigned cand, struct caad_trial_score *sc, double *buf_a, double *buf_b, double *w_a, double *w_b)
 {
+	struct sharing sh_a = { .w = w_a }, sh_b = { .w = w_b };
 	double tie_floor = 1 - p->margin_pct / 100.0; /* a pair's ratio below this: behind */
 	size_t na = 0, nb = 0, ng = 0, ne = 0;
 	uint64_t steal = 0, total = 0;
@@ -198,29 +243,34 @@ static void score(const struct caad_trial_params *p, const struct caad_trial_sam
 	}
 
 	/* each of its turns paired with the prior's turns around it */
+	memset(w_a, 0, n * sizeof(*w_a));
+	memset(w_b, 0, n * sizeof(*w_b));
 	for (size_t i = 0; i < n; i++) {
-		double pg, pe, ag, ae;
+		struct around pr;
+		double ag, ae;
 
 		if (samples[i].cand != cand)
 			continue;
-		prior_around(samples, n, i, &pg, &pe);
-		if (pg <= 0)
+		prior_around(samples, n, i, &pr);
+		if (pr.goodput <= 0)
 			continue;
 		ag = caad_trial_sample_goodput_bps(&samples[i]);
 		sc->pairs++;
 		/* behind: judged on the ratio itself, of which the median is taken */
-		buf_a[ng] = ag / pg;
-		sc->goodput_wins += ag > pg;
+		buf_a[ng] = ag / pr.goodput;
+		sc->goodput_wins += ag > pr.goodput;
 		sc->goodput_behind += buf_a[ng++] < tie_floor;
+		sharing_add(&sh_a, i, pr.g_idx, pr.ng);
 		ae = caad_trial_sample_efficiency(&samples[i]);
-		if (pe > 0 && ae > 0) {
-			buf_b[ne] = ae / pe;
-			sc->efficiency_wins += ae > pe;
+		if (pr.eff > 0 && ae > 0) {
+			buf_b[ne] = ae / pr.eff;
+			sc->efficiency_wins += ae > pr.eff;
 			sc->efficiency_behind += buf_b[ne++] < tie_floor;
+			sharing_add(&sh_b, i, pr.e_idx, pr.ne);
 		}
 	}
-	sc->goodput_low = ratio_low(p, buf_a, ng);
-	sc->efficiency_low = ne == sc->pairs ? ratio_low(p, buf_b, ne) : 0;
+	sc->goodput_low = ratio_low(p, buf_a, ng, sharing_sum_w2(&sh_a, n), sh_a.sum_v);
+	sc->efficiency_low = ne == sc->pairs ? ratio_low(p, buf_b, ne, sharing_sum_w2(&sh_b, n), sh_b.sum_v) : 0;
 	sc->goodput_ratio = median(buf_a, ng);
 	sc->efficiency_ratio = ne == sc->pairs ? median(buf_b, ne) : 0; /* only when every pair has it */
 }
@@ -255,7 +305,7 @@ static bool out_of_noise(const struct caad_trial_params *p, double low)
 int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
                       unsigned n_cands, struct caad_trial_result *ret)
 {
-	_cleanup_free_ double *a = NULL, *b = NULL;
+	_cleanup_free_ double *a = NULL, *b = NULL, *w = NULL;
 	double margin = p->margin_pct / 100.0, eff_loss = p->eff_loss_pct / 100.0, best_ratio = 0;
 
 	if (n_cands < 1 || n_cands > CAAD_TRIAL_MAX_CANDS)
@@ -263,10 +313,11 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 	*ret = (struct caad_trial_result){ .winner = 0 };
 	a = malloc((n ? n : 1) * sizeof(double));
 	b = malloc((n ? n : 1) * sizeof(double));
-	if (!a || !b)
+	w = malloc((n ? n : 1) * 2 * sizeof(double));
+	if (!a || !b || !w)
 		return -ENOMEM;
 	for (unsigned c = 0; c < n_cands; c++)
-		score(p, samples, n, c, &ret->scores[c], a, b);
+		score(p, samples, n, c, &ret->scores[c], a, b, w, w + (n ? n : 1));
 	ret->scores[0].goodput_ratio = ret->scores[0].pairs ? 1 : 0;
 	ret->scores[0].efficiency_ratio = ret->scores[0].efficiency > 0 ? 1 : 0;
 	ret->scores[0].goodput_wins = ret->scores[0].efficiency_wins = 0;

@@ -121,7 +121,7 @@ static void test_noisy_overlap_keeps_prior(void **state)
 
 /* The same rounds with one behind (5 of 6 held, 83%): WinPercent= lets it
  * win; but that one turn, 15% behind, puts the geometric mean of the six
- * ratios (1.017x) within their noise: with 95% confidence only 0.947x,
+ * ratios (1.017x) within their noise: with 95% confidence only 0.933x,
  * and ConfidencePercent= keeps the prior. */
 static void test_held_but_noisy(void **state)
 {
@@ -133,8 +133,8 @@ static void test_held_but_noisy(void **state)
 	assert_float_equal(res.scores[1].goodput_low, 0, 0); /* not asked */
 	assert_int_equal(decide_pairs_conf(g, ARRAY_SIZE(g), 95, &res), 0);
 	assert_int_equal(res.winner, 0);
-	assert_true(res.scores[1].goodput_low > 0.94 && res.scores[1].goodput_low < 0.955);
-	assert_non_null(strstr(res.reason, "but with 95% confidence only 0.94"));
+	assert_float_equal(res.scores[1].goodput_low, 0.93294, 1e-4);
+	assert_non_null(strstr(res.reason, "but with 95% confidence only 0.933"));
 	assert_non_null(strstr(res.reason, "within the noise of its turns"));
 }
 
@@ -205,19 +205,134 @@ static void test_gain_within_noise_keeps_prior(void **state)
 	assert_int_equal(res.scores[1].goodput_behind, 0);
 	assert_int_equal(decide_pairs(noisy, ARRAY_SIZE(noisy), &res), 0);
 	assert_int_equal(res.winner, 0);
-	assert_true(res.scores[1].goodput_low > 0.98 && res.scores[1].goodput_low < 1);
+	assert_float_equal(res.scores[1].goodput_low, 0.97626, 1e-4);
 	assert_non_null(strstr(res.reason, "within the noise of its turns (ConfidencePercent=)"));
 	assert_int_equal(decide_pairs_conf(noisy, ARRAY_SIZE(noisy), 50, &res), 0);
 	assert_int_equal(res.winner, 1);
-	assert_true(res.scores[1].goodput_low > 1.04 && res.scores[1].goodput_low < 1.05); /* the geometric mean */
+	assert_float_equal(res.scores[1].goodput_low, 1.04765, 1e-4); /* the geometric mean */
 
 	assert_int_equal(decide_pairs(steady, ARRAY_SIZE(steady), &res), 0);
 	assert_int_equal(res.winner, 1);
-	assert_true(res.scores[1].goodput_low > 1.035 && res.scores[1].goodput_low < 1.04);
+	assert_float_equal(res.scores[1].goodput_low, 1.03664, 1e-4);
 	assert_non_null(strstr(res.reason, "at least 1.03"));
 	assert_non_null(strstr(res.reason, "with 95% confidence"));
 	/* no efficiency bound to show when there is no CPU time */
 	assert_null(strstr(res.reason, "0.000x"));
+}
+
+/* The textbook bound over the logs of r[0..n): exp(mean - t * sd / sqrt(n)),
+ * and in *dist that distance mean - log(bound) */
+static double textbook_low(const double *r, unsigned n, double t, double *dist)
+{
+	double mean = 0, sq = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		mean += log(r[i]) / n;
+	for (unsigned i = 0; i < n; i++)
+		sq += (log(r[i]) - mean) * (log(r[i]) - mean);
+	*dist = t * sqrt(sq / (n - 1)) / sqrt(n);
+	return exp(mean - *dist);
+}
+
+/* The standard error counts the prior's turns that neighbouring pairs
+ * share. Prior, alternative, ... six times: each alternative is paired
+ * with the prior's turns on both sides (the last with one), so
+ * neighbouring ratios share a prior turn and their mean moves more by
+ * chance than their spread says: by sqrt(6 * 12.5/36 * 5 / (9.5 -
+ * 12.5/6)) = 1.1851 times the textbook standard error (weights: the
+ * alternative's turns 1, the first prior turn 1/2, the last 3/2, the
+ * others 1, squares summing to 12.5; ratio variances 1.5 each, the last
+ * 2, summing to 9.5), right where turns are independent. A 7.5% median
+ * gain whose textbook bound clears 1 falls back within the noise. */
+static void test_shared_prior_turns_widen_the_bound(void **state)
+{
+	static const double g[][2] = { { 10, 11.5 }, { 10, 9.8 }, { 10, 11.6 }, { 10, 10.0 }, { 10, 11.4 }, { 10, 10.1 } };
+	double r[ARRAY_SIZE(g)], t = caad_student_t_quantile(0.95, ARRAY_SIZE(g) - 1), dist, mean = 0;
+	struct caad_trial_result res;
+
+	for (unsigned i = 0; i < ARRAY_SIZE(g); i++) {
+		r[i] = g[i][1] / g[i][0];
+		mean += log(r[i]) / ARRAY_SIZE(g);
+	}
+	assert_true(textbook_low(r, ARRAY_SIZE(g), t, &dist) > 1.002);
+	assert_int_equal(decide_pairs(g, ARRAY_SIZE(g), &res), 0);
+	assert_true(res.scores[1].goodput_ratio >= 1.07);
+	assert_int_equal(res.scores[1].goodput_behind, 0);
+	assert_int_equal(res.winner, 0);
+	assert_float_equal(res.scores[1].goodput_low, 0.99099, 1e-4);
+	assert_float_equal((mean - log(res.scores[1].goodput_low)) / dist, 1.18511, 1e-4);
+	assert_non_null(strstr(res.reason, "within the noise of its turns"));
+}
+
+/* Pairs that share no turn get the textbook bound: alternative, prior,
+ * prior, alternative pairs each alternative with the one prior turn
+ * beside it. */
+static void test_separate_pairs_textbook_bound(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_sample s[] = { sample(0, 1, 11.0, 1.0), sample(0, 0, 10.0, 1.0), sample(1, 0, 10.0, 1.0),
+	                                 sample(1, 1, 10.5, 1.0) };
+	static const double r[] = { 1.1, 1.05 };
+	double dist, want = textbook_low(r, 2, caad_student_t_quantile(0.95, 1), &dist);
+	struct caad_trial_result res;
+
+	assert_int_equal(caad_trial_decide(&p, s, ARRAY_SIZE(s), 2, &res), 0);
+	assert_int_equal(res.scores[1].pairs, 2);
+	assert_float_equal(res.scores[1].goodput_low, want, 1e-9);
+	assert_float_equal(want, 0.92792, 1e-4);
+}
+
+/* The efficiency ratios get the same standard error as the goodput
+ * ones: same goodput (1.05x, steady: its bound is the ratio), bytes per
+ * CPU-second 1.08-1.19x. */
+static void test_efficiency_bound_counts_shared_turns(void **state)
+{
+	static const double cpu_s[] = { 0.90, 0.95, 0.88, 0.97, 0.91, 0.93 };
+	struct caad_trial_params p = params();
+	struct caad_trial_sample s[12];
+	double r[6], dist, mean = 0;
+	struct caad_trial_result res;
+
+	for (unsigned i = 0; i < 6; i++) {
+		s[2 * i] = sample(i, 0, 10, 1.0);
+		s[2 * i + 1] = sample(i, 1, 10.5, cpu_s[i]);
+		r[i] = 1.05 / cpu_s[i];
+		mean += log(r[i]) / 6;
+	}
+	assert_int_equal(caad_trial_decide(&p, s, 12, 2, &res), 0);
+	assert_int_equal(res.winner, 1);
+	assert_false(res.by_efficiency);
+	assert_float_equal(res.scores[1].goodput_low, 1.05, 1e-6);
+	assert_float_equal(res.scores[1].efficiency_low, 1.09859, 1e-4);
+	textbook_low(r, 6, caad_student_t_quantile(0.95, 5), &dist);
+	assert_float_equal((mean - log(res.scores[1].efficiency_low)) / dist, 1.18511, 1e-4);
+}
+
+/* Three candidates in the daemon's rotation: two of an alternative's
+ * turns may fall between the same two prior turns, which the standard
+ * error counts (1.1760 times the textbook one here, for both). */
+static void test_three_candidates_bounds(void **state)
+{
+	static const double g[3][6] = { { 10, 10.4, 9.6, 10.2, 9.9, 10.1 },
+		                        { 11.0, 10.6, 11.5, 10.8, 11.2, 10.9 },
+		                        { 9.0, 9.5, 9.2, 9.8, 9.1, 9.4 } };
+	struct caad_trial t = { .n_cands = 3 };
+	struct caad_trial_params p = params();
+	struct caad_trial_sample s[18];
+	unsigned next[3] = { 0 };
+	struct caad_trial_result res;
+
+	for (unsigned turn = 0; turn < 18; turn++) {
+		unsigned c = caad_trial_turn_cand(&t, turn);
+
+		s[turn] = sample(turn / 3, c, g[c][next[c]++], 1.0);
+	}
+	assert_int_equal(caad_trial_decide(&p, s, 18, 3, &res), 0);
+	assert_int_equal(res.scores[1].pairs, 6);
+	assert_int_equal(res.scores[2].pairs, 6);
+	assert_float_equal(res.scores[1].goodput_low, 1.06801, 1e-4);
+	assert_float_equal(res.scores[2].goodput_low, 0.90080, 1e-4);
+	assert_int_equal(res.winner, 1);
 }
 
 /* decide 4 rounds of the prior (10 Gbit/s per CPU-second) against an
@@ -688,6 +803,10 @@ int main(void)
 		cmocka_unit_test(test_ties_within_margin_win),
 		cmocka_unit_test(test_losses_beyond_margin_count),
 		cmocka_unit_test(test_student_t_quantile),
+		cmocka_unit_test(test_shared_prior_turns_widen_the_bound),
+		cmocka_unit_test(test_separate_pairs_textbook_bound),
+		cmocka_unit_test(test_efficiency_bound_counts_shared_turns),
+		cmocka_unit_test(test_three_candidates_bounds),
 		cmocka_unit_test(test_gain_within_noise_keeps_prior),
 		cmocka_unit_test(test_goodput_win_at_efficiency_loss),
 		cmocka_unit_test(test_efficiency_win),
