@@ -30,6 +30,19 @@ out=$("$tool" --effects 1 "$tmp/zigzag")
 out=$("$tool" --effects 1 --margin 15 "$tmp/zigzag")
 [ "$(field 0 replaced <<<"$out")" = 0 ] || fail "zigzag, margin 15: $out"
 
+# calibration: on independent log-normal turns (CV 16%), ConfidencePercent=95
+# replaces an equally fast prior in about 5% of trials, a little less with
+# the margin and WinPercent= on top. A bound that took the pairs as
+# independent (they share the prior's turns) gives 7.4% here.
+out=$("$tool" --synthetic 20000 --seed 1 --rounds 6 --confidence 95 --effects 1,1.2)
+python3 -c 'import json, sys; j = json.load(sys.stdin); s = j["effects"][0]["replaced_share"]
+assert j["trials"] == 19989 and 0.035 <= s <= 0.060, j
+assert j["effects"][1]["replaced_share"] > 0.4, j' <<<"$out" || fail "synthetic calibration: $out"
+[ "$("$tool" --synthetic 20000 --seed 1 --rounds 6 --confidence 95 --effects 1,1.2)" = "$out" ] ||
+	fail "synthetic turns differ between runs of the same seed"
+[ "$("$tool" --synthetic 20000 --seed 2 --rounds 6 --confidence 95 --effects 1,1.2)" != "$out" ] ||
+	fail "synthetic turns do not depend on the seed"
+
 # refused input names the file and line
 printf '3000000000 1 1\n3000000000 lots 1\n' > "$tmp/bad"
 if "$tool" "$tmp/bad" 2> "$tmp/err"; then fail "bad series accepted"; fi
@@ -42,5 +55,12 @@ grep -q "needs 22" "$tmp/err" || fail "too few turns: $(cat "$tmp/err")"
 for bad in "--effects 1,-2" "--effects inf" "--win 40" "--rounds 1" "--confidence 100" "--confidence 30"; do
 	# shellcheck disable=SC2086 # the option and its value
 	if "$tool" $bad "$tmp/flat" 2> /dev/null; then fail "$bad accepted"; fi
+done
+# --synthetic takes no SERIES, and its values in range
+"$tool" --synthetic 100 --effects 1 > /dev/null || fail "--synthetic 100 refused"
+for bad in "--synthetic 100 $tmp/flat" "--synthetic 1" "--synthetic 100 --cv x" "--synthetic 100 --cv 1001" \
+	"--synthetic 100 --seed -1"; do
+	# shellcheck disable=SC2086 # options and values
+	if "$tool" $bad 2> /dev/null; then fail "$bad accepted"; fi
 done
 echo "PASS: trial-noise"

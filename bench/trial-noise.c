@@ -19,6 +19,14 @@
  * replacement is a false one. Windows overlap (they start at every
  * turn), so they are not independent trials: about turns / (2 x Rounds)
  * are.
+ *
+ * --synthetic N draws the turns instead: N of them, each one's bytes
+ * independent and log-normal with --cv, at the same time and CPU time.
+ * On such turns a confidence bound that means what it says replaces an
+ * equally fast prior in about 100 - ConfidencePercent= of the trials
+ * (fewer with the margin and WinPercent= on top): the calibration of the
+ * decision itself, apart from this machine's noise, which is neither
+ * independent nor log-normal.
  */
 #include <errno.h>
 #include <math.h>
@@ -54,6 +62,41 @@ static bool parse_u64(char **p, uint64_t *ret)
 		return false;
 	*p = end;
 	return true;
+}
+
+/* splitmix64: a small generator whose draws are the same everywhere */
+static uint64_t next_u64(uint64_t *state)
+{
+	uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* uniform in (0, 1) */
+static double next_unit(uint64_t *state)
+{
+	return ((double)(next_u64(state) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+/* n turns of 3 s at 2 CPU-seconds whose bytes are log-normal around 6e9
+ * (16 Gbit/s) with coefficient of variation cv (Box-Muller) */
+static int synthesize(size_t n, double cv, uint64_t seed, struct turn **ret)
+{
+	double sigma = sqrt(log(1 + cv * cv));
+	struct turn *v = calloc(n, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		double z = sqrt(-2 * log(next_unit(&seed))) * cos(2 * M_PI * next_unit(&seed));
+
+		v[i] = (struct turn){ .ns = 3000000000, .cpu_ns = 2000000000,
+			              .bytes = (uint64_t)(6e9 * exp(sigma * z - sigma * sigma / 2)) };
+	}
+	*ret = v;
+	return 0;
 }
 
 /* Fills *ret, *n_ret; 0, or -1 after saying why */
@@ -164,7 +207,8 @@ static double quantile(const double *v, size_t n, double q)
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: trial-noise [OPTIONS] SERIES\n\n"
+	        "Usage: trial-noise [OPTIONS] SERIES\n"
+	        "       trial-noise [OPTIONS] --synthetic=N [--cv=PCT] [--seed=S]\n\n"
 	        "Simulated trials of caad_trial_decide() over the turns of one placement\n"
 	        "(SERIES: \"NS BYTES CPU_NS\" per turn, '-' for stdin); prints JSON.\n\n"
 	        "  -r --rounds=N         turns of each candidate per trial (default: caad's)\n"
@@ -173,6 +217,9 @@ static void usage(FILE *out)
 	        "  -l --eff-loss=PCT     EfficiencyLossPercent= (default: caad's)\n"
 	        "  -c --confidence=PCT   ConfidencePercent= (default: caad's; 0: not asked, or 50..99)\n"
 	        "  -e --effects=F,...    the alternative's bytes times F (default 1,1.02,1.03,1.05,1.1,1.15,1.2)\n"
+	        "  -n --synthetic=N      N independent log-normal turns instead of a SERIES\n"
+	        "     --cv=PCT           their coefficient of variation (default 16)\n"
+	        "     --seed=S           their generator's seed (default 1)\n"
 	        "  -h --help             show this help\n");
 }
 
@@ -185,6 +232,9 @@ int main(int argc, char **argv)
 		{ "eff-loss", required_argument, NULL, 'l' },
 		{ "confidence", required_argument, NULL, 'c' },
 		{ "effects", required_argument, NULL, 'e' },
+		{ "synthetic", required_argument, NULL, 'n' },
+		{ "cv", required_argument, NULL, 'V' },
+		{ "seed", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -194,11 +244,13 @@ int main(int argc, char **argv)
 	_cleanup_free_ struct caad_trial_sample *s = NULL;
 	_cleanup_free_ double *ratios = NULL;
 	struct caad_trial_params p;
-	size_t n_turns, len, windows;
+	size_t n_turns = 0, len, windows;
+	unsigned synthetic = 0, cv_pct = 16, seed = 1;
+	const char *source;
 	int c;
 
 	caad_trial_params_init(&p);
-	while ((c = getopt_long(argc, argv, "r:m:w:l:c:e:h", opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "r:m:w:l:c:e:n:h", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'r':
 			if (parse_uint(optarg, 2, 100, &p.rounds) < 0) {
@@ -229,6 +281,19 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'n':
+		case 'V':
+		case 'S': {
+			unsigned *v = c == 'n' ? &synthetic : c == 'V' ? &cv_pct : &seed;
+			unsigned min = c == 'n' ? 2 : 0, max = c == 'n' ? 10000000 : c == 'V' ? 1000 : UINT32_MAX;
+
+			if (parse_uint(optarg, min, max, v) < 0) {
+				fprintf(stderr, "trial-noise: --%s: want %u..%u, not '%s'\n",
+				        c == 'n' ? "synthetic" : c == 'V' ? "cv" : "seed", min, max, optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -237,15 +302,25 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind + 1 != argc) {
+	if (optind + !synthetic != argc) {
 		usage(stderr);
 		return 2;
 	}
-	if (read_series(argv[optind], &turns, &n_turns) < 0)
-		return 1;
+	if (synthetic) {
+		n_turns = synthetic;
+		source = "--synthetic";
+		if (synthesize(n_turns, cv_pct / 100.0, seed, &turns) < 0) {
+			fprintf(stderr, "trial-noise: out of memory\n");
+			return 1;
+		}
+	} else {
+		source = argv[optind];
+		if (read_series(source, &turns, &n_turns) < 0)
+			return 1;
+	}
 	len = 2 * (size_t)p.rounds;
 	if (n_turns < len) {
-		fprintf(stderr, "trial-noise: %s: %zu turns, a trial of %u rounds needs %zu\n", argv[optind], n_turns,
+		fprintf(stderr, "trial-noise: %s: %zu turns, a trial of %u rounds needs %zu\n", source, n_turns,
 		        p.rounds, len);
 		return 1;
 	}
