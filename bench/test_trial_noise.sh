@@ -11,9 +11,9 @@ field() { # field EFFECT-INDEX KEY < json
 }
 
 # 20 equal turns: no alternative can be ahead by the 3% margin at x1, every
-# one of the 9 windows of 12 turns is at x1.05
+# one of the 9 windows of 12 turns (6 rounds) is at x1.05
 for i in $(seq 20); do echo "3000000000 6000000000 2000000000"; done > "$tmp/flat"
-out=$("$tool" --effects 1,1.05 "$tmp/flat")
+out=$("$tool" --rounds 6 --effects 1,1.05 "$tmp/flat")
 [ "$(field 0 replaced <<<"$out")" = 0 ] || fail "flat, x1: $out"
 [ "$(field 1 replaced <<<"$out")" = 9 ] || fail "flat, x1.05: $out"
 python3 -c 'import json, sys; j = json.load(sys.stdin); assert j["trials"] == 9 and j["independent_trials"] == 1, j' <<<"$out" ||
@@ -24,10 +24,10 @@ python3 -c 'import json, sys; j = json.load(sys.stdin); assert j["trials"] == 9 
 { printf '# a comment longer than any buffer: %0600d\n' 0
   for i in $(seq 10); do echo "3000000000 6600000000 2000000000"; echo "3000000000 6000000000 2000000000 # slow"; done
 } > "$tmp/zigzag"
-out=$("$tool" --effects 1 "$tmp/zigzag")
+out=$("$tool" --rounds 6 --effects 1 "$tmp/zigzag")
 [ "$(field 0 replaced <<<"$out")" = 5 ] || fail "zigzag: $out"
 # a wider margin than the difference: never
-out=$("$tool" --effects 1 --margin 15 "$tmp/zigzag")
+out=$("$tool" --rounds 6 --effects 1 --margin 15 "$tmp/zigzag")
 [ "$(field 0 replaced <<<"$out")" = 0 ] || fail "zigzag, margin 15: $out"
 
 # calibration: on independent log-normal turns (CV 16%), ConfidencePercent=95

@@ -17,7 +17,7 @@
 void caad_trial_params_init(struct caad_trial_params *p)
 {
 	*p = (struct caad_trial_params){
-		.rounds = 6,
+		.rounds = 10,
 		.turn_ms = 5000,
 		.settle_ms = 2000,
 		.margin_pct = 3,

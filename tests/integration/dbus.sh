@@ -304,7 +304,7 @@ wait_for 8 trial_running || { cat "$TMP/trials.json"; fail "no trial started und
 jq -e --arg dst "$TB_DST:5201" '.placement == "measure" and .store.version == 1 and .store.verdicts == [] and
 	(.trials[-1] | .state == "running" and .id >= 1 and .iface == "vb" and .comm == "iperf3" and
 	 .consumer_cpu == 1 and (.flow | startswith($dst + " <- ")) and .verdict == null and .kept_prior == null and
-	 .reason == "running" and .rounds == 6 and .turn_ms == 5000 and .settle_ms == 2000 and
+	 .reason == "running" and .rounds == 10 and .turn_ms == 5000 and .settle_ms == 2000 and
 	 .candidates[0].cpu == 0 and .candidates[0].relation == "peer-core-same-llc" and .candidates[0].prior and
 	 .candidates[1].cpu == 1 and .candidates[1].relation == "same-core" and (.candidates[1].prior | not))' \
 	"$TMP/trials.json" >/dev/null || { jq . "$TMP/trials.json"; fail "GetTrials under Placement=measure"; }

@@ -32,8 +32,8 @@ command -v nstat >/dev/null || fail "nstat not installed (iproute2)"
 # Turns measure 2 s, near the A/B's 3 s runs: with 1 s a turn read up to
 # 1.5x apart from the next on a 2-vCPU VM, where 3 s runs read 1.1x. They
 # settle 2 s, as caad's default: with 500 ms the turns still saw the move
-# before (caad.conf(5), SettleMSec=).
-ROUNDS=6 TURN_MS=4000 SETTLE_MS=2000 STEADY_MS=6000 MARGIN=3 EFF_LOSS=20 CONFIDENCE=95 ATTEMPTS=4
+# before (caad.conf(5), SettleMSec=). Rounds as caad's default.
+ROUNDS=10 TURN_MS=4000 SETTLE_MS=2000 STEADY_MS=6000 MARGIN=3 EFF_LOSS=20 CONFIDENCE=95 ATTEMPTS=4
 tb_setup "caadtr$$" 78
 cat >"$TMP/caad.conf" <<EOC
 [Daemon]

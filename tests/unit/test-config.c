@@ -182,7 +182,7 @@ static void assert_defaults(const struct caad_config *c)
 	assert_int_equal(c->policy.max_moves, 16);
 	assert_null(c->metrics_file);
 	assert_int_equal(c->placement, CAAD_PLACEMENT_PRIOR);
-	assert_int_equal(c->trial.rounds, 6);
+	assert_int_equal(c->trial.rounds, 10);
 	assert_int_equal(c->trial.turn_ms, 5000);
 	assert_int_equal(c->trial.settle_ms, 2000);
 	assert_int_equal(c->trial.margin_pct, 3);
