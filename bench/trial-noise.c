@@ -204,6 +204,15 @@ static double quantile(const double *v, size_t n, double q)
 	return n ? v[k ? MIN(k, n) - 1 : 0] : 0;
 }
 
+/* an option that takes an unsigned in [min, max] (or 0, where zero_ok) */
+struct num_opt {
+	int c;
+	const char *name;
+	unsigned *v;
+	unsigned min, max;
+	bool zero_ok;
+};
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -250,30 +259,19 @@ int main(int argc, char **argv)
 	int c;
 
 	caad_trial_params_init(&p);
+	/* the numeric options; the [Trials] ones in the ranges caad.conf(5) allows */
+	const struct num_opt nums[] = {
+		{ 'r', "rounds", &p.rounds, 2, 100, false },
+		{ 'm', "margin", &p.margin_pct, 0, 100, false },
+		{ 'w', "win", &p.win_pct, 50, 100, false },
+		{ 'l', "eff-loss", &p.eff_loss_pct, 0, 100, false },
+		{ 'c', "confidence", &p.confidence_pct, 50, 99, true },
+		{ 'n', "synthetic", &synthetic, 2, 10000000, false },
+		{ 'V', "cv", &cv_pct, 0, 1000, false },
+		{ 'S', "seed", &seed, 0, UINT32_MAX, false },
+	};
 	while ((c = getopt_long(argc, argv, "r:m:w:l:c:e:n:h", opts, NULL)) >= 0) {
 		switch (c) {
-		case 'r':
-			if (parse_uint(optarg, 2, 100, &p.rounds) < 0) {
-				fprintf(stderr, "trial-noise: --rounds: want 2..100 (as Rounds=), not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'm':
-		case 'w':
-		case 'l':
-		case 'c': {
-			/* the ranges caad.conf(5) allows */
-			unsigned *v = c == 'm' ? &p.margin_pct : c == 'w' ? &p.win_pct : c == 'l' ? &p.eff_loss_pct :
-			              &p.confidence_pct;
-			unsigned min = c == 'w' ? 50 : 0, max = c == 'c' ? 99 : 100;
-
-			if (parse_uint(optarg, min, max, v) < 0 || (c == 'c' && *v && *v < 50)) {
-				fprintf(stderr, "trial-noise: -%c: want a percentage %s%u..%u, not '%s'\n", c,
-				        c == 'c' ? "0 or " : "", c == 'c' ? 50 : min, max, optarg);
-				return 2;
-			}
-			break;
-		}
 		case 'e':
 			if (parse_effects(optarg, effects, &n_effects) < 0) {
 				fprintf(stderr, "trial-noise: --effects: want up to %d positive numbers, comma-separated, "
@@ -281,25 +279,26 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'n':
-		case 'V':
-		case 'S': {
-			unsigned *v = c == 'n' ? &synthetic : c == 'V' ? &cv_pct : &seed;
-			unsigned min = c == 'n' ? 2 : 0, max = c == 'n' ? 10000000 : c == 'V' ? 1000 : UINT32_MAX;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default: {
+			const struct num_opt *o = NULL;
 
-			if (parse_uint(optarg, min, max, v) < 0) {
-				fprintf(stderr, "trial-noise: --%s: want %u..%u, not '%s'\n",
-				        c == 'n' ? "synthetic" : c == 'V' ? "cv" : "seed", min, max, optarg);
+			for (size_t i = 0; i < ARRAY_SIZE(nums) && !o; i++)
+				if (nums[i].c == c)
+					o = &nums[i];
+			if (!o) {
+				usage(stderr);
+				return 2;
+			}
+			if (parse_uint(optarg, o->zero_ok ? 0 : o->min, o->max, o->v) < 0 || (*o->v && *o->v < o->min)) {
+				fprintf(stderr, "trial-noise: --%s: want %s%u..%u, not '%s'\n", o->name,
+				        o->zero_ok ? "0 or " : "", o->min, o->max, optarg);
 				return 2;
 			}
 			break;
 		}
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
 		}
 	}
 	if (optind + !synthetic != argc) {
