@@ -499,18 +499,18 @@ static int parse_unsigned(const struct config_key *k, struct caad_config *c, con
 	return r;
 }
 
-/* ConfidencePercent=: 0 (not asked), or 50..99: below 50 the "lower"
- * bound would lie above the geometric mean it bounds */
+/* ConfidencePercent=: 0 (not asked), or the key's min..max (50..99:
+ * below 50 the "lower" bound would lie above the geometric mean it bounds) */
 static int parse_confidence(const struct config_key *k, struct caad_config *c, const char *value, char *why,
                             size_t why_size)
 {
 	unsigned v;
-	int r = parse_unsigned_range(value, 0, 99, &v);
+	int r = parse_unsigned_range(value, 0, k->max, &v);
 
-	if (r == 0 && v != 0 && v < 50)
+	if (r == 0 && v != 0 && v < k->min)
 		r = -ERANGE;
 	if (r == -ERANGE)
-		snprintf(why, why_size, "expected 0 (not asked) or 50..99");
+		snprintf(why, why_size, "expected 0 (not asked) or %u..%u", k->min, k->max);
 	else if (r < 0)
 		snprintf(why, why_size, "expected an unsigned decimal number");
 	else
@@ -614,7 +614,7 @@ static const struct config_key config_keys[] = {
 	KEY("Trials", "MarginPercent", parse_unsigned, trial.margin_pct, 0, 100),
 	KEY("Trials", "WinPercent", parse_unsigned, trial.win_pct, 50, 100),
 	KEY("Trials", "EfficiencyLossPercent", parse_unsigned, trial.eff_loss_pct, 0, 100),
-	KEY("Trials", "ConfidencePercent", parse_confidence, trial.confidence_pct),
+	KEY("Trials", "ConfidencePercent", parse_confidence, trial.confidence_pct, 50, 99),
 	KEY("Trials", "SteadyMSec", parse_unsigned, trial_steady_ms, 0, AGE_MS_MAX),
 	KEY("Trials", "VerdictMaxAgeSec", parse_unsigned, verdict_max_age_sec, 0, VERDICT_MAX_AGE_MAX),
 };
