@@ -727,9 +727,14 @@ static void scan_early(struct daemon *d)
 	uint64_t now = now_usec(CLOCK_MONOTONIC), at, next;
 
 	at = MAX(now, d->last_scan_mono + caad_pace_gap(&d->pace, EARLY_SCAN_GAP_USEC, d->config.scan_budget_pct));
-	if (sd_event_source_get_time(d->timer, &next) < 0 || next <= at)
+	if (sd_event_source_get_time(d->timer, &next) < 0 || next <= at) {
+		log_debug("A steered flow's reader moved: the next scan, in %" PRIu64 " ms, follows it",
+		          (next > now ? next - now : 0) / 1000);
 		return;
+	}
 	if (sd_event_source_set_time(d->timer, at) >= 0) {
+		log_debug("A steered flow's reader moved: scanning in %" PRIu64 " ms, not %" PRIu64 " ms",
+		          (at - now) / 1000, (next - now) / 1000);
 		d->early_scans++;
 		d->scan_is_early = true;
 		arm_prepare(d, at, daemon_scan_period_usec(d));

@@ -71,7 +71,7 @@ follow_case() {
 	tb_setup "caadf$$" 78
 	local rt="$TMP/rt-follow" conf="$TMP/follow.conf" metrics="$TMP/follow.prom"
 	printf '[Daemon]\nInterfaces=vb\nIntervalMSec=4000\nMetricsFile=%s\n' "$metrics" >"$conf"
-	ip netns exec "$TB_B" "$CAAD" --foreground --config "$conf" --runtime-dir "$rt" >"$TMP/caad-follow.log" 2>&1 &
+	ip netns exec "$TB_B" "$CAAD" --foreground --log-level=debug --config "$conf" --runtime-dir "$rt" >"$TMP/caad-follow.log" 2>&1 &
 	CAAD_PID=$!
 	wait_for 10 test -s "$rt/state.json" || { cat "$TMP/caad-follow.log"; fail "caad did not start"; }
 	# not through in_b: $! must be iperf3 itself, which taskset moves
@@ -81,9 +81,18 @@ follow_case() {
 	in_a iperf3 -c "$TB_DST" -t 14 -J >"$TMP/cli.json" 2>&1 &
 	local cli=$!
 	wait_for 10 rps_is 0 1 || { cat "$TMP/caad-follow.log"; fail "rx-0 rps_cpus is $(rps_b 0), wanted 1"; }
-	early() { awk '$1 == "caad_early_scans_total" { print $2 }' "$metrics"; }
-	local e0; e0=$(early)
-	sleep 0.5 # a scan just ran: the next is ~3.5 s away
+	# both counters from one read of the file (it is replaced whole)
+	counts() { awk '$1 == "caad_scans_total" { s = $2 } $1 == "caad_early_scans_total" { e = $2 } END { print s, e }' "$metrics"; }
+	early() { counts | cut -d' ' -f2; }
+	# Move just after a scan, from the figures that scan wrote: the next
+	# regular one is then ~4 s away, however late this shell saw rps_cpus
+	# change (a loaded machine), and the file holds that scan's count.
+	local s0 e0 c
+	read -r s0 e0 < <(counts)
+	wait_for 6 eval '[ "$(counts | cut -d" " -f1)" -gt "$s0" ]' ||
+		{ cat "$TMP/caad-follow.log"; fail "no scan in 6 s after scan $s0 (IntervalMSec=4000)"; }
+	read -r s0 e0 < <(counts)
+	sleep 0.2
 
 	local t0 dt
 	t0=$(now_ms)
@@ -92,8 +101,13 @@ follow_case() {
 	dt=$(( $(now_ms) - t0 ))
 	info "rx-0 rps_cpus = $(rps_b 0) $dt ms after the reader moved (scan interval 4000 ms)"
 	[ "$dt" -le 1000 ] || fail "following the reader took $dt ms: no early scan"
-	wait_for 5 test "$(early)" -gt "$e0" || fail "caad_early_scans_total stayed $(early)"
-	info "caad_early_scans_total $e0 -> $(early)"
+	if ! wait_for 5 test "$(early)" -gt "$e0"; then
+		cat "$TMP/caad-follow.log"
+		grep -E '^caad_(early_)?scans_total|^caad_last_scan' "$metrics" >&2 || true
+		fail "caad_early_scans_total stayed $(early) (scan $s0 before the move)"
+	fi
+	c=$(counts)
+	info "caad_early_scans_total $e0 -> ${c#* }, scans $s0 -> ${c%% *}"
 
 	wait "$cli" || fail "iperf3 client failed: $(cat "$TMP/cli.json")"
 	wait "$srv" || true
