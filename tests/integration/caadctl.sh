@@ -174,7 +174,7 @@ ip netns exec "$TB_B" "$CAAD" --foreground --config "$TMP/caad.conf" --runtime-d
 CAAD_PID=$!
 wait_for 15 bus_has_caad || { cat "$TMP/caad.log"; fail "caad did not take org.caad1"; }
 in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
-sleep 0.3
+tb_wait_listen 5201
 in_a iperf3 -c "$TB_DST" -t 120 >/dev/null 2>&1 &
 wait_for 5 rps_is 0 1 || { cat "$TMP/caad.log"; fail "rx-0 not steered: rps_cpus $(rps_b 0)"; }
 steered() { "$CTL" -j status | jq -e '.flows_steered >= 1' >/dev/null; }

@@ -30,14 +30,14 @@ wait_for 10 test -s "$RT/state.json" || { cat "$TMP/caad.log"; fail "caad did no
 
 # the heavy flow: receiver on CPU 1, so caad steers rx processing to CPU 0
 in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
-sleep 0.3
-DUR=$(( N / 2000 + 20 ))
-in_a iperf3 -c "$TB_DST" -t "$DUR" -b 2G >/dev/null 2>&1 &
+tb_wait_listen 5201
+# long enough for a slow churn (ASan) and the checks after it; killed at the end
+in_a iperf3 -c "$TB_DST" -t 600 -b 2G >/dev/null 2>&1 &
 IPERF=$!
 wait_for 5 rps_is 0 1 || { cat "$TMP/caad.log"; fail "heavy flow not steered before the churn"; }
 
 in_b "$CHURN" server 5555 &
-sleep 0.2
+tb_wait_listen 5555
 
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$CAAD_PID/status"; }
 nflows() { jq '.n_flows' "$RT/state.json" 2>/dev/null || echo 0; }
@@ -82,7 +82,7 @@ HOLD=$CAAD_SOURCE_ROOT/bench/lib/holdconns.py
 NHOLD=$(( MAXFLOWS + 100 ))
 in_b python3 "$HOLD" server 5600 1 >/dev/null 2>&1 &
 HOLD_SRV=$!
-sleep 0.3
+tb_wait_listen 5600
 mkfifo "$TMP/hold.in"
 in_a python3 "$HOLD" client "$TB_DST" 5600 1 "$NHOLD" <"$TMP/hold.in" >"$TMP/hold.out" 2>&1 &
 HOLD_CLI=$!

@@ -104,7 +104,7 @@ start() {
 flow() {
 	ip netns exec "$TB_B" iperf3 -s -1 -A 1 >"$TMP/iperf-s-$1.log" 2>&1 &
 	SRV=$!
-	sleep 0.3
+	tb_wait_listen 5201
 	ip netns exec "$TB_A" iperf3 -c "$TB_DST" -t 10 >"$TMP/iperf-c-$1.log" 2>&1 &
 	CLI=$!
 }

@@ -14,14 +14,20 @@ ip netns exec "$TB_B" "$CAAD" --foreground --interface vb --runtime-dir "$RT" >"
 CAAD_PID=$!
 wait_for 10 test -s "$RT/state.json" || { cat "$TMP/caad.log"; fail "caad did not start"; }
 
-# flow SECONDS: receiver on CPU 1; caad steers rx processing to CPU 0
+no_heavy() { jq -e '[.flows[] | select(.heavy)] | length == 0' "$RT/state.json" >/dev/null 2>&1; }
+# flow SECONDS: receiver on CPU 1; caad steers rx processing to CPU 0.
+# The last flow's end must be seen first: its steering stays on rx-0.
 flow() {
+	wait_for 5 no_heavy || { jq .flows "$RT/state.json"; fail "the last flow is still listed as heavy"; }
 	in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
-	sleep 0.3
+	tb_wait_listen 5201
 	in_a iperf3 -c "$TB_DST" -t "$1" >/dev/null 2>&1 &
 	CLI=$!
 }
-steered() { rps_is 0 1; }
+# this flow, not the last one: rx-0's mask outlives its flow
+steered() {
+	rps_is 0 1 && jq -e '[.flows[] | select(.heavy and .steer_cpu == 0)] | length == 1' "$RT/state.json" >/dev/null 2>&1
+}
 n_queues() { jq '[.queues[] | select(.iface == "vb")] | length' "$RT/state.json"; }
 alive() { kill -0 "$CAAD_PID" 2>/dev/null || { cat "$TMP/caad.log"; fail "caad died"; }; }
 

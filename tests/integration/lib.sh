@@ -70,6 +70,12 @@ tb_cleanup() {
 	return 0
 }
 
+# tb_wait_listen PORT: until a TCP socket listens on PORT in the receiver's
+# namespace (a server just started in the background: its client must not
+# be refused on a machine slow to start it)
+tb_listening() { ip netns exec "$TB_B" ss -Hltn "sport = :$1" | grep -q .; }
+tb_wait_listen() { wait_for 10 tb_listening "$1" || fail "nothing listens on port $1 in $TB_B after 10 s"; }
+
 in_b() { ip netns exec "$TB_B" "$@"; }
 in_a() { ip netns exec "$TB_A" "$@"; }
 rps_b() { in_b cat "/sys/class/net/vb/queues/rx-$1/rps_cpus"; }

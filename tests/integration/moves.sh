@@ -58,7 +58,7 @@ wait_for 10 test -s "$TMP/rt/state.json" || { cat "$TMP/caad.log"; fail "caad di
 duration=$(( (MOVES * PERIOD_MS + 15000) / 1000 ))
 ip netns exec "$TB_B" iperf3 -s -p 5201 -1 -A 1 -J >"$TMP/srv.json" 2>&1 &
 srv=$!
-sleep 0.3
+tb_wait_listen 5201
 ip netns exec "$TB_A" iperf3 -c "$TB_DST" -p 5201 -t "$duration" -J >"$TMP/cli.json" 2>&1 &
 cli=$!
 

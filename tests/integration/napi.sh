@@ -35,7 +35,7 @@ steered_kthread() {
 }
 flow() {
 	in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
-	sleep 0.3
+	tb_wait_listen 5201
 	in_a iperf3 -c "$TB_DST" -t "$1" >/dev/null 2>&1 &
 	CLI=$!
 }

@@ -41,7 +41,7 @@ snapshot() { (cd "$R" && find . -type f | sort | xargs -d '\n' md5sum); }
 # start_caad LOG ARGS...; then a flow with the receiver on CPU 1
 start_flow() {
 	in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
-	sleep 0.3
+	tb_wait_listen 5201
 	in_a iperf3 -c "$TB_DST" -t "$1" >/dev/null 2>&1 &
 	CLI=$!
 }
@@ -54,8 +54,11 @@ caad_on() {
 	ip netns exec "$TB_B" "$CAAD" --foreground --sysroot "$R" --runtime-dir "$TMP/rt$n" "$@" >"$TMP/caad$n.log" 2>&1 &
 	CAAD_PID=$!
 }
-# steered N WHAT: caad N moves IRQ 100 to CPU 0 (the consumer's peer) within 5 s
-steered() { wait_for 5 irq100_is 0 || { cat "$TMP/caad$1.log"; fail "not steered before $2"; }; }
+# IRQ 100 on CPU 0 (the consumer's peer) and RPS of its queue off: caad
+# writes the IRQ, journals, then writes RPS, so both are waited for
+irq_steered() { irq100_is 0 && [ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" = 0 ]; }
+# steered N WHAT: caad N steers rx-0 so within 5 s
+steered() { wait_for 5 irq_steered || { cat "$TMP/caad$1.log"; fail "not steered before $2"; }; }
 
 # 1. enforce: IRQ 100 -> CPU 0 (peer of the consumer's CPU 1), RPS of a
 #    queue with a movable IRQ turned off; the real veth untouched. A fake
@@ -75,16 +78,17 @@ wait_for 10 test -s "$TMP/rt/state.json" || { cat "$TMP/caad1.log"; fail "caad d
 jq -e '.queues | map(select(.iface == "fk0")) | (.[0].irq == 100 and .[1].irq == 101)' "$TMP/rt/state.json" \
 	>/dev/null || { jq . "$TMP/rt/state.json"; fail "fake queues not mapped to IRQs 100/101"; }
 start_flow 4
-wait_for 5 irq100_is 0 || { cat "$TMP/caad1.log"; jq . "$TMP/rt/state.json"; fail "IRQ 100 affinity is $(cat "$R/proc/irq/100/smp_affinity_list"), wanted 0"; }
+wait_for 5 irq_steered || { cat "$TMP/caad1.log"; jq . "$TMP/rt/state.json"; fail "IRQ 100 affinity is $(cat "$R/proc/irq/100/smp_affinity_list") and rx-0 rps_cpus $(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus"), wanted 0 and 0 (RPS off on a queue steered by its IRQ)"; }
 info "fake IRQ 100 -> CPU $(cat "$R/proc/irq/100/smp_affinity_list"), rx-0 rps_cpus $(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")"
-[ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" = 0 ] || fail "RPS not turned off on a queue steered by its IRQ"
 [ "$(rps_b 0)" = "$real_before" ] || fail "the real veth's rps_cpus changed under --sysroot"
 grep -q "$R/proc/irq/100/smp_affinity_list" "$TMP/rt/journal" || fail "journal does not record IRQ 100"
-grep -q "IRQ 100 CPUs 0-1 -> 0" "$TMP/caad1.log" || fail "the IRQ change was not logged with from/to"
+wait_for 2 grep -q "IRQ 100 CPUs 0-1 -> 0" "$TMP/caad1.log" || fail "the IRQ change was not logged with from/to"
 banned_is() { [ "$(cat "$TMP/irqb")" = "$1" ]; }
 # the admin's IRQ 5 first, then every IRQ whose affinity caad set
 caads_irqs() { grep -oE 'IRQ [0-9]+ CPUs [^ ]+ -> ' "$TMP/caad1.log" | awk '{print $2}' | sort -nu | tr '\n' ' ' | sed 's/ $//'; }
-wait_for 3 banned_is "5 $(caads_irqs)" ||
+# read at every try: IRQ 101 is written (and logged) after IRQ 100
+banned_ok() { banned_is "5 $(caads_irqs)"; }
+wait_for 3 banned_ok ||
 	{ cat "$TMP/caad1.log"; fail "irqbalance's banned list is \"$(cat "$TMP/irqb")\", wanted \"5 $(caads_irqs)\""; }
 info "irqbalance's banned list while caad steers: $(cat "$TMP/irqb")"
 wait "$CLI" || true
@@ -203,8 +207,12 @@ start_flow 6
 wait_for 5 irq100_moved || { cat "$TMP/caad7.log"; fail "not steered before the CPU went offline"; }
 first=$(cat "$R/proc/irq/100/smp_affinity_list")
 online=$(python3 -c "print(','.join(str(c) for c in range(24) if c != $first))")
+# both at once for caad, as the kernel does them: a scan between the two
+# writes would move the IRQ itself, and the second write would undo that
+kill -STOP "$CAAD_PID"
 echo "$online" >"$R/sys/devices/system/cpu/online"
 echo "$online" >"$R/proc/irq/100/smp_affinity_list"
+kill -CONT "$CAAD_PID"
 moved_to_peer() {
 	got=$(cat "$R/proc/irq/100/smp_affinity_list")
 	[ "$got" != "$first" ] && case " 3 5 7 9 11 " in *" $got "*) true ;; *) false ;; esac
@@ -222,10 +230,13 @@ irq100_is 0-1 || fail "IRQ 100 not restored after the hotplug run"
 #    stops steering it, and still restores what remains on exit.
 make_tree
 caad_on 6 --interface fk0
-start_flow 3
+start_flow 8
 steered 6 "the interface vanished"
 rm -rf "$R/sys/class/net/fk0"
-sleep 1.5
+# nothing announces it under a sysroot: a write to it, or the queues read
+# again (every 20 scans, 5 s), finds it gone
+wait_for 6 grep -q 'Queues unknown' "$TMP/caad6.log" || { cat "$TMP/caad6.log"; fail "the vanished interface was not reported"; }
+sleep 1
 kill -0 "$CAAD_PID" || fail "caad died when its interface vanished"
 [ "$(grep -c 'Queues unknown' "$TMP/caad6.log")" = 1 ] || fail "the vanished interface was not reported exactly once"
 wait "$CLI" || true
@@ -238,11 +249,10 @@ info "vanished interface: reported once, IRQ restored, its queues reported gone"
 #     there is restored under the new name on exit.
 make_tree
 caad_on 8 --interface fk0
-start_flow 3
+start_flow 8
 steered 8 "the interface was renamed"
-[ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" = 0 ] || fail "rx-0 RPS not turned off before the rename"
 mv "$R/sys/class/net/fk0" "$R/sys/class/net/fk9"
-wait_for 3 grep -q "fk0 (ifindex [0-9]*) is now fk9" "$TMP/caad8.log" ||
+wait_for 6 grep -q "fk0 (ifindex [0-9]*) is now fk9" "$TMP/caad8.log" ||
 	{ cat "$TMP/caad8.log"; fail "the rename was not followed"; }
 grep -q "/sys/class/net/fk9/queues/rx-0/rps_cpus" "$TMP/rt8/journal" || fail "the journal does not name fk9"
 wait "$CLI" || true

@@ -78,8 +78,11 @@ run_trial() {
 	local cli r0 r1 r2 r3 t0 t1 t2 t3 steady_ms trial_ms trial_s verdicts tj rel
 	start_caad "trial-$n" "$state"
 	in_b iperf3 -s -p 5201 -1 -A 1 -J >"$TMP/srv-$n.json" 2>&1 &
-	sleep 0.3
-	trial_s=$(( (ROUNDS * 2 * TURN_MS + STEADY_MS) / 1000 + 6 ))
+	tb_wait_listen 5201
+	# + 30 s: a turn starts at the first scan after the last one ended
+	# (up to 250 ms later, more where a loaded machine stretches the scan
+	# period), and the flow must outlast the last turn
+	trial_s=$(( (ROUNDS * 2 * TURN_MS + STEADY_MS) / 1000 + 30 ))
 	in_a iperf3 -c "$TB_DST" -p 5201 -t "$trial_s" -A 0 -J >"$TMP/cli-$n.json" 2>&1 &
 	cli=$!
 
@@ -160,7 +163,7 @@ ab_run() {
 	set_rps "$(mask_of "$1")"
 	in_b iperf3 -s -p 5203 -1 -A 1 -J >/dev/null 2>&1 &
 	local srv=$!
-	sleep 0.2
+	tb_wait_listen 5203
 	t0=$(rx_cpu_ticks)
 	json=$(in_a iperf3 -c "$TB_DST" -p 5203 -t 3 -A 0 -J)
 	t1=$(rx_cpu_ticks)
@@ -217,7 +220,7 @@ ab_agrees() {
 second_flow() {
 	local log=$TMP/caad-trial-1.log
 	in_b iperf3 -s -p 5202 -1 -A 1 -J >"$TMP/srv-second.json" 2>&1 &
-	sleep 0.3
+	tb_wait_listen 5202
 	in_a iperf3 -c "$TB_DST" -p 5202 -t $(( STEADY_MS / 1000 + 4 )) -A 0 -J >"$TMP/cli-second.json" 2>&1 ||
 		fail "second iperf3 failed"
 	grep -q "^Trial 2:" "$log" && fail "a second trial ran for the same application"
@@ -245,7 +248,7 @@ start_caad restart "$state"
 wait_for 5 grep -q "1 verdict of earlier trials loaded from $state/verdicts.json" "$TMP/caad-restart.log" ||
 	{ cat "$TMP/caad-restart.log"; fail "the verdict was not loaded at start"; }
 in_b iperf3 -s -p 5204 -1 -A 1 -J >/dev/null 2>&1 &
-sleep 0.3
+tb_wait_listen 5204
 in_a iperf3 -c "$TB_DST" -p 5204 -t $(( STEADY_MS / 1000 + 3 )) -A 0 -J >/dev/null 2>&1 || fail "third iperf3 failed"
 grep -q "^Trial" "$TMP/caad-restart.log" && fail "a trial ran after the restart: $(grep '^Trial' "$TMP/caad-restart.log")"
 grep -q "takes the verdict of trial 1 without a trial of its own: $VERDICT" "$TMP/caad-restart.log" ||
@@ -260,8 +263,8 @@ stop_caad restart
 start_caad held "$TMP/state-held"
 log=$TMP/caad-held.log
 in_b iperf3 -s -p 5205 -1 -A 1 -J >/dev/null 2>&1 &
-sleep 0.3
-in_a iperf3 -c "$TB_DST" -p 5205 -t $(( STEADY_MS / 1000 + 12 )) -A 0 -J >/dev/null 2>&1 &
+tb_wait_listen 5205
+in_a iperf3 -c "$TB_DST" -p 5205 -t $(( STEADY_MS / 1000 + 40 )) -A 0 -J >/dev/null 2>&1 &
 cli=$!
 wait_for 5 grep -q "^vb rx-[01]: RPS CPUs .* -> " "$log" || { cat "$log"; fail "the flow was not steered"; }
 set_rps 3
