@@ -29,7 +29,7 @@ expect() {
 	COMP_POINT=${#COMP_LINE}
 	COMPREPLY=()
 	_caadctl caadctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
-	got=$(printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' ' | sed 's/ $//')
+	got=$(printf '%s\n' "${COMPREPLY[@]}" | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')
 	[ "$got" = "$want" ] || fail "'$*': COMPREPLY is '$got', wanted '$want'"
 }
 

@@ -641,11 +641,12 @@ static void test_rates(void **state)
 	assert_int_equal(flows[0].rate_bps, rate);
 	free(TAKE_PTR(flows));
 	/* ... then, with no period known, for two intervals between
-	 * snapshots: kept after 200 ms (bytes read about 200 ms before, less
-	 * than two such intervals), 0 after 10 ms more (the last interval
-	 * 10 ms, its bytes read 210 ms before) */
+	 * snapshots: kept after 1 s (bytes read about 1 s before, less than
+	 * two such intervals), 0 after 10 ms more (the last interval 10 ms,
+	 * its bytes read 1010 ms before). 1 s, not less: a machine that stalls
+	 * this thread for a while must not turn either check around. */
 	caad_observer_set_scan_period(o, 0);
-	usleep(200 * 1000);
+	usleep(1000 * 1000);
 	n = snapshot(o, &flows);
 	assert_int_equal(n, 1);
 	assert_int_equal(flows[0].rate_bps, rate);
@@ -1923,6 +1924,24 @@ static uint64_t thread_cpu_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* pthread_join() returns once the kernel cleared the thread's tid, which
+ * is before the task leaves the kernel's lists: until then the task
+ * iterator still sees it (with the CPU time of its last wakeups). Wait for
+ * it to be gone from /proc, which goes by the same pid table. */
+static void wait_task_gone(pid_t tid)
+{
+	char path[64];
+	struct stat st;
+	uint64_t end = mono_ns() + 5000000000ull;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
+	while (stat(path, &st) == 0) {
+		assert_true(mono_ns() < end);
+		usleep(1000);
+	}
+	assert_int_equal(errno, ENOENT);
+}
+
 /* Spin for 300 ms of CPU, sleep 200 ms, spin 100 ms more; then sleep
  * until told to quit (a thread's time is read while it lives). */
 static void *spin(void *arg)
@@ -1999,6 +2018,7 @@ static void test_thread_time_running_at_start(void **state)
 	got = caad_observer_thread_ns(o);
 	s.quit = true;
 	assert_int_equal(pthread_join(t, NULL), 0);
+	wait_task_gone(s.tid);
 	print_message("thread on CPU at the watch's start: %.1f ms half way through 150 ms of its own, %.1f ms by "
 	              "the task iterator, %.1f ms by its own clock\n",
 	              mid / 1e6, got / 1e6, s.cpu_ns / 1e6);
@@ -2048,7 +2068,7 @@ static void test_thread_time_and_net_rx(void **state)
 	assert_true(got >= s.cpu_ns * 95 / 100);
 	assert_true(got <= s.cpu_ns + 20000000ull);
 	/* after it ended, nothing more accrues: what was read last */
-	usleep(50000);
+	wait_task_gone(s.tid);
 	assert_int_equal(caad_observer_thread_ns(o), got);
 	caad_observer_watch_thread(o, 0);
 	assert_int_equal(caad_observer_thread_ns(o), 0);
