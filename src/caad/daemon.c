@@ -727,7 +727,9 @@ static void scan_early(struct daemon *d)
 	uint64_t now = now_usec(CLOCK_MONOTONIC), at, next;
 
 	at = MAX(now, d->last_scan_mono + caad_pace_gap(&d->pace, EARLY_SCAN_GAP_USEC, d->config.scan_budget_pct));
-	if (sd_event_source_get_time(d->timer, &next) < 0 || next <= at) {
+	if (sd_event_source_get_time(d->timer, &next) < 0)
+		return;
+	if (next <= at) {
 		log_debug("A steered flow's reader moved: the next scan, in %" PRIu64 " ms, follows it",
 		          (next > now ? next - now : 0) / 1000);
 		return;
