@@ -83,13 +83,14 @@ follow_case() {
 	wait_for 10 rps_is 0 1 || { cat "$TMP/caad-follow.log"; fail "rx-0 rps_cpus is $(rps_b 0), wanted 1"; }
 	# both counters from one read of the file (it is replaced whole)
 	counts() { awk '$1 == "caad_scans_total" { s = $2 } $1 == "caad_early_scans_total" { e = $2 } END { print s, e }' "$metrics"; }
+	scans() { counts | cut -d' ' -f1; }
 	early() { counts | cut -d' ' -f2; }
 	# Move just after a scan, from the figures that scan wrote: the next
 	# regular one is then ~4 s away, however late this shell saw rps_cpus
 	# change (a loaded machine), and the file holds that scan's count.
 	local s0 e0 c
-	read -r s0 e0 < <(counts)
-	wait_for 6 eval '[ "$(counts | cut -d" " -f1)" -gt "$s0" ]' ||
+	s0=$(scans)
+	wait_for 6 eval '[ "$(scans)" -gt "$s0" ]' ||
 		{ cat "$TMP/caad-follow.log"; fail "no scan in 6 s after scan $s0 (IntervalMSec=4000)"; }
 	read -r s0 e0 < <(counts)
 	sleep 0.2
