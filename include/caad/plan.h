@@ -27,9 +27,16 @@
  */
 struct caad_override {
 	uint64_t flow_id;
-	int cpu;
+	int cpu;                     /* CAAD_OVERRIDE_HOST: hands off (below) */
 	const char *why;             /* for people, e.g. "trial 2, round 3/6: same-core" */
 };
+
+/*
+ * The hands-off placement: the flow is not steered, and its rx queue goes
+ * back to what the host had there before caad (settings with `restore`),
+ * unless another heavy flow's steering takes the queue.
+ */
+#define CAAD_OVERRIDE_HOST (-1)
 
 struct caad_policy {
 	uint64_t rate_threshold_bps; /* flows below this are left alone */
@@ -65,6 +72,8 @@ struct caad_decision {
 	bool held : 1;               /* kept its previous target (hysteresis) */
 	bool shares_queue : 1;       /* steered by a faster flow's setting of the same queue */
 	bool ntuple : 1;             /* an ntuple rule moves it to rx queue `queue` (rule 6) */
+	bool host : 1;               /* left to the host's steering by the closed loop (CAAD_OVERRIDE_HOST);
+	                              * steer_cpu -1, relation CAAD_RELATION_HOST_STEERING */
 	uint64_t since_ns;           /* when steer_cpu became its target (the plan's now if new), 0 unsteered */
 	uint64_t low_since_ns;       /* a steered flow below half of RateThreshold= since then, kept
 	                              * steered through such a dip for up to DwellMSec=; 0: not low */
@@ -117,6 +126,9 @@ struct caad_setting {
 	unsigned value;              /* for the RFS kinds: the table size to write (0: RFS off) */
 	uint64_t flow_id;            /* for CAAD_SETTING_NTUPLE_RULE: the flow it moves, else 0 */
 	struct caad_ntuple_flow rule; /* ... and its 4-tuple */
+	bool restore;                /* not a value: the host's own, as caad found it, goes back (if caad
+	                              * changed it: its journal has it); cpus empty, value 0. For a queue
+	                              * left to the host's steering (CAAD_OVERRIDE_HOST) */
 	char reason[CAAD_REASON_MAX];
 };
 

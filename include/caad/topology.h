@@ -18,6 +18,8 @@ enum caad_relation {
 	CAAD_RELATION_OTHER_PACKAGE,
 	CAAD_RELATION_SMT_SIBLING,
 	CAAD_RELATION_SAME_CORE,
+	CAAD_RELATION_HOST_STEERING,      /* the closed loop's hands-off placement: the queue as the
+	                                   * host had it before caad (where its own settings put it) */
 	_CAAD_RELATION_COUNT,
 };
 

@@ -372,7 +372,7 @@ static void irqbalance_follow(struct daemon *d, const struct caad_plan *plan)
 		if (!irqs)
 			return;
 		for (size_t i = 0; i < plan->n_settings; i++)
-			if (plan->settings[i].kind == CAAD_SETTING_IRQ_AFFINITY &&
+			if (plan->settings[i].kind == CAAD_SETTING_IRQ_AFFINITY && !plan->settings[i].restore &&
 			    !caad_actuator_irq_unmovable(d->actuator, plan->settings[i].irq))
 				irqs[n++] = plan->settings[i].irq;
 	}

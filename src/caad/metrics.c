@@ -29,7 +29,7 @@ const char *daemon_queue_target(const struct daemon *d, size_t iface, unsigned q
 	for (size_t k = 0; d->plan && k < d->plan->n_settings; k++) {
 		const struct caad_setting *s = &d->plan->settings[k];
 
-		if (s->iface != (int)iface || s->queue != queue)
+		if (s->iface != (int)iface || s->queue != queue || s->restore)
 			continue;
 		if (s->kind == CAAD_SETTING_IRQ_AFFINITY)
 			irq = &s->cpus;

@@ -909,6 +909,8 @@ static bool parked(struct caad_actuator *a, const struct caad_inventory *inv, co
 	struct caad_setting buf;
 	const struct caad_setting *s = as_set(setting, &buf);
 
+	if (setting->restore)
+		return false; /* a restore writes back what was there */
 	if (s->kind == CAAD_SETTING_IRQ_AFFINITY && caad_actuator_irq_unmovable(a, s->irq))
 		return true;
 	if (a->n_refusals == 0 || setting_path(a, inv, s, &path, &label) < 0)
@@ -960,6 +962,8 @@ enum caad_setting_state caad_actuator_setting_state(struct caad_actuator *a, con
 		*ret_label = TAKE_PTR(label);
 	if (backed_off(a, path))
 		return CAAD_SETTING_BACKED_OFF;
+	if (setting->restore) /* in place once caad holds nothing there */
+		return find_entry(a, path) ? CAAD_SETTING_PENDING : CAAD_SETTING_IN_PLACE;
 	if (obj_read(path, &current) < 0 || parse_value(s->kind, current, &cur) < 0)
 		return CAAD_SETTING_REFUSED;
 	if (caad_cpumask_equal(&cur, &s->cpus))
@@ -995,6 +999,37 @@ static int by_hotplug(const struct caad_actuator *a, enum caad_setting_kind kind
 	return kind == CAAD_SETTING_KTHREAD_AFFINITY && caad_cpumask_equal(cur, &both) ? HOTPLUG_SEEN : HOTPLUG_NO;
 }
 
+static int restore_entry(struct caad_actuator *a, struct journal_entry *e);
+
+/*
+ * A restore setting (a queue left to the host's steering): what caad
+ * wrote at path goes, the original its journal holds comes back, and the
+ * entry goes (the value is the host's again: nothing to restore at exit,
+ * and a later write journals it anew). Nothing held there, or a dry run:
+ * nothing to do. Returns 1 when written back, 0 when nothing was (someone
+ * else's value since is left, as at exit), or a negative errno (the entry
+ * stays: the exit restores it).
+ */
+static int give_back(struct caad_actuator *a, const char *path)
+{
+	struct journal_entry *e;
+	uint64_t before = a->stats.restored;
+	int r;
+
+	if (a->dry_run || backed_off(a, path))
+		return 0;
+	e = find_entry(a, path);
+	if (!e)
+		return 0;
+	r = restore_entry(a, e);
+	if (r < 0) {
+		count_error(a, r);
+		return r;
+	}
+	entry_drop(a, e);
+	return a->stats.restored != before;
+}
+
 /*
  * Returns 1 when written (u then tells how to put it back), 0 when nothing
  * was to be done, a negative errno when it was refused, or -EALREADY when
@@ -1024,6 +1059,8 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	}
 	if (r < 0)
 		return r;
+	if (setting->restore)
+		return give_back(a, path);
 
 	if (backed_off(a, path))
 		return 0;
@@ -1198,7 +1235,8 @@ int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *in
 	return n;
 }
 
-#define QUEUE_SETTINGS_MAX 4 /* the planner makes 2: an IRQ or kthread, and RPS */
+#define QUEUE_SETTINGS_MAX 4 /* the planner makes up to 3 (an IRQ or kthread, RPS, RFS's flow table),
+                              * or 4 restores (kthread, IRQ, RPS, RFS) */
 
 /*
  * One queue's settings, in the planner's order (its IRQ or kthread, then

@@ -557,6 +557,9 @@ struct planner {
 	struct slot_tally *tally;   /* collect()'s, per slot */
 	uint64_t *unsteerable;      /* per slot, a bit: a queue with nothing caad may set (queue_steerable()) */
 	uint64_t *irq_shared;       /* per slot, a bit: its IRQ serves another rx queue too (irq_movable()) */
+	int32_t *host;              /* per slot: the fastest flow left to the host's steering there
+	                             * (CAAD_OVERRIDE_HOST), whose queue goes back to the host's values
+	                             * when no flow owns it; -1 */
 	unsigned n_slots;
 	struct iface_state *ifs;
 	struct ifindex_pos {
@@ -998,7 +1001,8 @@ static int build_ifaces(struct planner *pl)
 	 * queues, where the queues themselves are 6 MB */
 	pl->unsteerable = calloc(base / 64 + 1, sizeof(uint64_t));
 	pl->irq_shared = calloc(base / 64 + 1, sizeof(uint64_t));
-	if (!pl->slots || !pl->tally || !pl->unsteerable || !pl->irq_shared || mark_shared_irqs(pl) < 0)
+	pl->host = malloc((base ? base : 1) * sizeof(int32_t));
+	if (!pl->slots || !pl->tally || !pl->unsteerable || !pl->irq_shared || !pl->host || mark_shared_irqs(pl) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < pl->inv->n_ifaces; i++)
 		for (unsigned q = 0; q <= pl->inv->ifaces[i].n_rx; q++) {
@@ -1006,6 +1010,7 @@ static int build_ifaces(struct planner *pl)
 
 			pl->slots[slot] = (struct slot){ .best = -1, .owner = -1, .iface = (int)i };
 			pl->tally[slot] = (struct slot_tally){ .best = -1 };
+			pl->host[slot] = -1;
 			if (q < pl->inv->ifaces[i].n_rx && !queue_steerable(pl, slot, &pl->inv->ifaces[i].rx[q]))
 				bit_set(pl->unsteerable, slot);
 		}
@@ -1018,6 +1023,7 @@ static void planner_done(struct planner *pl)
 	free(pl->pus);
 	free(pl->unsteerable);
 	free(pl->irq_shared);
+	free(pl->host);
 	free(pl->core_load);
 	free(pl->core_first);
 	free(pl->core_state);
@@ -1453,6 +1459,8 @@ static const struct caad_override *find_override(const struct planner *pl, uint6
 	if (lo >= pl->policy->n_overrides || o[lo].flow_id != flow_id)
 		return NULL;
 	o += lo;
+	if (o->cpu == CAAD_OVERRIDE_HOST)
+		return o;
 	if (!cpu_known(pl->topo, o->cpu) || !caad_cpumask_test(&pl->topo->usable, (unsigned)o->cpu) ||
 	    caad_cpumask_test(&pl->policy->banned, (unsigned)o->cpu))
 		return NULL; /* the rules decide; the closed loop sees the change */
@@ -1469,6 +1477,8 @@ static int place(struct planner *pl, const struct cand *cd)
 	const struct caad_decision *pd = cd->pd;
 	const struct caad_override *o = pl->policy->n_overrides ? find_override(pl, d->flow_id) : NULL;
 	char what[64], tail[256];
+
+	assert(!o || o->cpu != CAAD_OVERRIDE_HOST); /* collect() decided those */
 	enum tier tier = TIER_LLC;
 	struct text why = {};
 	int c = d->consumer_cpu, cpu, r;
@@ -2157,6 +2167,7 @@ static void add_setting(struct planner *pl, enum caad_setting_kind kind, int ifa
 	s->value = 0;
 	s->flow_id = 0;
 	s->rule = (struct caad_ntuple_flow){};
+	s->restore = false;
 	size_t n = strnlen(reason, sizeof(s->reason) - 1);
 	memcpy(s->reason, reason, n);
 	s->reason[n] = '\0';
@@ -2301,6 +2312,41 @@ static unsigned queue_settings(struct planner *pl, int iface, unsigned slot, con
 	return rfs_settings(pl, iface, q, d);
 }
 
+#define QUEUE_KINDS 4 /* a queue's kinds of setting: kthread, IRQ, RPS, RFS flow table */
+
+/*
+ * A queue no flow owns, with a flow left to the host's steering (d) on it:
+ * what caad may have set there goes back to the host's value (the
+ * actuator writes back what its journal holds, and nothing where it holds
+ * nothing), whatever Mechanisms= says now.
+ */
+static unsigned restore_settings(struct planner *pl, int iface, const struct caad_queue *q, pid_t kthread,
+                                 const struct caad_decision *d)
+{
+	enum caad_setting_kind kinds[QUEUE_KINDS];
+	struct caad_cpumask none;
+	char reason[CAAD_REASON_MAX];
+	unsigned n = 0;
+
+	if (kthread > 0)
+		kinds[n++] = CAAD_SETTING_KTHREAD_AFFINITY;
+	if (q->irq >= 0 && !q->irq_managed)
+		kinds[n++] = CAAD_SETTING_IRQ_AFFINITY;
+	if (q->has_rps)
+		kinds[n++] = CAAD_SETTING_RPS_CPUS;
+	if (q->has_rps_flow_cnt)
+		kinds[n++] = CAAD_SETTING_RFS_FLOW_CNT;
+	if (!pl->plan->settings)
+		return n;
+	snprintf(reason, sizeof(reason), "the host's own value goes back; %s", d->reason);
+	caad_cpumask_zero(&none);
+	for (unsigned i = 0; i < n; i++) {
+		add_setting(pl, kinds[i], iface, q, kthread, &none, reason);
+		pl->plan->settings[pl->plan->n_settings - 1].restore = true;
+	}
+	return 0;
+}
+
 /* Whether Mechanisms= allows anything on queue q (an ntuple rule moving a
  * flow there is of use only then). */
 static bool queue_steerable(const struct planner *pl, unsigned slot, const struct caad_queue *q)
@@ -2419,8 +2465,15 @@ static size_t emit_settings(struct planner *pl)
 
 		for (unsigned q = 0; q < ifc->n_rx; q++) {
 			int32_t o = is->mode == IFACE_WHOLE ? whole_owner : pl->slots[is->base + q].owner;
+			int32_t h = pl->host[is->base + q] >= 0 ? pl->host[is->base + q] : pl->host[is->base + ifc->n_rx];
 			const struct caad_decision *d;
 
+			if (o < 0 && h >= 0) {
+				d = &pl->plan->decisions[h];
+				n += restore_settings(pl, (int)i, &ifc->rx[q],
+				                      queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]), d);
+				continue;
+			}
 			if (o < 0)
 				continue; /* no heavy flow: left as it is */
 			d = &pl->plan->decisions[o];
@@ -2566,6 +2619,35 @@ static const struct caad_decision *prev_find(struct planner *pl, uint64_t id)
 	return lo < n && prev_at(p, lo)->flow_id == id ? prev_at(p, lo) : NULL;
 }
 
+/*
+ * collect(): heavy flow k is left to the host's steering (the closed
+ * loop's hands-off placement, o): it bids for no queue, and its queue
+ * (slot; every queue of its interface when it is unknown) goes back to
+ * the host's values where no other flow's steering takes it
+ * (emit_settings()).
+ */
+static int leave_to_host(struct planner *pl, uint32_t k, unsigned slot, const struct caad_override *o)
+{
+	struct caad_decision *d = &pl->plan->decisions[k];
+	const struct caad_flow *f = &pl->flows[d->flow];
+	int32_t h = pl->host[slot];
+	char name[48];
+
+	d->host = true;
+	d->relation = CAAD_RELATION_HOST_STEERING;
+	consumer_name(f, name, sizeof(name));
+	d->reason = arena_printf(pl->plan,
+	                         "consumer on CPU %d%s%s%s: left to the host's own steering (its queue as caad found "
+	                         "it): %s",
+	                         d->consumer_cpu, name[0] ? " (" : "", name, name[0] ? ")" : "",
+	                         o->why ?: "closed-loop placement");
+	if (!d->reason)
+		return -ENOMEM;
+	if (h < 0 || before(pl, k, (uint32_t)h))
+		pl->host[slot] = (int32_t)k;
+	return 0;
+}
+
 /* Pass 1: the heavy flows, each in a slot (or decided at once). */
 static int collect(struct planner *pl, size_t n_flows)
 {
@@ -2643,6 +2725,16 @@ static int collect(struct planner *pl, size_t n_flows)
 		if (f->rx_queue >= 0 && (unsigned)f->rx_queue < is->n_qpos && is->qpos[f->rx_queue] >= 0) {
 			slot = is->base + (unsigned)is->qpos[f->rx_queue];
 			d->queue = f->rx_queue;
+		}
+		if (pl->policy->n_overrides) {
+			const struct caad_override *o = find_override(pl, f->id);
+
+			if (o && o->cpu == CAAD_OVERRIDE_HOST) {
+				int r = leave_to_host(pl, k, slot, o);
+				if (r < 0)
+					return r;
+				continue;
+			}
 		}
 		if (pl->ntuple_on && ifc->ntuple && pl->prev)
 			ntuple_keep(pl, d, pl->hv[k].pd, &slot);

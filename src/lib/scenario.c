@@ -1095,7 +1095,9 @@ int caad_scenario_print(FILE *f, const struct caad_scenario *s, const struct caa
 			fputs("\"iface\": ", f);
 			caad_json_string(f, s->inv.ifaces[st->iface].name);
 			fprintf(f, ", \"queue\": %u", st->queue);
-			if (kind == CAAD_SETTING_RFS_FLOW_CNT || kind == CAAD_SETTING_RFS_TABLE)
+			if (st->restore)
+				fputs(", \"restore\": true", f); /* the host's value goes back: no value of caad's */
+			else if (kind == CAAD_SETTING_RFS_FLOW_CNT || kind == CAAD_SETTING_RFS_TABLE)
 				fprintf(f, ", \"value\": %u", st->value);
 			else if (kind != CAAD_SETTING_NTUPLE_RULE) {
 				fputs(", \"cpus\": ", f);

@@ -18,6 +18,7 @@ static const char *const relation_names[_CAAD_RELATION_COUNT] = {
 	[CAAD_RELATION_OTHER_PACKAGE] = "other-package",
 	[CAAD_RELATION_SMT_SIBLING] = "smt-sibling",
 	[CAAD_RELATION_SAME_CORE] = "same-core",
+	[CAAD_RELATION_HOST_STEERING] = "host-steering",
 };
 
 const char *caad_relation_to_string(enum caad_relation r)

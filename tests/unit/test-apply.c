@@ -579,6 +579,94 @@ static void test_restore(void **state)
 	assert_false(exists(fx->journal));
 }
 
+/* A restore setting of kind `kind` for queue (and irq), as the planner makes
+ * for a queue left to the host's steering. */
+static struct caad_setting give_back_setting(enum caad_setting_kind kind, unsigned queue, int irq_n)
+{
+	struct caad_setting s = { .kind = kind, .iface = 0, .queue = queue, .irq = irq_n, .restore = true };
+
+	snprintf(s.reason, sizeof(s.reason), "test: rx-%u back to the host's", queue);
+	return s;
+}
+
+/*
+ * A queue left to the host's steering: what caad wrote there goes back to
+ * the journaled original and leaves the journal (nothing to restore at exit,
+ * a later write journals anew); where caad wrote nothing, nothing is
+ * written; a value someone else changed since is left to them.
+ */
+static void test_give_back(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { irq(101, 0, "0"), rps(0, "0"), rps(1, "1") };
+	struct caad_setting back[] = { give_back_setting(CAAD_SETTING_IRQ_AFFINITY, 0, 101),
+		                       give_back_setting(CAAD_SETTING_RPS_CPUS, 0, -1) };
+	struct caad_setting back1[] = { give_back_setting(CAAD_SETTING_RPS_CPUS, 1, -1) };
+	struct caad_plan plan = PLAN(s), pback = PLAN(back), pback1 = PLAN(back1);
+	char lines[8][512];
+	struct caad_actuator_stats st;
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 3);
+	assert_content(fx->root, RX0, "1\n");
+	assert_content(fx->root, RX1, "2\n");
+	assert_int_equal(caad_actuator_setting_state(a, fx->inv, &back[1], NULL), CAAD_SETTING_PENDING);
+
+	/* rx-0 goes back; rx-1 (not in that plan) keeps caad's value */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &pback), 2);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_content(fx->root, RX0, "0\n");
+	assert_content(fx->root, RX1, "2\n");
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	size_t n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_int_equal(n, 1);
+	assert_true(journal_has(lines, n, fx, RX1, "0"));
+	assert_int_equal(caad_actuator_setting_state(a, fx->inv, &back[0], NULL), CAAD_SETTING_IN_PLACE);
+	assert_int_equal(caad_actuator_setting_state(a, fx->inv, &back[1], NULL), CAAD_SETTING_IN_PLACE);
+	caad_actuator_get_stats(a, &st);
+	assert_int_equal(st.restored, 2);
+
+	/* again: caad holds nothing there, nothing is written */
+	write_file(fx->root, RX0, "3\n"); /* the admin, after the give-back: theirs */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &pback), 0);
+	assert_content(fx->root, RX0, "3\n");
+	assert_int_equal(caad_actuator_n_backed_off(a), 0);
+
+	/* steered again: the value there now is the original journaled */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_true(journal_has(lines, n, fx, RX0, "3"));
+	assert_true(journal_has(lines, n, fx, IRQ101, "1"));
+
+	/* someone else changed rx-1 since caad wrote it: left, and dropped */
+	write_file(fx->root, RX1, "3\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &pback1), 0);
+	assert_content(fx->root, RX1, "3\n");
+	n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_false(journal_has(lines, n, fx, RX1, "0"));
+
+	/* exit: what caad still holds goes back */
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RX0, "3\n");
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_content(fx->root, RX1, "3\n");
+	assert_false(exists(fx->journal));
+}
+
+/* A dry run gives nothing back: it wrote nothing. */
+static void test_give_back_dry_run(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, true);
+	struct caad_setting back[] = { give_back_setting(CAAD_SETTING_RPS_CPUS, 0, -1) };
+	struct caad_plan pback = PLAN(back);
+
+	write_file(fx->root, RX0, "2\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &pback), 0);
+	assert_content(fx->root, RX0, "2\n");
+	assert_false(exists(fx->journal));
+}
+
 /* A value someone else changed after caad wrote it is theirs now. */
 static void test_restore_leaves_foreign_change(void **state)
 {
@@ -2545,6 +2633,8 @@ int main(void)
 		T(test_journal_unwritable),
 		T(test_restore),
 		T(test_restore_leaves_foreign_change),
+		T(test_give_back),
+		T(test_give_back_dry_run),
 		T(test_backoff),
 		T(test_go_ahead_already_equal),
 		T(test_setting_state),

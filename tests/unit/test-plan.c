@@ -1046,6 +1046,98 @@ static void test_override(void **state)
 }
 
 
+static const struct caad_setting *must(const struct caad_plan *p, enum caad_setting_kind kind, int iface,
+                                       unsigned queue);
+
+/*
+ * The closed loop's hands-off placement (CAAD_OVERRIDE_HOST): the flow is
+ * not steered, bids for no queue, and its queue's settings go back to the
+ * host's (restores, IRQ before RPS) where no other flow's steering takes
+ * it; a flow of unknown queue gives back every queue no one owns; another
+ * heavy flow on the same queue owns and steers it.
+ */
+static void test_override_host(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic("package:1 core:4 pu:1");
+	struct caad_flow fl[] = { make_flow(5, 1, ETH0_IFINDEX, 0, 10 * GBIT), make_flow(9, 2, VETH_IFINDEX, 1, 9 * GBIT) };
+	struct caad_override o[] = { { .flow_id = 5, .cpu = CAAD_OVERRIDE_HOST, .why = "trial 1, round 2 of 6: host-steering" } };
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.overrides = o;
+	policy.n_overrides = ARRAY_SIZE(o);
+	fake_inv_init(&f, 2, 2);
+	f.eth0[0].has_rps_flow_cnt = true;
+
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 2, &policy);
+		const struct caad_decision *d = caad_plan_find(p, 5);
+		const struct caad_setting *s;
+
+		assert_non_null(d);
+		assert_true(d->host);
+		assert_int_equal(d->steer_cpu, -1);
+		assert_int_equal(d->relation, CAAD_RELATION_HOST_STEERING);
+		assert_int_equal(d->queue, 0);
+		assert_non_null(strstr(d->reason, "left to the host's own steering"));
+		assert_non_null(strstr(d->reason, "trial 1, round 2 of 6: host-steering"));
+		/* eth0 rx-0: its IRQ, RPS and RFS table go back, in that order, nothing else there */
+		size_t first = p->n_settings;
+		unsigned n = 0;
+		for (size_t i = 0; i < p->n_settings; i++)
+			if (p->settings[i].iface == 0 && p->settings[i].queue == 0) {
+				s = &p->settings[i];
+				assert_true(s->restore);
+				assert_true(caad_cpumask_empty(&s->cpus));
+				assert_int_equal(s->value, 0);
+				assert_non_null(strstr(s->reason, "the host's own value goes back"));
+				first = MIN(first, i);
+				n++;
+			}
+		assert_int_equal(n, 3);
+		assert_int_equal(p->settings[first].kind, CAAD_SETTING_IRQ_AFFINITY);
+		assert_int_equal(p->settings[first].irq, ETH0_FIRST_IRQ);
+		assert_int_equal(p->settings[first + 1].kind, CAAD_SETTING_RPS_CPUS);
+		assert_int_equal(p->settings[first + 2].kind, CAAD_SETTING_RFS_FLOW_CNT);
+		/* eth0 rx-1 is nobody's: left as it is */
+		assert_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 1));
+		assert_null(setting_of(p, CAAD_SETTING_RPS_CPUS, 0, 1));
+		/* the other flow keeps the rules: a peer core, not restored */
+		d = caad_plan_find(p, 9);
+		assert_false(d->host);
+		assert_true(d->steer_cpu >= 0);
+		assert_false(must(p, CAAD_SETTING_RPS_CPUS, 1, 1)->restore);
+	}
+
+	/* a faster flow on the same queue owns it: steered for that one, nothing given back */
+	{
+		struct caad_flow more[] = { fl[0], make_flow(7, 3, ETH0_IFINDEX, 0, 20 * GBIT) };
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, more, 2, &policy);
+
+		assert_true(caad_plan_find(p, 5)->host);
+		assert_true(caad_plan_find(p, 7)->steer_cpu >= 0);
+		for (size_t i = 0; i < p->n_settings; i++)
+			assert_false(p->settings[i].restore);
+		assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 0));
+	}
+
+	/* its queue unknown: every queue of eth0 no one owns goes back */
+	{
+		struct caad_flow one = fl[0];
+		one.rx_queue = -1;
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, &one, 1, &policy);
+
+		assert_true(caad_plan_find(p, 5)->host);
+		assert_true(must(p, CAAD_SETTING_IRQ_AFFINITY, 0, 0)->restore);
+		assert_true(must(p, CAAD_SETTING_IRQ_AFFINITY, 0, 1)->restore);
+		assert_true(must(p, CAAD_SETTING_RPS_CPUS, 0, 1)->restore);
+		assert_null(setting_of(p, CAAD_SETTING_RPS_CPUS, 1, 0));
+	}
+}
+
+
 /* A consumer that just moved on a 2-CPU host: its window (both CPUs) would
  * leave no peer, so it is planned for its latest CPU at once. */
 static void test_window_fills_llc(void **state)
@@ -3519,6 +3611,7 @@ int main(void)
 		cmocka_unit_test(test_nothing_usable),
 		cmocka_unit_test(test_two_cpu_vm),
 		cmocka_unit_test(test_override),
+		cmocka_unit_test(test_override_host),
 		cmocka_unit_test(test_window_fills_llc),
 		cmocka_unit_test(test_ten_flows_distinct_peers),
 		cmocka_unit_test(test_banned_list),

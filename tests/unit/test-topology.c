@@ -258,6 +258,7 @@ static void test_relation_strings(void **state)
 		{ CAAD_RELATION_OTHER_PACKAGE, "other-package" },
 		{ CAAD_RELATION_SMT_SIBLING, "smt-sibling" },
 		{ CAAD_RELATION_SAME_CORE, "same-core" },
+		{ CAAD_RELATION_HOST_STEERING, "host-steering" },
 	};
 
 	assert_int_equal(ARRAY_SIZE(table), _CAAD_RELATION_COUNT);
