@@ -42,6 +42,7 @@ struct caad_config {
 	enum caad_placement placement; /* Placement= */
 	struct caad_trial_params trial; /* [Trials] (collapse_bps: half of RateThreshold=) */
 	unsigned trial_steady_ms;  /* a flow heavy this long may get a trial */
+	bool trial_host;           /* TryHostSteering=: the host's own steering is a candidate too */
 	unsigned verdict_max_age_sec; /* verdicts expire after this; 0: only on kernel/topology/driver change */
 	char *error;           /* first error of a failed parse or load, "FILE:LINE: what"; NULL if none */
 };

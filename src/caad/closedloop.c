@@ -8,6 +8,7 @@
  * flow without a verdict starts one. The decisions themselves are pure
  * (src/lib/trial.c); this file reads /proc and keeps the books.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -296,6 +297,16 @@ static int cmp_override(const void *a, const void *b)
 
 /* ---- trials ------------------------------------------------------------ */
 
+/* "CPU 3 (same-core)", or "the host's own steering (host-steering)". */
+static const char *cand_name(const struct caad_trial_cand *c, char *buf, size_t size)
+{
+	if (c->relation == CAAD_RELATION_HOST_STEERING)
+		snprintf(buf, size, "the host's own steering (%s)", caad_relation_to_string(c->relation));
+	else
+		snprintf(buf, size, "CPU %d (%s)", c->cpu, caad_relation_to_string(c->relation));
+	return buf;
+}
+
 static void finish(struct daemon *d, uint64_t now_ns)
 {
 	struct closed_loop *cl = &d->loop;
@@ -333,10 +344,11 @@ static void finish(struct daemon *d, uint64_t now_ns)
 		         t->result.reason, caad_relation_to_string(w->relation));
 		for (unsigned c = 0; c < t->n_cands; c++) {
 			const struct caad_trial_score *sc = &t->result.scores[c];
-			log_info("Trial %u candidate %u, CPU %d (%s): median %.2f Gbit/s, %.2f GB per CPU-second, "
+			char name[64];
+			log_info("Trial %u candidate %u, %s: median %.2f Gbit/s, %.2f GB per CPU-second, "
 			         "%" PRIu64 " out-of-order packets, %" PRIu64 " retransmits, steal %.1f%%",
-			         t->id, c, t->cands[c].cpu, caad_relation_to_string(t->cands[c].relation),
-			         sc->goodput_bps / 1e9, sc->efficiency / 1e9, sc->ooo, sc->retrans, sc->steal_pct);
+			         t->id, c, cand_name(&t->cands[c], name, sizeof(name)), sc->goodput_bps / 1e9,
+			         sc->efficiency / 1e9, sc->ooo, sc->retrans, sc->steal_pct);
 		}
 		if (caad_verdicts_put(&cl->verdicts, &v) >= 0)
 			save_verdicts(d);
@@ -388,6 +400,21 @@ static bool queue_held(struct daemon *d, const struct caad_plan *plan, const str
 	return true;
 }
 
+/* Whether plan steers the queue of dc, a flow left to the host's steering,
+ * for another flow (its settings are not the host's values going back). */
+static bool steered_by_other(const struct caad_plan *plan, const struct caad_decision *dc)
+{
+	for (size_t i = 0; i < plan->n_settings; i++) {
+		const struct caad_setting *s = &plan->settings[i];
+
+		if (s->iface == dc->iface && (dc->queue < 0 || (int)s->queue == dc->queue) && !s->restore &&
+		    (s->kind == CAAD_SETTING_IRQ_AFFINITY || s->kind == CAAD_SETTING_RPS_CPUS ||
+		     s->kind == CAAD_SETTING_KTHREAD_AFFINITY))
+			return true;
+	}
+	return false;
+}
+
 /* The candidates for a flow whose prior target is prior_cpu. */
 static unsigned candidates(const struct daemon *d, int c, int prior_cpu, struct caad_trial_cand *cands)
 {
@@ -401,6 +428,10 @@ static unsigned candidates(const struct daemon *d, int c, int prior_cpu, struct 
 	sib = cpu_for_relation(d, c, CAAD_RELATION_SMT_SIBLING);
 	if (sib >= 0 && sib != prior_cpu)
 		cands[n++] = (struct caad_trial_cand){ sib, CAAD_RELATION_SMT_SIBLING };
+	/* hands off: does caad's steering beat what the host does itself? */
+	if (d->config.trial_host)
+		cands[n++] = (struct caad_trial_cand){ CAAD_OVERRIDE_HOST, CAAD_RELATION_HOST_STEERING };
+	assert(n <= CAAD_TRIAL_MAX_CANDS);
 	return n;
 }
 
@@ -481,12 +512,17 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 	cl->current = rec;
 	cl->trials++;
 	caad_observer_watch_thread(d->observer, best->tid);
+	char list[256];
+	size_t len = 0;
+	for (unsigned c = 0; c < n_cands && len < sizeof(list); c++) {
+		char name[64];
+		int w = snprintf(list + len, sizeof(list) - len, "%s%s",
+		                 c == 0 ? "prior " : c + 1 == n_cands ? " and " : ", ", cand_name(&cands[c], name, sizeof(name)));
+		len += w > 0 ? (size_t)w : 0;
+	}
 	log_info("Trial %u: %s (%s on %s, %.1f Gbit/s, consumer on CPU %d): %u rounds of %u turns of %u ms, "
-	         "candidates: prior CPU %d (%s), CPU %d (%s)%s%s", rec->trial.id, rec->tuple, rec->comm, rec->iface,
-	         best->rate_bps / 1e9, best->consumer_cpu, p.rounds, n_cands, p.turn_ms, cands[0].cpu,
-	         caad_relation_to_string(cands[0].relation), cands[1].cpu, caad_relation_to_string(cands[1].relation),
-	         n_cands > 2 ? ", and the SMT sibling " : "",
-	         n_cands > 2 ? caad_relation_to_string(cands[2].relation) : "");
+	         "candidates: %s", rec->trial.id, rec->tuple, rec->comm, rec->iface, best->rate_bps / 1e9,
+	         best->consumer_cpu, p.rounds, n_cands, p.turn_ms, list);
 	return 1;
 }
 
@@ -558,16 +594,17 @@ static int reuse_verdicts(struct daemon *d, const struct caad_flow *flows, size_
 		v = caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, now_sec, d->config.verdict_max_age_sec);
 		if (!v)
 			continue;
-		cpu = cpu_for_relation(d, f->consumer_cpu, v->relation);
+		bool host = v->relation == CAAD_RELATION_HOST_STEERING;
+		cpu = host ? CAAD_OVERRIDE_HOST : cpu_for_relation(d, f->consumer_cpu, v->relation);
 		if (!announced(cl, f->id)) {
 			char tuple[128];
 			caad_flow_format_tuple(f, tuple, sizeof(tuple));
 			log_info("Flow %s (%s on %s) takes the verdict of trial %u without a trial of its own: %s%s", tuple,
 			         f->comm, ifc->name, v->trial, caad_relation_to_string(v->relation),
-			         cpu < 0 ? " (the rules' placement)" : "");
+			         cpu < 0 && !host ? " (the rules' placement)" : "");
 			cl->reused++;
 		}
-		if (cpu < 0)
+		if (cpu < 0 && !host)
 			continue; /* the rules' placement won: nothing to change */
 		r = add_override(cl, f->id, cpu, "verdict of trial %u for %s on %s: %s (goodput %.3fx the prior's)",
 		                 v->trial, f->comm, ifc->name, caad_relation_to_string(v->relation), v->goodput_ratio);
@@ -636,7 +673,15 @@ void closed_loop_applied(struct daemon *d, const struct caad_plan *plan)
 	dc = caad_plan_find(plan, cl->current->trial.flow_id);
 	if (!dc)
 		snprintf(why, sizeof(why), "the flow is no longer planned for (no longer heavy)");
-	else if (dc->steer_cpu != cl->turn_cpu)
+	else if (cl->turn_cpu == CAAD_OVERRIDE_HOST) {
+		if (!dc->host)
+			snprintf(why, sizeof(why), "its turn, the host's own steering, was not planned");
+		else if (steered_by_other(plan, dc))
+			snprintf(why, sizeof(why), "another flow's steering holds its queue: the host's own steering "
+			                           "cannot be measured");
+		else
+			(void)queue_held(d, plan, dc, why, sizeof(why));
+	} else if (dc->steer_cpu != cl->turn_cpu)
 		snprintf(why, sizeof(why), "its turn's placement, CPU %d, was not planned (a CPU the rules may not use)",
 		         cl->turn_cpu);
 	else if (dc->shares_queue)
@@ -684,13 +729,16 @@ static void format_trial(FILE *f, const struct trial_record *rec)
 	        t->params.settle_ms, t->params.confidence_pct, t->n_samples);
 	for (unsigned c = 0; c < t->n_cands; c++) {
 		const struct caad_trial_score *s = &res.scores[c];
+		char cpu[16] = "null";
+		if (t->cands[c].cpu >= 0)
+			snprintf(cpu, sizeof(cpu), "%d", t->cands[c].cpu);
 		fprintf(f,
-		        "%s{\"cpu\": %d, \"relation\": \"%s\", \"prior\": %s, \"goodput_bps\": %.0f, "
+		        "%s{\"cpu\": %s, \"relation\": \"%s\", \"prior\": %s, \"goodput_bps\": %.0f, "
 		        "\"bytes_per_cpu_second\": %.0f, \"goodput_ratio\": %.4f, \"efficiency_ratio\": %.4f, "
 		        "\"pairs\": %u, \"goodput_wins\": %u, \"efficiency_wins\": %u, \"goodput_behind\": %u, "
 		        "\"efficiency_behind\": %u, \"goodput_low\": %.4f, \"efficiency_low\": %.4f, "
 		        "\"ooo_packets\": %" PRIu64 ", \"retransmits\": %" PRIu64 ", \"steal_pct\": %.2f}",
-		        c ? ", " : "", t->cands[c].cpu, caad_relation_to_string(t->cands[c].relation), c ? "false" : "true",
+		        c ? ", " : "", cpu, caad_relation_to_string(t->cands[c].relation), c ? "false" : "true",
 		        have ? s->goodput_bps : 0, have ? s->efficiency : 0, have ? s->goodput_ratio : 0,
 		        have ? s->efficiency_ratio : 0, s->pairs, s->goodput_wins, s->efficiency_wins, s->goodput_behind,
 		        s->efficiency_behind, have ? s->goodput_low : 0, have ? s->efficiency_low : 0, s->ooo, s->retrans,

@@ -455,6 +455,8 @@ static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error
 	if (dec && dec->steer_cpu >= 0)
 		fprintf(f, "  decision:    steer to CPU %d (%s)\n", dec->steer_cpu,
 		        caad_relation_to_string(dec->relation));
+	else if (dec && dec->host)
+		fputs("  decision:    left to the host's own steering (host-steering): its queue as caad found it\n", f);
 	else if (dec)
 		fputs("  decision:    heavy, left alone\n", f);
 	else
@@ -470,7 +472,7 @@ static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error
 		char considered[1024];
 		fprintf(f, "  considered:  %s\n", clean(considered, sizeof(considered), dec->considered));
 	}
-	if (dec && dec->steer_cpu >= 0)
+	if (dec && (dec->steer_cpu >= 0 || dec->host))
 		explain_applied(d, dec, f);
 	r = fclose(TAKE_PTR(f)) != 0 ? -ENOMEM : 0;
 	if (r < 0)

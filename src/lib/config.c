@@ -151,6 +151,7 @@ void caad_config_init(struct caad_config *c)
 		.irqbalance = CAAD_IRQBALANCE_BAN,
 		.placement = CAAD_PLACEMENT_PRIOR,
 		.trial_steady_ms = TRIAL_STEADY_MS_DEFAULT,
+		.trial_host = true,
 		.verdict_max_age_sec = VERDICT_MAX_AGE_DEFAULT,
 		.policy = {
 			.rate_threshold_bps = RATE_THRESHOLD_DEFAULT,
@@ -616,6 +617,7 @@ static const struct config_key config_keys[] = {
 	KEY("Trials", "EfficiencyLossPercent", parse_unsigned, trial.eff_loss_pct, 0, 100),
 	KEY("Trials", "ConfidencePercent", parse_confidence, trial.confidence_pct, 50, 99),
 	KEY("Trials", "SteadyMSec", parse_unsigned, trial_steady_ms, 0, AGE_MS_MAX),
+	KEY("Trials", "TryHostSteering", parse_bool, trial_host),
 	KEY("Trials", "VerdictMaxAgeSec", parse_unsigned, verdict_max_age_sec, 0, VERDICT_MAX_AGE_MAX),
 };
 

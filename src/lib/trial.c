@@ -493,8 +493,13 @@ unsigned caad_trial_step(struct caad_trial *t, uint64_t now_ns, const struct caa
 		counters_sub(&s->d, now, &t->at_start);
 		if (t->params.collapse_bps && caad_trial_sample_goodput_bps(s) < (double)t->params.collapse_bps) {
 			char why[128];
-			snprintf(why, sizeof(why), "the flow's rate collapsed to %.2f Gbit/s on CPU %d",
-			         caad_trial_sample_goodput_bps(s) / 1e9, t->cands[s->cand].cpu);
+			const struct caad_trial_cand *c = &t->cands[s->cand];
+			if (c->cpu >= 0)
+				snprintf(why, sizeof(why), "the flow's rate collapsed to %.2f Gbit/s on CPU %d",
+				         caad_trial_sample_goodput_bps(s) / 1e9, c->cpu);
+			else
+				snprintf(why, sizeof(why), "the flow's rate collapsed to %.2f Gbit/s under %s",
+				         caad_trial_sample_goodput_bps(s) / 1e9, caad_relation_to_string(c->relation));
 			caad_trial_abort(t, now_ns, why);
 			return 0;
 		}

@@ -52,6 +52,9 @@ MarginPercent=$MARGIN
 WinPercent=80
 EfficiencyLossPercent=$EFF_LOSS
 ConfidencePercent=$CONFIDENCE
+# two candidates, the A/B's two CPUs: the host's own steering is
+# host-steering.sh's (a third candidate would make each attempt 50% longer)
+TryHostSteering=no
 EOC
 
 # start_caad NAME STATE_DIR: caad in the server's namespace, logging to caad-NAME.log

@@ -190,6 +190,7 @@ static void assert_defaults(const struct caad_config *c)
 	assert_int_equal(c->trial.confidence_pct, 95);
 	assert_int_equal(c->trial.eff_loss_pct, 20);
 	assert_int_equal(c->trial_steady_ms, 5000);
+	assert_true(c->trial_host);
 	assert_int_equal(c->verdict_max_age_sec, 604800);
 }
 
@@ -379,7 +380,9 @@ static void test_parse_each_key(void **state)
 	                              "RateThreshold=2.5G\n"
 	                              "BannedCPUs=0-1,8\n"
 	                              "AllowSMTSibling=yes\n"
-	                              "AllowOtherPackage=on\n",
+	                              "AllowOtherPackage=on\n"
+	                              "[Trials]\n"
+	                              "TryHostSteering=no\n",
 	                              &path, &log),
 	                 0);
 	assert_string_equal(log, "");
@@ -400,6 +403,7 @@ static void test_parse_each_key(void **state)
 	assert_true(caad_cpumask_test(&c.policy.banned, 8));
 	assert_true(c.policy.allow_smt_sibling);
 	assert_true(c.policy.allow_other_package);
+	assert_false(c.trial_host);
 	caad_config_done(&c);
 }
 
@@ -543,6 +547,7 @@ static void test_parse_errors(void **state)
 		{ "[Trials]\nConfidencePercent=30\n", 2, "Invalid ConfidencePercent= value '30': expected 0 (not asked) or 50..99" },
 		{ "[Trials]\n\nConfidencePercent=100\n", 3, "expected 0 (not asked) or 50..99" },
 		{ "[Trials]\nConfidencePercent=95%\n", 2, "expected an unsigned decimal number" },
+		{ "[Trials]\nTryHostSteering=maybe\n", 2, "Invalid TryHostSteering= value 'maybe': expected yes/no" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -858,7 +863,7 @@ static void test_shipped_config(void **state)
 		"RateThreshold", "BannedCPUs", "AllowSMTSibling", "AllowOtherPackage",
 		"MinAgeMSec", "DwellMSec", "MaxMovesPerCycle", "IrqBalance", "MetricsFile", "BackOffSec", "Mechanisms",
 		"Placement", "Rounds", "TurnMSec", "SettleMSec", "MarginPercent", "WinPercent", "EfficiencyLossPercent", "ConfidencePercent", "SteadyMSec",
-		"VerdictMaxAgeSec",
+		"TryHostSteering", "VerdictMaxAgeSec",
 	};
 	struct caad_config c;
 	unsigned n_keys = 0;

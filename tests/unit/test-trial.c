@@ -647,12 +647,14 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	struct caad_verdicts vs = {}, back;
 	struct caad_verdict v1 = verdict("eth0", "iperf3", CAAD_RELATION_SAME_CORE, 1000);
 	struct caad_verdict v2 = verdict("eth0", "gridftp", CAAD_RELATION_PEER_CORE_SAME_LLC, 5000);
+	struct caad_verdict v3 = verdict("eth0", "fdt", CAAD_RELATION_HOST_STEERING, 5000);
 	size_t dropped;
 	char *why = NULL;
 
 	v1.alternative = CAAD_RELATION_SAME_CORE; /* the winner's figures */
 	v2.alternative = CAAD_RELATION_SAME_CORE; /* the prior stood: the closest alternative's */
 	v2.kept_prior = true;
+	v3.alternative = CAAD_RELATION_HOST_STEERING; /* hands off won */
 
 	/* no file: none */
 	assert_int_equal(caad_verdicts_load(path, "6.1", "topo", 6000, 0, &back, &dropped, &why), 0);
@@ -665,11 +667,12 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	v1.wins = 5; /* the same key replaces */
 	v1.behind = 1;
 	assert_int_equal(caad_verdicts_put(&vs, &v1), 0);
-	assert_int_equal(vs.n, 2);
+	assert_int_equal(caad_verdicts_put(&vs, &v3), 0);
+	assert_int_equal(vs.n, 3);
 	assert_int_equal(caad_verdicts_save(&vs, path), 0);
 
 	assert_int_equal(caad_verdicts_load(path, "6.1", "topo", 6000, 0, &back, &dropped, &why), 0);
-	assert_int_equal(back.n, 2);
+	assert_int_equal(back.n, 3);
 	assert_int_equal(dropped, 0);
 	const struct caad_verdict *f = caad_verdicts_find(&back, "eth0", "mlx5_core", "iperf3", 6000, 0);
 	assert_non_null(f);
@@ -684,17 +687,23 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	assert_int_equal(f->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
 	assert_int_equal(f->alternative, CAAD_RELATION_SAME_CORE);
 	assert_true(f->kept_prior);
+	f = caad_verdicts_find(&back, "eth0", "mlx5_core", "fdt", 6000, 0);
+	assert_non_null(f);
+	assert_int_equal(f->relation, CAAD_RELATION_HOST_STEERING);
+	assert_int_equal(f->alternative, CAAD_RELATION_HOST_STEERING);
+	assert_false(f->kept_prior);
 	assert_null(caad_verdicts_find(&back, "eth1", "mlx5_core", "iperf3", 6000, 0));
 	/* another driver behind the name: dropped */
 	assert_null(caad_verdicts_find(&back, "eth0", "ice", "iperf3", 6000, 0));
-	assert_int_equal(back.n, 1);
+	assert_int_equal(back.n, 2);
 	caad_verdicts_done(&back);
 
 	/* older than the limit */
 	assert_int_equal(caad_verdicts_load(path, "6.1", "topo", 6000, 4000, &back, &dropped, &why), 0);
-	assert_int_equal(back.n, 1);
+	assert_int_equal(back.n, 2);
 	assert_int_equal(dropped, 1);
 	assert_string_equal(back.v[0].comm, "gridftp");
+	assert_string_equal(back.v[1].comm, "fdt");
 	free(why);
 	why = NULL;
 	caad_verdicts_done(&back);
@@ -702,13 +711,13 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	/* another kernel, another topology: all gone, and said why */
 	assert_int_equal(caad_verdicts_load(path, "6.2", "topo", 6000, 0, &back, &dropped, &why), 0);
 	assert_int_equal(back.n, 0);
-	assert_int_equal(dropped, 2);
+	assert_int_equal(dropped, 3);
 	assert_non_null(strstr(why, "6.2"));
 	free(why);
 	why = NULL;
 	assert_int_equal(caad_verdicts_load(path, "6.1", "other", 6000, 0, &back, &dropped, &why), 0);
 	assert_int_equal(back.n, 0);
-	assert_int_equal(dropped, 2);
+	assert_int_equal(dropped, 3);
 	free(why);
 	caad_verdicts_done(&vs);
 	unlink(path);
