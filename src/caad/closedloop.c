@@ -415,8 +415,9 @@ static bool steered_by_other(const struct caad_plan *plan, const struct caad_dec
 	return false;
 }
 
-/* The candidates for a flow whose prior target is prior_cpu. */
-static unsigned candidates(const struct daemon *d, int c, int prior_cpu, struct caad_trial_cand *cands)
+/* The candidates for a flow whose prior target is prior_cpu (dec: its decision). */
+static unsigned candidates(const struct daemon *d, int c, int prior_cpu, const struct caad_decision *dec,
+                           struct caad_trial_cand *cands)
 {
 	const struct caad_topology *t = d->topo;
 	unsigned n = 0;
@@ -428,8 +429,10 @@ static unsigned candidates(const struct daemon *d, int c, int prior_cpu, struct 
 	sib = cpu_for_relation(d, c, CAAD_RELATION_SMT_SIBLING);
 	if (sib >= 0 && sib != prior_cpu)
 		cands[n++] = (struct caad_trial_cand){ sib, CAAD_RELATION_SMT_SIBLING };
-	/* hands off: does caad's steering beat what the host does itself? */
-	if (d->config.trial_host)
+	/* hands off: does caad's steering beat what the host does itself? Not
+	 * for a flow an ntuple rule moves: the rule would go with each such
+	 * turn, and the flow come back on a queue another flow's steering holds */
+	if (d->config.trial_host && !dec->ntuple)
 		cands[n++] = (struct caad_trial_cand){ CAAD_OVERRIDE_HOST, CAAD_RELATION_HOST_STEERING };
 	assert(n <= CAAD_TRIAL_MAX_CANDS);
 	return n;
@@ -486,7 +489,7 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 	if (!best)
 		return 0;
 
-	n_cands = candidates(d, best->consumer_cpu, best_dec->steer_cpu, cands);
+	n_cands = candidates(d, best->consumer_cpu, best_dec->steer_cpu, best_dec, cands);
 	if (n_cands < 2)
 		return 0;
 	/* a turn is never shorter than the dwell time; half of it may settle */
@@ -592,9 +595,9 @@ static int reuse_verdicts(struct daemon *d, const struct caad_flow *flows, size_
 			continue;
 		iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver));
 		v = caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, now_sec, d->config.verdict_max_age_sec);
-		if (!v)
-			continue;
-		bool host = v->relation == CAAD_RELATION_HOST_STEERING;
+		bool host = v && v->relation == CAAD_RELATION_HOST_STEERING;
+		if (!v || (host && !d->config.trial_host))
+			continue; /* TryHostSteering=no: the rules place it, the verdict is kept */
 		cpu = host ? CAAD_OVERRIDE_HOST : cpu_for_relation(d, f->consumer_cpu, v->relation);
 		if (!announced(cl, f->id)) {
 			char tuple[128];

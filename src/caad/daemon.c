@@ -322,13 +322,16 @@ static void log_decisions(struct daemon *d, const struct caad_flow *flows, const
 		const struct caad_decision *old = caad_plan_find(d->plan, f->id);
 		char tuple[128];
 
-		if (old && old->steer_cpu == dec->steer_cpu)
+		if (old && old->steer_cpu == dec->steer_cpu && old->host == dec->host)
 			continue;
 		caad_flow_format_tuple(f, tuple, sizeof(tuple));
 		if (dec->steer_cpu >= 0)
 			log_info("Heavy flow %s (%.1f Gbit/s, processed on CPU %d) -> CPU %d, %s: %s", tuple,
 			         f->rate_bps / 1e9, f->proc_cpu, dec->steer_cpu, caad_relation_to_string(dec->relation),
 			         dec->reason);
+		else if (dec->host)
+			log_info("Heavy flow %s (%.1f Gbit/s, processed on CPU %d) -> the host's own steering: %s", tuple,
+			         f->rate_bps / 1e9, f->proc_cpu, dec->reason);
 		else
 			log_info("Heavy flow %s (%.1f Gbit/s, processed on CPU %d) left alone: %s", tuple,
 			         f->rate_bps / 1e9, f->proc_cpu, dec->reason);

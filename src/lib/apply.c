@@ -962,8 +962,11 @@ enum caad_setting_state caad_actuator_setting_state(struct caad_actuator *a, con
 		*ret_label = TAKE_PTR(label);
 	if (backed_off(a, path))
 		return CAAD_SETTING_BACKED_OFF;
-	if (setting->restore) /* in place once caad holds nothing there */
-		return find_entry(a, path) ? CAAD_SETTING_PENDING : CAAD_SETTING_IN_PLACE;
+	if (setting->restore) { /* in place once caad holds nothing there */
+		if (!find_entry(a, path))
+			return CAAD_SETTING_IN_PLACE;
+		return find_refusal(a, path) ? CAAD_SETTING_REFUSED : CAAD_SETTING_PENDING;
+	}
 	if (obj_read(path, &current) < 0 || parse_value(s->kind, current, &cur) < 0)
 		return CAAD_SETTING_REFUSED;
 	if (caad_cpumask_equal(&cur, &s->cpus))
@@ -999,35 +1002,86 @@ static int by_hotplug(const struct caad_actuator *a, enum caad_setting_kind kind
 	return kind == CAAD_SETTING_KTHREAD_AFFINITY && caad_cpumask_equal(cur, &both) ? HOTPLUG_SEEN : HOTPLUG_NO;
 }
 
-static int restore_entry(struct caad_actuator *a, struct journal_entry *e);
+static bool gone(int r);
+
+/* What a refused restore is recorded with: no value a plan writes (every CPU). */
+static void restore_mark(struct caad_cpumask *m)
+{
+	memset(m, 0xff, sizeof(*m));
+}
+
+/* Dry run: forget that path's announced value, true if one was (the
+ * announcement of a value caad would have written must be taken back). */
+static bool planned_drop(struct caad_actuator *a, const char *path)
+{
+	for (size_t i = 0; i < a->n_planned; i++)
+		if (streq(a->planned[i].path, path)) {
+			free(a->planned[i].path);
+			a->planned[i] = a->planned[--a->n_planned];
+			return true;
+		}
+	return false;
+}
 
 /*
  * A restore setting (a queue left to the host's steering): what caad
  * wrote at path goes, the original its journal holds comes back, and the
  * entry goes (the value is the host's again: nothing to restore at exit,
- * and a later write journals it anew). Nothing held there, or a dry run:
- * nothing to do. Returns 1 when written back, 0 when nothing was (someone
- * else's value since is left, as at exit), or a negative errno (the entry
- * stays: the exit restores it).
+ * and a later write journals it anew). Nothing of caad's there: nothing
+ * to do. A value someone else changed since caad wrote it is theirs: left,
+ * and backed off from, as apply_one() does. A dry run takes back what it
+ * announced. Returns 1 when written back, 0 when nothing was, or a
+ * negative errno (refused: logged once, the entry stays, the exit tries
+ * again).
  */
-static int give_back(struct caad_actuator *a, const char *path)
+static int give_back(struct caad_actuator *a, const struct caad_setting *s, const char *path, const char *label)
 {
+	_cleanup_free_ char *current = NULL;
+	struct caad_cpumask cur, mark;
 	struct journal_entry *e;
-	uint64_t before = a->stats.restored;
 	int r;
 
-	if (a->dry_run || backed_off(a, path))
+	if (a->dry_run) {
+		if (planned_drop(a, path))
+			log_info("%s back to the host's value (dry run: nothing written; %s)", label, s->reason);
+		return 0;
+	}
+	if (backed_off(a, path))
 		return 0;
 	e = find_entry(a, path);
 	if (!e)
 		return 0;
-	r = restore_entry(a, e);
+	r = obj_read(path, &current);
+	if (gone(r)) {
+		log_info("%s: gone, nothing to give back", label);
+		entry_drop(a, e);
+		return 0;
+	}
+	if (r >= 0 && parse_value(e->kind, current, &cur) >= 0 && !caad_cpumask_equal(&cur, &e->written) &&
+	    by_hotplug(a, e->kind, &e->written, &cur) == HOTPLUG_NO) {
+		log_notice("%s: changed by someone else to \"%s\" since caad wrote it: leaving it alone %s%s", label,
+		           current, a->backoff_sec ? "for a while" : "until the configuration is reloaded",
+		           ", and not restoring it on exit");
+		entry_drop(a, e);
+		char *p = strdup(path);
+		return p ? backoff_add(a, p) : -ENOMEM;
+	}
+	if (r >= 0)
+		r = obj_write(path, e->original);
 	if (r < 0) {
-		count_error(a, r);
+		restore_mark(&mark);
+		if (refuse(a, path, &mark, r, false)) {
+			count_error(a, r);
+			log_warning_errno(r, "%s: giving \"%s\" back to %s failed, caad keeps its value (restored on "
+			                  "exit): %m", label, e->original, path);
+		}
 		return r;
 	}
+	refusal_drop(a, path);
+	a->stats.restored++;
+	log_info("%s back to the host's %s (%s)", label, e->original, s->reason);
 	entry_drop(a, e);
-	return a->stats.restored != before;
+	return 1;
 }
 
 /*
@@ -1060,7 +1114,7 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	if (r < 0)
 		return r;
 	if (setting->restore)
-		return give_back(a, path);
+		return give_back(a, setting, path, label);
 
 	if (backed_off(a, path))
 		return 0;
@@ -1254,6 +1308,17 @@ static int apply_queue(struct caad_actuator *a, const struct caad_inventory *inv
 	size_t k;
 
 	assert(n <= QUEUE_SETTINGS_MAX);
+	if (s[0].restore) {
+		/* giving back: each value on its own, what can go back goes
+		 * (nothing of caad's would steer the queue without the rest) */
+		for (k = 0; k < n; k++) {
+			r = apply_one(a, inv, &s[k], NULL);
+			if (r == -ENOMEM)
+				return r;
+			written += MAX(r, 0);
+		}
+		return written;
+	}
 	for (k = 0; k < n; k++)
 		if (parked(a, inv, &s[k]))
 			return 0;
@@ -1275,8 +1340,9 @@ static int apply_queue(struct caad_actuator *a, const struct caad_inventory *inv
  * ntuple rules are apply_ntuple()'s. */
 static bool same_queue(const struct caad_setting *x, const struct caad_setting *y)
 {
-	return x->iface == y->iface && x->queue == y->queue && x->kind != CAAD_SETTING_RFS_TABLE &&
-	       y->kind != CAAD_SETTING_RFS_TABLE && y->kind != CAAD_SETTING_NTUPLE_RULE;
+	return x->iface == y->iface && x->queue == y->queue && x->restore == y->restore &&
+	       x->kind != CAAD_SETTING_RFS_TABLE && y->kind != CAAD_SETTING_RFS_TABLE &&
+	       y->kind != CAAD_SETTING_NTUPLE_RULE;
 }
 
 static int apply_all(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan)

@@ -559,7 +559,8 @@ struct planner {
 	uint64_t *irq_shared;       /* per slot, a bit: its IRQ serves another rx queue too (irq_movable()) */
 	int32_t *host;              /* per slot: the fastest flow left to the host's steering there
 	                             * (CAAD_OVERRIDE_HOST), whose queue goes back to the host's values
-	                             * when no flow owns it; -1 */
+	                             * when no (faster) flow owns it; -1 */
+	size_t n_host;              /* flows left to the host's steering */
 	unsigned n_slots;
 	struct iface_state *ifs;
 	struct ifindex_pos {
@@ -1891,7 +1892,9 @@ static int ntuple_move(struct planner *pl, uint32_t k, unsigned from_slot)
 		if (is->base + q == from_slot)
 			continue;
 		if (sl->owner < 0) {
-			if (sl->best < 0 && free_q < 0 && queue_steerable(pl, is->base + q, &ifc->rx[q]))
+			/* a queue given back to the host is not free */
+			if (sl->best < 0 && free_q < 0 && queue_steerable(pl, is->base + q, &ifc->rx[q]) &&
+			    pl->host[is->base + q] < 0 && pl->host[is->base + ifc->n_rx] < 0)
 				free_q = (int)q;
 			continue;
 		}
@@ -2469,9 +2472,11 @@ static size_t emit_settings(struct planner *pl)
 			const struct caad_decision *d;
 
 			if (o < 0 && h >= 0) {
+				/* the flow's NAPI kthread is its own queue's, not every queue's */
+				bool own = pl->host[is->base + q] >= 0;
 				d = &pl->plan->decisions[h];
 				n += restore_settings(pl, (int)i, &ifc->rx[q],
-				                      queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]), d);
+				                      queue_kthread(ifc, &ifc->rx[q], own ? &pl->flows[d->flow] : NULL), d);
 				continue;
 			}
 			if (o < 0)
@@ -2501,7 +2506,7 @@ static inline uint64_t low_since(const struct caad_decision *pd, uint64_t now_ns
 
 static inline bool dip_held(const struct caad_policy *policy, const struct caad_decision *pd, uint64_t now_ns)
 {
-	if (!pd || pd->steer_cpu < 0 || pd->shares_queue || policy->dwell_ms == 0)
+	if (!pd || (pd->steer_cpu < 0 && !pd->host) || pd->shares_queue || policy->dwell_ms == 0)
 		return false;
 	return now_ns - MIN(low_since(pd, now_ns), now_ns) < (uint64_t)policy->dwell_ms * NSEC_PER_MSEC;
 }
@@ -2516,7 +2521,7 @@ static inline const char *light(const struct caad_flow *f, const struct caad_pol
                                 const struct caad_decision *pd, uint64_t now_ns)
 {
 	uint64_t min_age = (uint64_t)policy->min_age_ms * NSEC_PER_MSEC;
-	bool steered = pd && pd->steer_cpu >= 0 && !pd->shares_queue;
+	bool steered = pd && (pd->steer_cpu >= 0 || pd->host) && !pd->shares_queue; /* placed, by caad or the closed loop */
 
 	if (f->rate_bps < policy->rate_threshold_bps / 2 && !dip_held(policy, pd, now_ns))
 		return "rate";
@@ -2645,6 +2650,69 @@ static int leave_to_host(struct planner *pl, uint32_t k, unsigned slot, const st
 		return -ENOMEM;
 	if (h < 0 || before(pl, k, (uint32_t)h))
 		pl->host[slot] = (int32_t)k;
+	pl->n_host++;
+	return 0;
+}
+
+/*
+ * A flow left to the host's steering holds its queue against slower flows,
+ * as an owner would (rule 6: the fastest owns a queue): collect()'s heavy
+ * flows that would take it, slower ones of its queue (of any queue of its
+ * interface, where its own queue is unknown; of unknown queue, where it is
+ * on any of them), are left alone, and the queues' tallies are made again
+ * without them. A faster flow still takes the queue.
+ */
+static int yield_to_host(struct planner *pl)
+{
+	_cleanup_free_ int32_t *fastest = malloc((pl->inv->n_ifaces ? pl->inv->n_ifaces : 1) * sizeof(int32_t));
+	struct caad_plan *plan = pl->plan;
+
+	if (!fastest)
+		return -ENOMEM;
+	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
+		unsigned base = pl->ifs[i].base;
+
+		fastest[i] = -1;
+		for (unsigned s = base; s <= base + pl->inv->ifaces[i].n_rx; s++)
+			if (pl->host[s] >= 0 && (fastest[i] < 0 || before(pl, (uint32_t)pl->host[s], (uint32_t)fastest[i])))
+				fastest[i] = pl->host[s];
+	}
+	for (unsigned s = 0; s < pl->n_slots; s++)
+		pl->tally[s] = (struct slot_tally){ .best = -1 };
+	for (size_t k = 0; k < plan->n_decisions; k++) {
+		struct caad_decision *d = &plan->decisions[k];
+		const struct caad_flow *f = &pl->flows[d->flow];
+		int32_t slot = pl->hv[k].slot, h;
+		unsigned whole;
+
+		if (slot < 0)
+			continue;
+		whole = pl->ifs[d->iface].base + pl->inv->ifaces[d->iface].n_rx;
+		h = (unsigned)slot == whole ? fastest[d->iface] : pl->host[slot];
+		if ((unsigned)slot != whole && pl->host[whole] >= 0 &&
+		    (h < 0 || before(pl, (uint32_t)pl->host[whole], (uint32_t)h)))
+			h = pl->host[whole];
+		if (h >= 0 && before(pl, (uint32_t)h, (uint32_t)k)) {
+			const struct caad_decision *hd = &plan->decisions[h];
+			char name[48];
+
+			consumer_name(&pl->flows[hd->flow], name, sizeof(name));
+			pl->hv[k].slot = -1;
+			d->considered = "";
+			d->reason = arena_printf(plan,
+			                         "left alone: its rx queue is left to the host's own steering for a faster "
+			                         "flow (%s%sconsumer on CPU %d), which the closed loop placed so",
+			                         name, name[0] ? ", " : "", hd->consumer_cpu);
+			if (!d->reason)
+				return -ENOMEM;
+			continue;
+		}
+		struct slot_tally *ta = &pl->tally[slot];
+		ta->n++;
+		if (__builtin_add_overflow(ta->rate, f->rate_bps, &ta->rate))
+			ta->rate = UINT64_MAX;
+		offer(&ta->best, &ta->best_key, (uint32_t)k, owner_rate(f, pl->hv[k].pd, d->queue), f->id);
+	}
 	return 0;
 }
 
@@ -2763,6 +2831,11 @@ static int collect(struct planner *pl, size_t n_flows)
 		}
 		d->reason = pl->fail_text[c]->reason;
 		d->considered = pl->fail_text[c]->considered;
+	}
+	if (pl->n_host) {
+		int r = yield_to_host(pl);
+		if (r < 0)
+			return r;
 	}
 	for (unsigned s = 0; s < pl->n_slots; s++) {
 		pl->slots[s].best = pl->tally[s].best;

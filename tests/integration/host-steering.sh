@@ -10,7 +10,9 @@
 #  3. a verdict "host-steering" in the store is taken by a new flow of that
 #     application without a trial: listed as left to the host's steering,
 #     its queue never written;
-#  4. on exit nothing of caad's is left: the masks read as the host had them.
+#  4. on exit nothing of caad's is left: the masks read as the host had them;
+#  5. TryHostSteering=no: the stored verdict is kept but not used, the rules
+#     steer the flow (and no trial runs while it lasts).
 # (TryHostSteering=no, two candidates: trial.sh.)
 # The trial is short (2 rounds of 1.5 s turns): what wins is not asked here,
 # only that every turn is what it says.
@@ -81,7 +83,8 @@ info "samples of the masks during the trial: $host with the host's values, $stee
 [ "$steered" -ge 10 ] || fail "caad's values were not there during the other turns ($steered samples)"
 grep -qE "^Trial 1 candidate 2, the host's own steering \(host-steering\): median [0-9.]+ Gbit/s" "$log" ||
 	fail "no numbers for the host's own steering in the log"
-grep -qE "^vb rx-[01]: RPS CPUs restored to 0$" "$log" || fail "no give-back logged"
+grep -qE "^vb rx-[01]: RPS CPUs back to the host's 0 \(the host's own value goes back; .*host-steering" "$log" ||
+	fail "no give-back logged"
 
 tj=$TMP/rt/trials.json
 jq -e '.trials[0] | .state == "done" and (.candidates | length) == 3 and
@@ -125,4 +128,20 @@ grep -q "^Trial" "$log" && fail "a trial ran for an application with a verdict: 
 grep -q "RPS CPUs .* -> " "$log" && fail "caad steered the flow: $(grep 'RPS CPUs' "$log")"
 stop_caad host
 [ "$(rps_b 0)" = "$orig0" ] && [ "$(rps_b 1)" = "$orig1" ] || fail "RPS masks after exit: $(rps_b 0) $(rps_b 1)"
+
+# --- 5. TryHostSteering=no: the stored verdict is not used, the rules place the flow
+echo "TryHostSteering=no" >>"$TMP/caad.conf"
+log=$TMP/caad-nohost.log
+start_caad nohost "$TMP/state-host"
+in_b iperf3 -s -p 5203 -1 -A 1 -J >/dev/null 2>&1 &
+tb_wait_listen 5203
+in_a iperf3 -c "$TB_DST" -p 5203 -t 5 -A 0 -J >/dev/null 2>&1 &
+cli=$!
+wait_for 5 grep -q "^vb rx-[01]: RPS CPUs .* -> " "$log" || { cat "$log"; fail "TryHostSteering=no: the flow was not steered"; }
+wait "$cli" || fail "iperf3 failed"
+grep -q "takes the verdict" "$log" && fail "TryHostSteering=no: the host-steering verdict was used"
+grep -q "^Trial" "$log" && fail "TryHostSteering=no: a trial ran while the verdict lasts"
+jq -e '.verdicts | length == 1 and .[0].relation == "host-steering"' "$TMP/state-host/verdicts.json" >/dev/null ||
+	fail "TryHostSteering=no: the stored verdict did not stay"
+stop_caad nohost
 echo "PASS: host-steering"

@@ -638,12 +638,29 @@ static void test_give_back(void **state)
 	assert_true(journal_has(lines, n, fx, RX0, "3"));
 	assert_true(journal_has(lines, n, fx, IRQ101, "1"));
 
-	/* someone else changed rx-1 since caad wrote it: left, and dropped */
+	/* someone else changed rx-1 since caad wrote it: theirs, left, dropped and
+	 * backed off from (not taken for the host's value by the next steering) */
 	write_file(fx->root, RX1, "3\n");
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &pback1), 0);
 	assert_content(fx->root, RX1, "3\n");
 	n = journal_lines(fx, lines, ARRAY_SIZE(lines));
 	assert_false(journal_has(lines, n, fx, RX1, "0"));
+	assert_int_equal(caad_actuator_n_backed_off(a), 1);
+	assert_int_equal(caad_actuator_setting_state(a, fx->inv, &back1[0], NULL), CAAD_SETTING_BACKED_OFF);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_content(fx->root, RX1, "3\n");
+
+	/* a give-back the kernel refuses: the others of the queue go back, the
+	 * entry stays (logged once, REFUSED), and the exit restores it */
+	fault_set("rx-0/rps_cpus", -EINVAL, 0);
+	assert_true(caad_actuator_apply(a, fx->inv, &pback) <= 1);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_content(fx->root, RX0, "1\n");
+	assert_int_equal(caad_actuator_setting_state(a, fx->inv, &back[1], NULL), CAAD_SETTING_REFUSED);
+	assert_int_equal(caad_actuator_setting_state(a, fx->inv, &back[0], NULL), CAAD_SETTING_IN_PLACE);
+	n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_true(journal_has(lines, n, fx, RX0, "3"));
+	fault_set(NULL, 0, 0);
 
 	/* exit: what caad still holds goes back */
 	assert_int_equal(caad_actuator_restore(a), 0);
@@ -653,17 +670,22 @@ static void test_give_back(void **state)
 	assert_false(exists(fx->journal));
 }
 
-/* A dry run gives nothing back: it wrote nothing. */
+/* A dry run gives nothing back: it wrote nothing. What it announced is
+ * announced again when the queue is steered anew. */
 static void test_give_back_dry_run(void **state)
 {
 	struct fixture *fx = *state;
 	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, true);
+	struct caad_setting s[] = { rps(0, "0") };
 	struct caad_setting back[] = { give_back_setting(CAAD_SETTING_RPS_CPUS, 0, -1) };
-	struct caad_plan pback = PLAN(back);
+	struct caad_plan plan = PLAN(s), pback = PLAN(back);
 
 	write_file(fx->root, RX0, "2\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1); /* announced */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0); /* once */
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &pback), 0);
 	assert_content(fx->root, RX0, "2\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1); /* again */
 	assert_false(exists(fx->journal));
 }
 

@@ -1123,6 +1123,41 @@ static void test_override_host(void **state)
 		assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 0));
 	}
 
+	/* a slower flow on its queue yields: left alone, the queue given back all the same */
+	{
+		struct caad_flow more[] = { fl[0], make_flow(7, 3, ETH0_IFINDEX, 0, 2 * GBIT) };
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, more, 2, &policy);
+		const struct caad_decision *d = caad_plan_find(p, 7);
+
+		assert_true(caad_plan_find(p, 5)->host);
+		assert_int_equal(d->steer_cpu, -1);
+		assert_false(d->host);
+		assert_int_equal(d->relation, CAAD_RELATION_UNSTEERED);
+		assert_non_null(strstr(d->reason, "left to the host's own steering for a faster flow"));
+		assert_true(must(p, CAAD_SETTING_IRQ_AFFINITY, 0, 0)->restore);
+		assert_true(must(p, CAAD_SETTING_RPS_CPUS, 0, 0)->restore);
+		/* ... also a flow of unknown queue, which would take every queue */
+		more[1].rx_queue = -1;
+		_cleanup_(caad_plan_freep) struct caad_plan *p2 = compute(t, &f.inv, more, 2, &policy);
+		assert_int_equal(caad_plan_find(p2, 7)->steer_cpu, -1);
+		assert_true(must(p2, CAAD_SETTING_RPS_CPUS, 0, 0)->restore);
+		assert_null(setting_of(p2, CAAD_SETTING_RPS_CPUS, 0, 1));
+	}
+
+	/* left to the host, it stays heavy down to half of RateThreshold=, as a steered flow */
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p1 = compute_at(t, &f.inv, fl, 2, &policy, NULL, NOW);
+		struct caad_flow slow[] = { fl[0], fl[1] };
+		slow[0].rate_bps = policy.rate_threshold_bps * 7 / 10;
+		_cleanup_(caad_plan_freep) struct caad_plan *p2 = compute_at(t, &f.inv, slow, 2, &policy, p1, NOW + MSEC);
+		const struct caad_decision *d = caad_plan_find(p2, 5);
+		assert_non_null(d);
+		assert_true(d->host);
+		/* not so without the previous plan */
+		_cleanup_(caad_plan_freep) struct caad_plan *p3 = compute_at(t, &f.inv, slow, 2, &policy, NULL, NOW + MSEC);
+		assert_null(caad_plan_find(p3, 5));
+	}
+
 	/* its queue unknown: every queue of eth0 no one owns goes back */
 	{
 		struct caad_flow one = fl[0];
