@@ -37,20 +37,6 @@ SettleMSec=500
 SteadyMSec=2000
 EOC
 
-# start_caad NAME STATE_DIR: caad in the server's namespace, logging to caad-NAME.log
-start_caad() {
-	rm -f "$TMP/rt/state.json"
-	ip netns exec "$TB_B" "$CAAD" --foreground -c "$TMP/caad.conf" --runtime-dir "$TMP/rt" \
-		--state-dir "$2" >"$TMP/caad-$1.log" 2>&1 &
-	CAAD_PID=$!
-	wait_for 10 test -s "$TMP/rt/state.json" || { cat "$TMP/caad-$1.log"; fail "caad did not start"; }
-}
-stop_caad() {
-	kill -TERM "$CAAD_PID"
-	local rc=0; wait "$CAAD_PID" || rc=$?
-	CAAD_PID=
-	[ "$rc" = 0 ] || { tail -n 30 "$TMP/caad-$1.log"; fail "caad exited with $rc"; }
-}
 orig0=$(rps_b 0) orig1=$(rps_b 1)
 [ "$orig0" = 0 ] && [ "$orig1" = 0 ] || fail "the testbed's RPS masks are not 0: $orig0 $orig1"
 
@@ -92,7 +78,9 @@ jq -e '.trials[0] | .state == "done" and (.candidates | length) == 3 and
 	.candidates[2].pairs == 2 and .candidates[2].goodput_bps > 0 and (.samples | length) == 6 and
 	([.samples[] | select(.candidate == 2)] | length) == 2' "$tj" >/dev/null ||
 	{ jq . "$tj"; fail "trials.json does not report the host's candidate"; }
-kill "$cli" 2>/dev/null || true; wait "$cli" 2>/dev/null || true
+# the client itself, not only the shell that started it: no flow of this part may outlive it
+for p in $(ip netns pids "$TB_A"); do kill -TERM "$p" 2>/dev/null || true; done
+wait "$cli" 2>/dev/null || true
 stop_caad trial
 # --- 4. (first half) nothing of caad's left after the trial's run ----------------
 [ "$(rps_b 0)" = "$orig0" ] && [ "$(rps_b 1)" = "$orig1" ] || fail "RPS masks after exit: $(rps_b 0) $(rps_b 1)"
@@ -109,14 +97,15 @@ start_caad host "$TMP/state-host"
 wait_for 5 grep -q "1 verdict of earlier trials loaded" "$log" || { cat "$log"; fail "the verdict was not loaded"; }
 in_b iperf3 -s -p 5202 -1 -A 1 -J >/dev/null 2>&1 &
 tb_wait_listen 5202
-in_a iperf3 -c "$TB_DST" -p 5202 -t 6 -A 0 -J >"$TMP/cli-host.json" 2>&1 &
+in_a iperf3 -c "$TB_DST" -p 5202 -t 10 -A 0 -J >"$TMP/cli-host.json" 2>&1 &
 cli=$!
-wait_for 5 grep -q "takes the verdict of trial [0-9]* without a trial of its own: host-steering" "$log" ||
+wait_for 5 grep -q ":5202 .*takes the verdict of trial [0-9]* without a trial of its own: host-steering" "$log" ||
 	{ cat "$log"; fail "the flow did not take the host-steering verdict"; }
 st=$TMP/rt/state.json
 listed() {
-	jq -e '[.flows[] | select(.heavy and .relation == "host-steering" and .steer_cpu == null and
-		(.reason | contains("left to the host'"'"'s own steering")))] | length == 1' "$st" >/dev/null 2>&1
+	jq -e '[.flows[] | select((.tuple | contains(":5202 <-")) and .heavy and .relation == "host-steering" and
+		.steer_cpu == null and (.reason | contains("left to the host'"'"'s own steering")))] | length == 1' \
+		"$st" >/dev/null 2>&1
 }
 wait_for 3 listed || { jq . "$st"; fail "the flow is not listed as left to the host's steering"; }
 while kill -0 "$cli" 2>/dev/null; do

@@ -76,6 +76,24 @@ tb_cleanup() {
 tb_listening() { ip netns exec "$TB_B" ss -Hltn "sport = :$1" | grep -q .; }
 tb_wait_listen() { wait_for 10 tb_listening "$1" || fail "nothing listens on port $1 in $TB_B after 10 s"; }
 
+# A closed-loop test's caad ($TMP/caad.conf, runtime dir $TMP/rt, in the
+# receiver's namespace): start_caad NAME STATE_DIR logs to
+# $TMP/caad-NAME.log and returns once it has written its state; stop_caad
+# NAME stops it and fails unless it exits 0.
+start_caad() {
+	rm -f "$TMP/rt/state.json"
+	ip netns exec "$TB_B" "$CAAD" --foreground -c "$TMP/caad.conf" --runtime-dir "$TMP/rt" \
+		--state-dir "$2" >"$TMP/caad-$1.log" 2>&1 &
+	CAAD_PID=$!
+	wait_for 10 test -s "$TMP/rt/state.json" || { cat "$TMP/caad-$1.log"; fail "caad did not start"; }
+}
+stop_caad() {
+	kill -TERM "$CAAD_PID"
+	local rc=0; wait "$CAAD_PID" || rc=$?
+	CAAD_PID=
+	[ "$rc" = 0 ] || { tail -n 30 "$TMP/caad-$1.log"; fail "caad exited with $rc"; }
+}
+
 in_b() { ip netns exec "$TB_B" "$@"; }
 in_a() { ip netns exec "$TB_A" "$@"; }
 rps_b() { in_b cat "/sys/class/net/vb/queues/rx-$1/rps_cpus"; }

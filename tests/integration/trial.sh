@@ -57,20 +57,6 @@ ConfidencePercent=$CONFIDENCE
 TryHostSteering=no
 EOC
 
-# start_caad NAME STATE_DIR: caad in the server's namespace, logging to caad-NAME.log
-start_caad() {
-	rm -f "$TMP/rt/state.json"
-	ip netns exec "$TB_B" "$CAAD" --foreground -c "$TMP/caad.conf" --runtime-dir "$TMP/rt" \
-		--state-dir "$2" >"$TMP/caad-$1.log" 2>&1 &
-	CAAD_PID=$!
-	wait_for 10 test -s "$TMP/rt/state.json" || { cat "$TMP/caad-$1.log"; fail "caad did not start"; }
-}
-stop_caad() {
-	kill -TERM "$CAAD_PID"
-	local rc=0; wait "$CAAD_PID" || rc=$?
-	CAAD_PID=
-	[ "$rc" = 0 ] || { tail -n 30 "$TMP/caad-$1.log"; fail "caad exited with $rc"; }
-}
 retrans_a() { in_a nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ {print $2}'; }
 
 # --- 1. the trial (attempt $1, state in $TMP/state-$1) ------------------------
