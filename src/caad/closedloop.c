@@ -373,6 +373,15 @@ static void finish(struct daemon *d, uint64_t now_ns)
 	caad_observer_watch_thread(d->observer, 0);
 }
 
+/* s is a steering setting (IRQ, RPS, kthread) of decision dc's queue (of
+ * every queue of its interface, where its queue is unknown). */
+static bool steers_queue_of(const struct caad_setting *s, const struct caad_decision *dc)
+{
+	return s->iface == dc->iface && (dc->queue < 0 || (int)s->queue == dc->queue) &&
+	       (s->kind == CAAD_SETTING_IRQ_AFFINITY || s->kind == CAAD_SETTING_RPS_CPUS ||
+	        s->kind == CAAD_SETTING_KTHREAD_AFFINITY);
+}
+
 /*
  * Whether the steering settings (IRQ, RPS, kthread) of decision dc's queue
  * in plan are caad's to hold: none backed off (someone else changed it) or
@@ -386,9 +395,7 @@ static bool queue_held(struct daemon *d, const struct caad_plan *plan, const str
 		_cleanup_free_ char *label = NULL;
 		enum caad_setting_state st;
 
-		if (s->iface != dc->iface || (dc->queue >= 0 && (int)s->queue != dc->queue) ||
-		    (s->kind != CAAD_SETTING_IRQ_AFFINITY && s->kind != CAAD_SETTING_RPS_CPUS &&
-		     s->kind != CAAD_SETTING_KTHREAD_AFFINITY))
+		if (!steers_queue_of(s, dc))
 			continue;
 		st = caad_actuator_setting_state(d->actuator, d->inv, s, &label);
 		if (st == CAAD_SETTING_BACKED_OFF || st == CAAD_SETTING_REFUSED) {
@@ -407,9 +414,7 @@ static bool steered_by_other(const struct caad_plan *plan, const struct caad_dec
 	for (size_t i = 0; i < plan->n_settings; i++) {
 		const struct caad_setting *s = &plan->settings[i];
 
-		if (s->iface == dc->iface && (dc->queue < 0 || (int)s->queue == dc->queue) && !s->restore &&
-		    (s->kind == CAAD_SETTING_IRQ_AFFINITY || s->kind == CAAD_SETTING_RPS_CPUS ||
-		     s->kind == CAAD_SETTING_KTHREAD_AFFINITY))
+		if (steers_queue_of(s, dc) && !s->restore)
 			return true;
 	}
 	return false;

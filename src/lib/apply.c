@@ -1004,6 +1004,36 @@ static int by_hotplug(const struct caad_actuator *a, enum caad_setting_kind kind
 
 static bool gone(int r);
 
+/* e's object reads current, not what caad wrote there, and not by the
+ * kernel's doing after CPUs went offline: someone else's now. */
+static bool held_by_others(const struct caad_actuator *a, const struct journal_entry *e, const char *current)
+{
+	struct caad_cpumask cur;
+
+	return parse_value(e->kind, current, &cur) >= 0 && !caad_cpumask_equal(&cur, &e->written) &&
+	       by_hotplug(a, e->kind, &e->written, &cur) == HOTPLUG_NO;
+}
+
+/* e's object (path, label, reading current) is someone else's now: its
+ * entry goes, and caad backs off from path (taken). */
+static int leave_to_others(struct caad_actuator *a, struct journal_entry *e, char *path, const char *label,
+                           const char *current)
+{
+	int r;
+
+	log_notice("%s: changed by someone else to \"%s\" since caad wrote it: leaving it alone %s%s", label, current,
+	           a->backoff_sec ? "for a while" : "until the configuration is reloaded",
+	           ", and not restoring it on exit");
+	entry_done(e);
+	*e = a->entries[--a->n_entries];
+	r = journal_write(a);
+	if (r < 0) {
+		free(path);
+		return r;
+	}
+	return backoff_add(a, path);
+}
+
 /* What a refused restore is recorded with: no value a plan writes (every CPU). */
 static void restore_mark(struct caad_cpumask *m)
 {
@@ -1037,7 +1067,7 @@ static bool planned_drop(struct caad_actuator *a, const char *path)
 static int give_back(struct caad_actuator *a, const struct caad_setting *s, const char *path, const char *label)
 {
 	_cleanup_free_ char *current = NULL;
-	struct caad_cpumask cur, mark;
+	struct caad_cpumask mark;
 	struct journal_entry *e;
 	int r;
 
@@ -1057,14 +1087,9 @@ static int give_back(struct caad_actuator *a, const struct caad_setting *s, cons
 		entry_drop(a, e);
 		return 0;
 	}
-	if (r >= 0 && parse_value(e->kind, current, &cur) >= 0 && !caad_cpumask_equal(&cur, &e->written) &&
-	    by_hotplug(a, e->kind, &e->written, &cur) == HOTPLUG_NO) {
-		log_notice("%s: changed by someone else to \"%s\" since caad wrote it: leaving it alone %s%s", label,
-		           current, a->backoff_sec ? "for a while" : "until the configuration is reloaded",
-		           ", and not restoring it on exit");
-		entry_drop(a, e);
+	if (r >= 0 && held_by_others(a, e, current)) {
 		char *p = strdup(path);
-		return p ? backoff_add(a, p) : -ENOMEM;
+		return p ? leave_to_others(a, e, p, label, current) : -ENOMEM;
 	}
 	if (r >= 0)
 		r = obj_write(path, e->original);
@@ -1144,17 +1169,8 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		}
 		others = h == HOTPLUG_NO;
 	}
-	if (others) {
-		log_notice("%s: changed by someone else to \"%s\" since caad wrote it: leaving it alone %s%s", label,
-		           current, a->backoff_sec ? "for a while" : "until the configuration is reloaded",
-		           ", and not restoring it on exit");
-		entry_done(prev);
-		*prev = a->entries[--a->n_entries];
-		r = journal_write(a);
-		if (r < 0)
-			return r;
-		return backoff_add(a, TAKE_PTR(path));
-	}
+	if (others)
+		return leave_to_others(a, prev, TAKE_PTR(path), label, current);
 	if (caad_cpumask_equal(&cur, &s->cpus)) {
 		refusal_drop(a, path); /* it holds the value anyway */
 		/* after a go-ahead, what someone else wrote there is caad's value now */
@@ -1657,7 +1673,6 @@ static bool gone(int r)
 static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 {
 	_cleanup_free_ char *current = NULL;
-	struct caad_cpumask cur;
 	int r;
 
 	if (e->kind == CAAD_SETTING_NTUPLE_RULE) {
@@ -1673,8 +1688,7 @@ static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 		log_info("%s: gone, nothing to restore", e->label);
 		return 0;
 	}
-	if (r >= 0 && parse_value(e->kind, current, &cur) >= 0 && !caad_cpumask_equal(&cur, &e->written) &&
-	    by_hotplug(a, e->kind, &e->written, &cur) == HOTPLUG_NO) {
+	if (r >= 0 && held_by_others(a, e, current)) {
 		log_notice("%s: changed by someone else to \"%s\" since caad wrote it, leaving it", e->label, current);
 		return 0;
 	}

@@ -2504,9 +2504,16 @@ static inline uint64_t low_since(const struct caad_decision *pd, uint64_t now_ns
 	return pd && pd->low_since_ns ? pd->low_since_ns : now_ns;
 }
 
+/* pd placed its flow itself: steered to a CPU of its own queue's setting, or
+ * left to the host's steering by the closed loop (not a follower). */
+static inline bool placed(const struct caad_decision *pd)
+{
+	return pd && (pd->steer_cpu >= 0 || pd->host) && !pd->shares_queue;
+}
+
 static inline bool dip_held(const struct caad_policy *policy, const struct caad_decision *pd, uint64_t now_ns)
 {
-	if (!pd || (pd->steer_cpu < 0 && !pd->host) || pd->shares_queue || policy->dwell_ms == 0)
+	if (!placed(pd) || policy->dwell_ms == 0)
 		return false;
 	return now_ns - MIN(low_since(pd, now_ns), now_ns) < (uint64_t)policy->dwell_ms * NSEC_PER_MSEC;
 }
@@ -2521,7 +2528,7 @@ static inline const char *light(const struct caad_flow *f, const struct caad_pol
                                 const struct caad_decision *pd, uint64_t now_ns)
 {
 	uint64_t min_age = (uint64_t)policy->min_age_ms * NSEC_PER_MSEC;
-	bool steered = pd && (pd->steer_cpu >= 0 || pd->host) && !pd->shares_queue; /* placed, by caad or the closed loop */
+	bool steered = placed(pd);
 
 	if (f->rate_bps < policy->rate_threshold_bps / 2 && !dip_held(policy, pd, now_ns))
 		return "rate";
@@ -2624,6 +2631,19 @@ static const struct caad_decision *prev_find(struct planner *pl, uint64_t id)
 	return lo < n && prev_at(p, lo)->flow_id == id ? prev_at(p, lo) : NULL;
 }
 
+/* Heavy flow k of slot, counted (for group_members()) and bidding for it. */
+static inline void tally_add(struct planner *pl, unsigned slot, uint32_t k)
+{
+	const struct caad_decision *d = &pl->plan->decisions[k];
+	const struct caad_flow *f = &pl->flows[d->flow];
+	struct slot_tally *ta = &pl->tally[slot];
+
+	ta->n++;
+	if (__builtin_add_overflow(ta->rate, f->rate_bps, &ta->rate))
+		ta->rate = UINT64_MAX;
+	offer(&ta->best, &ta->best_key, k, owner_rate(f, pl->hv[k].pd, d->queue), f->id);
+}
+
 /*
  * collect(): heavy flow k is left to the host's steering (the closed
  * loop's hands-off placement, o): it bids for no queue, and its queue
@@ -2681,7 +2701,6 @@ static int yield_to_host(struct planner *pl)
 		pl->tally[s] = (struct slot_tally){ .best = -1 };
 	for (size_t k = 0; k < plan->n_decisions; k++) {
 		struct caad_decision *d = &plan->decisions[k];
-		const struct caad_flow *f = &pl->flows[d->flow];
 		int32_t slot = pl->hv[k].slot, h;
 		unsigned whole;
 
@@ -2707,11 +2726,7 @@ static int yield_to_host(struct planner *pl)
 				return -ENOMEM;
 			continue;
 		}
-		struct slot_tally *ta = &pl->tally[slot];
-		ta->n++;
-		if (__builtin_add_overflow(ta->rate, f->rate_bps, &ta->rate))
-			ta->rate = UINT64_MAX;
-		offer(&ta->best, &ta->best_key, (uint32_t)k, owner_rate(f, pl->hv[k].pd, d->queue), f->id);
+		tally_add(pl, (unsigned)slot, (uint32_t)k);
 	}
 	return 0;
 }
@@ -2814,12 +2829,8 @@ static int collect(struct planner *pl, size_t n_flows)
 			            "(or Mechanisms= allows none of those there)";
 			continue;
 		}
-		struct slot_tally *ta = &pl->tally[slot];
 		pl->hv[k].slot = (int32_t)slot;
-		ta->n++; /* counted for group_members() */
-		if (__builtin_add_overflow(ta->rate, f->rate_bps, &ta->rate))
-			ta->rate = UINT64_MAX;
-		offer(&ta->best, &ta->best_key, k, owner_rate(f, pd, d->queue), f->id);
+		tally_add(pl, slot, k);
 
 		/* Until it is placed or follows an owner, its texts are those of
 		 * its consumer CPU having no candidate: most flows of a host with
