@@ -103,8 +103,9 @@ struct caad_trial_result {
  * its pairs, and its median goodput ratio is at least 1. With
  * confidence_pct, either also needs its confidence bound (goodput_low,
  * efficiency_low) above 1: the gain stands out of the pairs' noise. Of
- * several, the one with the higher goodput ratio. Anything else keeps
- * the prior.
+ * several, the one with the higher goodput ratio; goodput ratios within
+ * the margin of each other are a tie, which the higher efficiency ratio
+ * decides. Anything else keeps the prior.
  */
 int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
                       unsigned n_cands, struct caad_trial_result *ret);

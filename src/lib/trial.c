@@ -302,11 +302,29 @@ static bool out_of_noise(const struct caad_trial_params *p, double low)
 	return !p->confidence_pct || low > 1;
 }
 
+/*
+ * Of two alternatives that both beat the prior: whether c is the better
+ * one than w. Goodput ratios within the margin of each other are a tie,
+ * as a turn within the margin is, and the bytes per CPU-second decide it
+ * (where both are known); else the higher goodput ratio.
+ */
+static bool better_alternative(double margin, const struct caad_trial_score *c, const struct caad_trial_score *w)
+{
+	bool tie = c->goodput_ratio < w->goodput_ratio * (1 + margin) &&
+	           w->goodput_ratio < c->goodput_ratio * (1 + margin);
+
+	if (tie && c->efficiency_ratio > 0 && w->efficiency_ratio > 0 && c->efficiency_ratio != w->efficiency_ratio)
+		return c->efficiency_ratio > w->efficiency_ratio;
+	return c->goodput_ratio > w->goodput_ratio;
+}
+
 int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
                       unsigned n_cands, struct caad_trial_result *ret)
 {
 	_cleanup_free_ double *a = NULL, *b = NULL, *w = NULL;
-	double margin = p->margin_pct / 100.0, eff_loss = p->eff_loss_pct / 100.0, best_ratio = 0;
+	double margin = p->margin_pct / 100.0, eff_loss = p->eff_loss_pct / 100.0;
+	bool won[CAAD_TRIAL_MAX_CANDS] = {};
+	unsigned tied = 0;
 
 	if (n_cands < 1 || n_cands > CAAD_TRIAL_MAX_CANDS)
 		return -EINVAL;
@@ -334,12 +352,17 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 		by_efficiency = eff_known && s->efficiency_ratio >= 1 + margin &&
 		                held(p, s->pairs, s->efficiency_behind) && out_of_noise(p, s->efficiency_low) &&
 		                s->goodput_ratio >= 1;
-		if ((by_goodput || by_efficiency) && s->goodput_ratio > best_ratio) {
+		won[c] = by_goodput || by_efficiency;
+		if (won[c] && (!ret->winner || better_alternative(margin, s, &ret->scores[ret->winner]))) {
 			ret->winner = c;
 			ret->by_efficiency = !by_goodput;
-			best_ratio = s->goodput_ratio;
 		}
 	}
+	/* one that won too, with more goodput: the winner's bytes per CPU-second beat it */
+	for (unsigned c = 1; ret->winner && c < n_cands; c++)
+		if (won[c] && ret->scores[c].goodput_ratio > ret->scores[ret->winner].goodput_ratio &&
+		    (!tied || ret->scores[c].goodput_ratio > ret->scores[tied].goodput_ratio))
+			tied = c;
 
 	if (ret->winner) {
 		const struct caad_trial_score *s = &ret->scores[ret->winner];
@@ -351,11 +374,16 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 			         p->confidence_pct);
 		if (s->efficiency_low > 0)
 			snprintf(e_low, sizeof(e_low), "; at least %.3fx", s->efficiency_low);
-		snprintf(ret->reason, sizeof(ret->reason),
-		         "candidate %u won: median goodput %.3fx the prior's (ahead in %u of %u turns, over %u%% "
-		         "behind in %u%s), bytes per CPU-second %.3fx (ahead in %u, over %u%% behind in %u%s)",
-		         ret->winner, s->goodput_ratio, s->goodput_wins, s->pairs, p->margin_pct, s->goodput_behind, g_low,
-		         s->efficiency_ratio, s->efficiency_wins, p->margin_pct, s->efficiency_behind, e_low);
+		int len = snprintf(ret->reason, sizeof(ret->reason),
+		                   "candidate %u won: median goodput %.3fx the prior's (ahead in %u of %u turns, over %u%% "
+		                   "behind in %u%s), bytes per CPU-second %.3fx (ahead in %u, over %u%% behind in %u%s)",
+		                   ret->winner, s->goodput_ratio, s->goodput_wins, s->pairs, p->margin_pct,
+		                   s->goodput_behind, g_low, s->efficiency_ratio, s->efficiency_wins, p->margin_pct,
+		                   s->efficiency_behind, e_low);
+		if (tied && len > 0 && (size_t)len < sizeof(ret->reason))
+			snprintf(ret->reason + len, sizeof(ret->reason) - (size_t)len,
+			         "; candidate %u won too, as fast within %u%% (%.3fx) at %.3fx bytes per CPU-second",
+			         tied, p->margin_pct, ret->scores[tied].goodput_ratio, ret->scores[tied].efficiency_ratio);
 	} else {
 		/* say how close the best alternative came */
 		const struct caad_trial_score *s;

@@ -418,6 +418,45 @@ static void test_three_candidates_and_too_few_rounds(void **state)
 	assert_int_equal(caad_trial_decide(&p, s, 3, 5, &res), -EINVAL);
 }
 
+/*
+ * Two alternatives that both beat the prior, their goodput within the
+ * margin of each other: a tie, which bytes per CPU-second decide (and the
+ * reason names the other); beyond the margin, the higher goodput wins.
+ */
+static void test_tied_alternatives_by_efficiency(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_sample s[18];
+	struct caad_trial_result res;
+
+	for (unsigned r = 0; r < 6; r++) {
+		s[3 * r] = sample(r, 0, 10, 1);
+		s[3 * r + 1] = sample(r, 1, 11.1, 1.2); /* 1.11x at 0.925x bytes per CPU-second */
+		s[3 * r + 2] = sample(r, 2, 11.0, 1.0); /* 1.10x at 1.10x */
+	}
+	assert_int_equal(caad_trial_decide(&p, s, 18, 3, &res), 0);
+	assert_int_equal(res.winner, 2);
+	assert_false(res.by_efficiency);
+	assert_non_null(strstr(res.reason, "candidate 2 won"));
+	assert_non_null(strstr(res.reason, "candidate 1 won too, as fast within 3% (1.110x) at 0.925x"));
+
+	/* 1.15x against 1.10x is beyond the margin: goodput decides */
+	for (unsigned r = 0; r < 6; r++)
+		s[3 * r + 1] = sample(r, 1, 11.5, 1.2);
+	assert_int_equal(caad_trial_decide(&p, s, 18, 3, &res), 0);
+	assert_int_equal(res.winner, 1);
+	assert_null(strstr(res.reason, "won too"));
+
+	/* the order of the candidates does not matter */
+	for (unsigned r = 0; r < 6; r++) {
+		s[3 * r + 1] = sample(r, 1, 11.0, 1.0);
+		s[3 * r + 2] = sample(r, 2, 11.1, 1.2);
+	}
+	assert_int_equal(caad_trial_decide(&p, s, 18, 3, &res), 0);
+	assert_int_equal(res.winner, 1);
+	assert_non_null(strstr(res.reason, "candidate 2 won too"));
+}
+
 /* ---- the schedule and the end of a trial -------------------------------- */
 
 static const struct caad_trial_cand cands2[] = { { 0, CAAD_RELATION_PEER_CORE_SAME_LLC },
@@ -820,6 +859,7 @@ int main(void)
 		cmocka_unit_test(test_goodput_win_at_efficiency_loss),
 		cmocka_unit_test(test_efficiency_win),
 		cmocka_unit_test(test_three_candidates_and_too_few_rounds),
+		cmocka_unit_test(test_tied_alternatives_by_efficiency),
 		cmocka_unit_test(test_drift_cancels),
 		cmocka_unit_test(test_schedule_interleaves),
 		cmocka_unit_test(test_every_turn_after_a_move),
