@@ -2,10 +2,11 @@
 #pragma once
 
 /*
- * Verdicts of closed-loop trials, remembered per interface and application
- * (comm): which topology relation of processing to consumer won there. A
- * later flow of the same application on the same interface reuses it
- * without a trial. Kept in STATE_DIR/verdicts.json; all of them expire
+ * Verdicts of closed-loop trials, remembered per interface, application
+ * (comm) and kind of reader (pinned to one CPU, or free to be moved by the
+ * scheduler): which topology relation of processing to consumer won there.
+ * A later flow of the same application on the same interface, read by a
+ * thread pinned the same way, reuses it without a trial. Kept in STATE_DIR/verdicts.json; all of them expire
  * when the kernel or the topology changes, one when its interface's driver
  * changes or when it is older than the configured age.
  */
@@ -38,6 +39,11 @@ struct caad_verdict {
 	 * these were kept does not say */
 	enum caad_relation alternative;
 	bool kept_prior;
+	/* decided for a reader the scheduler may move (its CPU affinity holds
+	 * more than one usable CPU); false: one pinned to a single CPU, as all
+	 * of a store written before it was kept (a trial then ended when its
+	 * reader moved) */
+	bool unpinned;
 };
 
 struct caad_verdicts {
@@ -63,9 +69,11 @@ int caad_verdicts_save(const struct caad_verdicts *vs, const char *path);
 int caad_verdicts_format(const struct caad_verdicts *vs, FILE *f);
 void caad_verdicts_done(struct caad_verdicts *vs);
 
-/* The verdict for iface and comm, or NULL. One decided under another
- * driver (or another interface behind the name) is dropped first. */
+/* The verdict for iface, comm and a reader pinned or not (unpinned), or
+ * NULL. One decided under another driver (or another interface behind the
+ * name) is dropped first. */
 const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const char *iface, const char *driver,
-                                              const char *comm, uint64_t now_sec, uint64_t max_age_sec);
-/* Add v, replacing the verdict of the same interface and comm. */
+                                              const char *comm, bool unpinned, uint64_t now_sec,
+                                              uint64_t max_age_sec);
+/* Add v, replacing the verdict of the same interface, comm and kind of reader. */
 int caad_verdicts_put(struct caad_verdicts *vs, const struct caad_verdict *v);

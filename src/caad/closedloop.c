@@ -31,6 +31,8 @@
 #define NSEC_PER_MSEC UINT64_C(1000000)
 #define NSEC_PER_SEC UINT64_C(1000000000)
 #define COOLDOWN_NS (60 * NSEC_PER_SEC)
+#define TURN_RULES (-2) /* a turn without an override: the rules place the flow */
+#define TURN_NONE (-3)  /* a turn with no CPU to go to */
 
 int closed_loop_init(struct closed_loop *cl, const char *state_dir)
 {
@@ -219,6 +221,39 @@ static const struct caad_iface *flow_iface(const struct daemon *d, const struct 
 	return d->inv ? caad_inventory_find_ifindex(d->inv, f->ifindex) : NULL;
 }
 
+/*
+ * Whether the thread that reads f may be moved by the scheduler: its CPU
+ * affinity (SYSROOT/proc/PID/task/TID/status, Cpus_allowed_list) holds
+ * more than one usable CPU. Readers pinned to one CPU and readers free to
+ * move get verdicts of their own: where processing goes best differs when
+ * the reader follows the wakeups. One whose status cannot be read (it
+ * exited just now) counts as unpinned, as most readers are.
+ */
+static bool consumer_unpinned(const struct daemon *d, const struct caad_flow *f)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	struct caad_cpumask allowed;
+	const char *line;
+
+	if (caad_path(&path, d->args->sysroot, "/proc/%u/task/%u/status", f->pid, f->tid) < 0 ||
+	    caad_read_file(path, &text) < 0)
+		return true;
+	line = strstr(text, "\nCpus_allowed_list:");
+	if (!line)
+		return true;
+	line += strlen("\nCpus_allowed_list:");
+	line += strspn(line, " \t");
+	char *end = strchr(line, '\n');
+	if (end)
+		*end = '\0';
+	if (caad_cpumask_parse_list(line, &allowed) < 0) {
+		log_debug("%s: Cpus_allowed_list \"%s\" not understood: counted as unpinned", path, line);
+		return true;
+	}
+	caad_cpumask_and(&allowed, &allowed, &d->topo->usable);
+	return caad_cpumask_count(&allowed) != 1;
+}
+
 /* The CPU that has relation rel to the consumer's CPU c, for a verdict: -1
  * when the relation is the prior's (the planner's rules give it) or there is none. */
 static int cpu_for_relation(const struct daemon *d, int c, enum caad_relation rel)
@@ -336,12 +371,17 @@ static void finish(struct daemon *d, uint64_t now_ns)
 		snprintf(v.iface, sizeof(v.iface), "%s", rec->iface);
 		snprintf(v.driver, sizeof(v.driver), "%s", rec->driver);
 		snprintf(v.comm, sizeof(v.comm), "%s", rec->comm);
+		v.unpinned = rec->unpinned;
 		if (t->result.winner)
 			cl->switched++;
 		else
 			cl->kept_prior++;
-		log_info("Trial %u (%s, %s on %s) done: %s -> %s", t->id, rec->tuple, rec->comm, rec->iface,
-		         t->result.reason, caad_relation_to_string(w->relation));
+		log_info("Trial %u (%s, %s on %s, consumer %s) done: %s -> %s", t->id, rec->tuple, rec->comm,
+		         rec->iface, rec->unpinned ? "not pinned" : "pinned", t->result.reason,
+		         caad_relation_to_string(w->relation));
+		if (rec->consumer_moves)
+			log_info("Trial %u: its consumer changed CPUs %u times; each turn followed it", t->id,
+			         rec->consumer_moves);
 		for (unsigned c = 0; c < t->n_cands; c++) {
 			const struct caad_trial_score *sc = &t->result.scores[c];
 			char name[64];
@@ -450,6 +490,7 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 	const struct caad_decision *best_dec = NULL;
 	const struct caad_iface *best_ifc = NULL;
 	char best_driver[CAAD_VERDICT_NAME_MAX] = "";
+	bool best_unpinned = false;
 	struct caad_trial_cand cands[CAAD_TRIAL_MAX_CANDS];
 	struct caad_trial_params p = d->config.trial;
 	struct trial_record *rec;
@@ -464,21 +505,27 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 		const struct caad_decision *dec;
 		const struct caad_iface *ifc;
 		char driver[CAAD_VERDICT_NAME_MAX];
+		bool unpinned;
 
 		if (f->rate_bps < d->config.policy.rate_threshold_bps || f->consumer_cpu < 0 ||
 		    now_ns < f->first_ns + (uint64_t)d->config.trial_steady_ms * NSEC_PER_MSEC ||
 		    (best && f->rate_bps <= best->rate_bps))
 			continue;
 		dec = caad_plan_find(d->plan, f->id);
-		/* steady: steered by the rules, and held there (not just moved) */
-		if (!dec || dec->steer_cpu < 0 || dec->shares_queue || dec->consumer_cpu != f->consumer_cpu ||
-		    now_ns < dec->since_ns + (uint64_t)d->config.policy.dwell_ms * NSEC_PER_MSEC)
+		/* steered by the rules for where its consumer is now */
+		if (!dec || dec->steer_cpu < 0 || dec->shares_queue || dec->consumer_cpu != f->consumer_cpu)
 			continue;
 		ifc = flow_iface(d, f);
 		if (!ifc || in_cooldown(cl, ifc->name, f->comm, now_ns))
 			continue;
+		unpinned = consumer_unpinned(d, f);
+		/* and held there, not just moved: a reader pinned to one CPU
+		 * stays; one the scheduler moves may never be still for as long
+		 * (the trial follows it) */
+		if (!unpinned && now_ns < dec->since_ns + (uint64_t)d->config.policy.dwell_ms * NSEC_PER_MSEC)
+			continue;
 		iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver));
-		if (caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, (uint64_t)time(NULL),
+		if (caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, unpinned, (uint64_t)time(NULL),
 		                       d->config.verdict_max_age_sec))
 			continue;
 		/* a queue someone else holds would end its first turn (and the
@@ -489,6 +536,7 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 		best = f;
 		best_dec = dec;
 		best_ifc = ifc;
+		best_unpinned = unpinned;
 		snprintf(best_driver, sizeof(best_driver), "%s", driver);
 	}
 	if (!best)
@@ -514,7 +562,8 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 	snprintf(rec->driver, sizeof(rec->driver), "%s", best_driver);
 	snprintf(rec->comm, sizeof(rec->comm), "%s", best->comm);
 	caad_flow_format_tuple(best, rec->tuple, sizeof(rec->tuple));
-	rec->consumer_cpu = best->consumer_cpu;
+	rec->consumer_cpu = rec->consumer_now = best->consumer_cpu;
+	rec->unpinned = best_unpinned;
 	rec->started_sec = (uint64_t)time(NULL);
 	rec->rate_bps = best->rate_bps;
 	cl->current = rec;
@@ -528,10 +577,31 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 		                 c == 0 ? "prior " : c + 1 == n_cands ? " and " : ", ", cand_name(&cands[c], name, sizeof(name)));
 		len += w > 0 ? (size_t)w : 0;
 	}
-	log_info("Trial %u: %s (%s on %s, %.1f Gbit/s, consumer on CPU %d): %u rounds of %u turns of %u ms, "
+	log_info("Trial %u: %s (%s on %s, %.1f Gbit/s, consumer on CPU %d, %s): %u rounds of %u turns of %u ms, "
 	         "candidates: %s", rec->trial.id, rec->tuple, rec->comm, rec->iface, best->rate_bps / 1e9,
-	         best->consumer_cpu, p.rounds, n_cands, p.turn_ms, list);
+	         best->consumer_cpu, best_unpinned ? "not pinned: followed where it moves" : "pinned to it", p.rounds,
+	         n_cands, p.turn_ms, list);
 	return 1;
+}
+
+/*
+ * Where candidate cand's turn puts the flow of rec, whose consumer is on
+ * CPU rec->consumer_now: its CPU while the consumer is where the trial
+ * started; after a move (a reader not pinned to one CPU), the CPU with the
+ * same relation to the consumer's new one: the consumer's own, its SMT
+ * sibling, or for the prior TURN_RULES (the rules place it, as they would
+ * without a trial). TURN_NONE: there is none.
+ */
+static int turn_cpu(const struct daemon *d, const struct trial_record *rec, unsigned cand)
+{
+	const struct caad_trial_cand *c = &rec->trial.cands[cand];
+
+	if (c->relation == CAAD_RELATION_HOST_STEERING || rec->consumer_now == rec->consumer_cpu)
+		return c->cpu;
+	if (cand == 0)
+		return TURN_RULES;
+	int cpu = cpu_for_relation(d, rec->consumer_now, c->relation);
+	return cpu >= 0 ? cpu : TURN_NONE;
 }
 
 /* Advance the running trial; its turn's placement becomes an override. */
@@ -546,8 +616,9 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 
 	if (!f)
 		caad_trial_abort(t, now_ns, "the flow ended");
-	else if (f->consumer_cpu != cl->current->consumer_cpu) {
-		snprintf(why, sizeof(why), "the consumer moved from CPU %d to CPU %d", cl->current->consumer_cpu,
+	else if (f->consumer_cpu != cl->current->consumer_now && !cl->current->unpinned) {
+		/* pinned when it started: someone moved it, the premise is gone */
+		snprintf(why, sizeof(why), "the consumer, pinned to CPU %d, moved to CPU %d", cl->current->consumer_now,
 		         f->consumer_cpu);
 		caad_trial_abort(t, now_ns, why);
 	} else if (d->paused || d->config.mode != CAAD_MODE_ENFORCE)
@@ -556,14 +627,27 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 		finish(d, now_ns);
 		return 0;
 	}
+	if (f->consumer_cpu != cl->current->consumer_now) {
+		cl->current->consumer_moves++;
+		cl->current->consumer_now = f->consumer_cpu;
+	}
 	read_counters(d, f, &c);
 	cand = caad_trial_step(t, now_ns, &c);
+	if (t->state == CAAD_TRIAL_RUNNING) {
+		cl->turn_cpu = turn_cpu(d, cl->current, cand);
+		if (cl->turn_cpu == TURN_NONE) {
+			snprintf(why, sizeof(why), "the consumer moved to CPU %d, which has no %s to try",
+			         f->consumer_cpu, caad_relation_to_string(t->cands[cand].relation));
+			caad_trial_abort(t, now_ns, why);
+		}
+	}
 	if (t->state != CAAD_TRIAL_RUNNING) {
 		finish(d, now_ns);
 		return 0;
 	}
-	cl->turn_cpu = t->cands[cand].cpu;
-	return add_override(cl, t->flow_id, t->cands[cand].cpu, "trial %u, round %u of %u: %s", t->id,
+	if (cl->turn_cpu == TURN_RULES)
+		return 0;
+	return add_override(cl, t->flow_id, cl->turn_cpu, "trial %u, round %u of %u: %s", t->id,
 	                    t->turn / t->n_cands + 1, t->params.rounds, caad_relation_to_string(t->cands[cand].relation));
 }
 
@@ -599,7 +683,8 @@ static int reuse_verdicts(struct daemon *d, const struct caad_flow *flows, size_
 		if (!ifc)
 			continue;
 		iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver));
-		v = caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, now_sec, d->config.verdict_max_age_sec);
+		v = caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, consumer_unpinned(d, f), now_sec,
+		                       d->config.verdict_max_age_sec);
 		bool host = v && v->relation == CAAD_RELATION_HOST_STEERING;
 		if (!v || (host && !d->config.trial_host))
 			continue; /* TryHostSteering=no: the rules place it, the verdict is kept */
@@ -607,8 +692,9 @@ static int reuse_verdicts(struct daemon *d, const struct caad_flow *flows, size_
 		if (!announced(cl, f->id)) {
 			char tuple[128];
 			caad_flow_format_tuple(f, tuple, sizeof(tuple));
-			log_info("Flow %s (%s on %s) takes the verdict of trial %u without a trial of its own: %s%s", tuple,
-			         f->comm, ifc->name, v->trial, caad_relation_to_string(v->relation),
+			log_info("Flow %s (%s on %s, consumer %s) takes the verdict of trial %u without a trial of its own: "
+			         "%s%s", tuple, f->comm, ifc->name, v->unpinned ? "not pinned" : "pinned", v->trial,
+			         caad_relation_to_string(v->relation),
 			         cpu < 0 && !host ? " (the rules' placement)" : "");
 			cl->reused++;
 		}
@@ -689,7 +775,9 @@ void closed_loop_applied(struct daemon *d, const struct caad_plan *plan)
 			                           "cannot be measured");
 		else
 			(void)queue_held(d, plan, dc, why, sizeof(why));
-	} else if (dc->steer_cpu != cl->turn_cpu)
+	} else if (cl->turn_cpu == TURN_RULES && (dc->steer_cpu < 0 || dc->host))
+		snprintf(why, sizeof(why), "its turn, the rules' placement, left it unsteered");
+	else if (cl->turn_cpu != TURN_RULES && dc->steer_cpu != cl->turn_cpu)
 		snprintf(why, sizeof(why), "its turn's placement, CPU %d, was not planned (a CPU the rules may not use)",
 		         cl->turn_cpu);
 	else if (dc->shares_queue)
@@ -730,10 +818,12 @@ static void format_trial(FILE *f, const struct trial_record *rec)
 	caad_json_string(f, rec->iface);
 	fputs(", \"comm\": ", f);
 	caad_json_string(f, rec->comm);
-	fprintf(f, ", \"consumer_cpu\": %d, \"started\": %" PRIu64 ", \"rate_bps\": %" PRIu64
+	fprintf(f, ", \"consumer_cpu\": %d, \"pinned\": %s, \"consumer_moves\": %u, \"started\": %" PRIu64
+	           ", \"rate_bps\": %" PRIu64
 	           ", \"rounds\": %u, \"turn_ms\": %u, \"settle_ms\": %u, \"confidence_pct\": %u"
 	           ", \"turns_done\": %zu, \"candidates\": [",
-	        rec->consumer_cpu, rec->started_sec, rec->rate_bps, t->params.rounds, t->params.turn_ms,
+	        rec->consumer_cpu, rec->unpinned ? "false" : "true", rec->consumer_moves, rec->started_sec,
+	        rec->rate_bps, t->params.rounds, t->params.turn_ms,
 	        t->params.settle_ms, t->params.confidence_pct, t->n_samples);
 	for (unsigned c = 0; c < t->n_cands; c++) {
 		const struct caad_trial_score *s = &res.scores[c];

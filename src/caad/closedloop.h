@@ -26,7 +26,10 @@ struct trial_record {
 	char driver[CAAD_VERDICT_NAME_MAX];
 	char comm[CAAD_COMM_LEN];
 	char tuple[128];
-	int consumer_cpu;
+	int consumer_cpu;         /* when it started */
+	int consumer_now;         /* at the last scan */
+	unsigned consumer_moves;  /* how often the consumer changed CPUs since it started */
+	bool unpinned;            /* its consumer may run on more than one CPU (see consumer_unpinned()) */
 	uint64_t started_sec;     /* CLOCK_REALTIME */
 	uint64_t rate_bps;        /* when it started */
 };
@@ -51,7 +54,8 @@ struct closed_loop {
 	uint64_t announced[32];   /* flows last told they have a verdict (a ring) */
 	unsigned n_announced;
 
-	int turn_cpu;             /* the running trial's placement for this turn */
+	int turn_cpu;             /* the running trial's placement for this turn; TURN_RULES: the
+	                           * rules' (the prior's, after its consumer moved) */
 	struct caad_override *overrides; /* for this scan's plan, sorted by flow id */
 	char (*whys)[160];
 	size_t n_overrides, cap;

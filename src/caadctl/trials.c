@@ -205,16 +205,17 @@ static const char *alternative(struct json_object *v)
 static int verdicts_table(struct ctl *c, struct json_object *verdicts)
 {
 	_cleanup_(ctl_table_unrefp) struct libscols_table *tb = ctl_table_new(c);
-	static const char *const names[] = { "IFACE",   "DRIVER", "COMM",        "VERDICT", "PRIOR",
-		                             "DECIDED", "TRIAL",  "ALTERNATIVE", "RATIO",   "WINS" };
+	static const char *const names[] = { "IFACE", "DRIVER", "COMM",  "READER",      "VERDICT", "PRIOR",
+		                             "DECIDED", "TRIAL", "ALTERNATIVE", "RATIO",   "WINS" };
 
 	if (!tb)
 		return -ENOMEM;
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (ctl_table_column(tb, names[i], 0, i == 6 || i >= 8 ? SCOLS_FL_RIGHT : 0) < 0)
+		if (ctl_table_column(tb, names[i], 0, i == 7 || i >= 9 ? SCOLS_FL_RIGHT : 0) < 0)
 			return -ENOMEM;
 	for (size_t i = 0; i < json_object_array_length(verdicts); i++) {
 		struct json_object *v = json_object_array_get_idx(verdicts, i);
+		struct json_object *pinned = get(v, "pinned");
 		struct libscols_line *ln = scols_table_new_line(tb, NULL);
 		time_t when = (time_t)count(v, "decided");
 		char decided[32] = "-", trial[16], ratio[16], wins[80];
@@ -229,10 +230,13 @@ static int verdicts_table(struct ctl *c, struct json_object *verdicts)
 		format_wins(count(v, "wins"), count(v, "pairs"), v, "behind", wins, sizeof(wins));
 		if (scols_line_set_data(ln, 0, text(v, "iface")) < 0 ||
 		    scols_line_set_data(ln, 1, *text(v, "driver") ? text(v, "driver") : "-") < 0 ||
-		    scols_line_set_data(ln, 2, text(v, "comm")) < 0 || scols_line_set_data(ln, 3, text(v, "relation")) < 0 ||
-		    scols_line_set_data(ln, 4, prior_kept(v)) < 0 || scols_line_set_data(ln, 5, decided) < 0 ||
-		    scols_line_set_data(ln, 6, trial) < 0 || scols_line_set_data(ln, 7, alternative(v)) < 0 ||
-		    scols_line_set_data(ln, 8, ratio) < 0 || scols_line_set_data(ln, 9, wins) < 0)
+		    scols_line_set_data(ln, 2, text(v, "comm")) < 0 ||
+		    /* a store of an earlier caad does not say: its trials had pinned readers */
+		    scols_line_set_data(ln, 3, pinned && !json_object_get_boolean(pinned) ? "unpinned" : "pinned") < 0 ||
+		    scols_line_set_data(ln, 4, text(v, "relation")) < 0 || scols_line_set_data(ln, 5, prior_kept(v)) < 0 ||
+		    scols_line_set_data(ln, 6, decided) < 0 || scols_line_set_data(ln, 7, trial) < 0 ||
+		    scols_line_set_data(ln, 8, alternative(v)) < 0 || scols_line_set_data(ln, 9, ratio) < 0 ||
+		    scols_line_set_data(ln, 10, wins) < 0)
 			return -ENOMEM;
 	}
 	return ctl_table_print(c, tb);

@@ -96,6 +96,13 @@ static int parse_one(json_object *o, struct caad_verdict *v, const char **why)
 		v->kept_prior = json_object_get_boolean(x);
 	else
 		v->alternative = CAAD_RELATION_UNSTEERED;
+	/* missing: a store of a caad whose trials ended when the reader
+	 * moved, which could decide for pinned readers only */
+	if (json_object_object_get_ex(o, "pinned", &x)) {
+		if (!json_object_is_type(x, json_type_boolean))
+			return (*why = "\"pinned\" is not true or false"), -EBADMSG;
+		v->unpinned = !json_object_get_boolean(x);
+	}
 	return 0;
 }
 
@@ -203,6 +210,7 @@ int caad_verdicts_format(const struct caad_verdicts *vs, FILE *f)
 		caad_json_string(f, v->driver);
 		fputs(", \"comm\": ", f);
 		caad_json_string(f, v->comm);
+		fprintf(f, ", \"pinned\": %s", v->unpinned ? "false" : "true");
 		fprintf(f,
 		        ", \"relation\": \"%s\", \"decided\": %" PRIu64 ", \"trial\": %u, \"goodput_ratio\": %.4f, "
 		        "\"efficiency_ratio\": %.4f, \"pairs\": %u, \"wins\": %u",
@@ -244,12 +252,13 @@ static void drop(struct caad_verdicts *vs, size_t i)
 }
 
 const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const char *iface, const char *driver,
-                                              const char *comm, uint64_t now_sec, uint64_t max_age_sec)
+                                              const char *comm, bool unpinned, uint64_t now_sec,
+                                              uint64_t max_age_sec)
 {
 	for (size_t i = 0; i < vs->n; i++) {
 		struct caad_verdict *v = &vs->v[i];
 
-		if (!streq(v->iface, iface) || !streq(v->comm, comm))
+		if (!streq(v->iface, iface) || !streq(v->comm, comm) || v->unpinned != unpinned)
 			continue;
 		if (!streq(v->driver, driver ?: "") || expired(v, now_sec, max_age_sec)) {
 			drop(vs, i);
@@ -265,7 +274,7 @@ int caad_verdicts_put(struct caad_verdicts *vs, const struct caad_verdict *v)
 	struct caad_verdict *nv;
 
 	for (size_t i = 0; i < vs->n; i++)
-		if (streq(vs->v[i].iface, v->iface) && streq(vs->v[i].comm, v->comm)) {
+		if (streq(vs->v[i].iface, v->iface) && streq(vs->v[i].comm, v->comm) && vs->v[i].unpinned == v->unpinned) {
 			vs->v[i] = *v;
 			return 0;
 		}

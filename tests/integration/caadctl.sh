@@ -424,14 +424,18 @@ jq -n --arg k "$STORE_KERNEL" --arg t "$STORE_TOPOLOGY" --argjson now "$(date +%
 	 goodput_ratio: 1.5746, efficiency_ratio: 0.97, pairs: 6, wins: 4, behind: 2, alternative: "same-core",
 	 kept_prior: true},
 	{iface: "vb", driver: "", comm: "fdt", relation: "same-core", decided: $now, trial: 8,
-	 goodput_ratio: 1.21, efficiency_ratio: 1.1, pairs: 6, wins: 6}]}' >"$TMP/state/verdicts.json"
+	 goodput_ratio: 1.21, efficiency_ratio: 1.1, pairs: 6, wins: 6},
+	{iface: "vb", driver: "", comm: "fdt", pinned: false, relation: "host-steering", decided: $now, trial: 9,
+	 goodput_ratio: 1.13, efficiency_ratio: 1.02, pairs: 10, wins: 8, behind: 1, alternative: "host-steering",
+	 kept_prior: false}]}' >"$TMP/state/verdicts.json"
 run 0 "$CTL" placement measure # until the next reload
-verdicts_read() { "$CTL" -j trials | jq -e '.store.verdicts | length == 2' >/dev/null; }
+verdicts_read() { "$CTL" -j trials | jq -e '.store.verdicts | length == 3' >/dev/null; }
 wait_for 3 verdicts_read || fail "the stored verdicts were not read: $("$CTL" -j trials)"
 run 0 "$CTL" trials
-grep -Eq "^ *IFACE +DRIVER +COMM +VERDICT +PRIOR +DECIDED +TRIAL +ALTERNATIVE +RATIO +WINS$" <<<"$OUT" &&
-	grep -Eq "^ *vb +- +gridftp +peer-core-same-llc +kept +[0-9-]+ [0-9:]+ +7 +same-core +1\.575 +4/6 \(2 behind\)$" <<<"$OUT" &&
-	grep -Eq "^ *vb +- +fdt +same-core +- +[0-9-]+ [0-9:]+ +8 +- +1\.210 +6/6$" <<<"$OUT" ||
+grep -Eq "^ *IFACE +DRIVER +COMM +READER +VERDICT +PRIOR +DECIDED +TRIAL +ALTERNATIVE +RATIO +WINS$" <<<"$OUT" &&
+	grep -Eq "^ *vb +- +gridftp +pinned +peer-core-same-llc +kept +[0-9-]+ [0-9:]+ +7 +same-core +1\.575 +4/6 \(2 behind\)$" <<<"$OUT" &&
+	grep -Eq "^ *vb +- +fdt +pinned +same-core +- +[0-9-]+ [0-9:]+ +8 +- +1\.210 +6/6$" <<<"$OUT" &&
+	grep -Eq "^ *vb +- +fdt +unpinned +host-steering +replaced +[0-9-]+ [0-9:]+ +9 +host-steering +1\.130 +8/10 \(1 behind\)$" <<<"$OUT" ||
 	fail "trials: the stored verdicts: $OUT"
 run 0 "$CTL" reload
 rps_is 0 1 || fail "reload dropped steering"

@@ -708,12 +708,23 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	assert_int_equal(caad_verdicts_put(&vs, &v1), 0);
 	assert_int_equal(caad_verdicts_put(&vs, &v3), 0);
 	assert_int_equal(vs.n, 3);
+	/* the same application read by a thread that is not pinned: a verdict
+	 * of its own, beside the pinned reader's, not in its place */
+	struct caad_verdict v4 = verdict("eth0", "iperf3", CAAD_RELATION_HOST_STEERING, 5000);
+	v4.unpinned = true;
+	assert_int_equal(caad_verdicts_put(&vs, &v4), 0);
+	assert_int_equal(vs.n, 4);
 	assert_int_equal(caad_verdicts_save(&vs, path), 0);
 
 	assert_int_equal(caad_verdicts_load(path, "6.1", "topo", 6000, 0, &back, &dropped, &why), 0);
-	assert_int_equal(back.n, 3);
+	assert_int_equal(back.n, 4);
 	assert_int_equal(dropped, 0);
-	const struct caad_verdict *f = caad_verdicts_find(&back, "eth0", "mlx5_core", "iperf3", 6000, 0);
+	const struct caad_verdict *u = caad_verdicts_find(&back, "eth0", "mlx5_core", "iperf3", true, 6000, 0);
+	assert_non_null(u);
+	assert_true(u->unpinned);
+	assert_int_equal(u->relation, CAAD_RELATION_HOST_STEERING);
+	assert_null(caad_verdicts_find(&back, "eth0", "mlx5_core", "gridftp", true, 6000, 0));
+	const struct caad_verdict *f = caad_verdicts_find(&back, "eth0", "mlx5_core", "iperf3", false, 6000, 0);
 	assert_non_null(f);
 	assert_int_equal(f->relation, CAAD_RELATION_SAME_CORE);
 	assert_int_equal(f->wins, 5);
@@ -721,28 +732,30 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	assert_int_equal(f->decided_sec, 1000);
 	assert_int_equal(f->alternative, CAAD_RELATION_SAME_CORE);
 	assert_false(f->kept_prior);
-	f = caad_verdicts_find(&back, "eth0", "mlx5_core", "gridftp", 6000, 0);
+	f = caad_verdicts_find(&back, "eth0", "mlx5_core", "gridftp", false, 6000, 0);
 	assert_non_null(f);
 	assert_int_equal(f->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
 	assert_int_equal(f->alternative, CAAD_RELATION_SAME_CORE);
 	assert_true(f->kept_prior);
-	f = caad_verdicts_find(&back, "eth0", "mlx5_core", "fdt", 6000, 0);
+	f = caad_verdicts_find(&back, "eth0", "mlx5_core", "fdt", false, 6000, 0);
 	assert_non_null(f);
 	assert_int_equal(f->relation, CAAD_RELATION_HOST_STEERING);
 	assert_int_equal(f->alternative, CAAD_RELATION_HOST_STEERING);
 	assert_false(f->kept_prior);
-	assert_null(caad_verdicts_find(&back, "eth1", "mlx5_core", "iperf3", 6000, 0));
+	assert_null(caad_verdicts_find(&back, "eth1", "mlx5_core", "iperf3", false, 6000, 0));
 	/* another driver behind the name: dropped */
-	assert_null(caad_verdicts_find(&back, "eth0", "ice", "iperf3", 6000, 0));
-	assert_int_equal(back.n, 2);
+	assert_null(caad_verdicts_find(&back, "eth0", "ice", "iperf3", false, 6000, 0));
+	assert_int_equal(back.n, 3);
 	caad_verdicts_done(&back);
 
 	/* older than the limit */
 	assert_int_equal(caad_verdicts_load(path, "6.1", "topo", 6000, 4000, &back, &dropped, &why), 0);
-	assert_int_equal(back.n, 2);
+	assert_int_equal(back.n, 3);
 	assert_int_equal(dropped, 1);
 	assert_string_equal(back.v[0].comm, "gridftp");
 	assert_string_equal(back.v[1].comm, "fdt");
+	assert_string_equal(back.v[2].comm, "iperf3");
+	assert_true(back.v[2].unpinned);
 	free(why);
 	why = NULL;
 	caad_verdicts_done(&back);
@@ -750,13 +763,13 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	/* another kernel, another topology: all gone, and said why */
 	assert_int_equal(caad_verdicts_load(path, "6.2", "topo", 6000, 0, &back, &dropped, &why), 0);
 	assert_int_equal(back.n, 0);
-	assert_int_equal(dropped, 3);
+	assert_int_equal(dropped, 4);
 	assert_non_null(strstr(why, "6.2"));
 	free(why);
 	why = NULL;
 	assert_int_equal(caad_verdicts_load(path, "6.1", "other", 6000, 0, &back, &dropped, &why), 0);
 	assert_int_equal(back.n, 0);
-	assert_int_equal(dropped, 3);
+	assert_int_equal(dropped, 4);
 	free(why);
 	caad_verdicts_done(&vs);
 	unlink(path);
@@ -787,6 +800,11 @@ static void test_verdicts_without_alternative(void **state)
 	}
 	assert_int_equal(vs.v[0].wins, 5);
 	assert_int_equal(vs.v[0].behind, -1);
+	/* without "pinned": decided when a trial ended at its reader's first
+	 * move, for a pinned reader */
+	assert_false(vs.v[0].unpinned);
+	assert_non_null(caad_verdicts_find(&vs, "eth0", "", "a", false, 10, 0));
+	assert_null(caad_verdicts_find(&vs, "eth0", "", "a", true, 10, 0));
 
 	/* saved again, they still do not say: neither is written */
 	assert_int_equal(caad_verdicts_save(&vs, path), 0);
@@ -823,6 +841,8 @@ static void test_verdicts_bad_file(void **state)
 		"\"comm\": \"0123456789abcdefg\", \"relation\": \"same-core\", \"decided\": 1}]}",
 		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": [{\"iface\": \"eth0\", "
 		"\"comm\": \"x\", \"relation\": \"same-core\", \"decided\": -5}]}",
+		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": [{\"iface\": \"eth0\", "
+		"\"comm\": \"x\", \"pinned\": \"no\", \"relation\": \"same-core\", \"decided\": 5}]}",
 	};
 	_cleanup_free_ char *path = tmpfile_path();
 
