@@ -56,6 +56,9 @@ void caad_cpumask_andnot(struct caad_cpumask *dst, const struct caad_cpumask *a,
 /* "0-3,8,10-11" (cpulist, as smp_affinity_list). Empty string is the empty set.
  * Returns 0 or -EINVAL (syntax) / -ERANGE (CPU >= CAAD_CPUS_MAX). *ret untouched on error. */
 int caad_cpumask_parse_list(const char *s, struct caad_cpumask *ret);
+/* The CPU affinity of task (a thread id) into *ret (sched_getaffinity():
+ * no access to its /proc/PID needed). Returns 0 or -errno. */
+int caad_cpumask_of_task(int task, struct caad_cpumask *ret);
 /* Hex bitmap with optional comma-separated 32-bit groups, as rps_cpus and
  * smp_affinity: "00000000,00000003", "3", "0". */
 int caad_cpumask_parse_hex(const char *s, struct caad_cpumask *ret);

@@ -40,9 +40,11 @@ struct caad_verdict {
 	enum caad_relation alternative;
 	bool kept_prior;
 	/* decided for a reader the scheduler may move (its CPU affinity holds
-	 * more than one usable CPU); false: one pinned to a single CPU, as all
-	 * of a store written before it was kept (a trial then ended when its
-	 * reader moved) */
+	 * more than one usable CPU); false: one pinned to a single CPU. A
+	 * store written before it was kept does not say: its trials ended at
+	 * the reader's first move, so their readers stayed on one CPU, most
+	 * likely pinned there; read as pinned (an unpinned reader gets a
+	 * trial of its own) */
 	bool unpinned;
 };
 

@@ -221,33 +221,53 @@ static const struct caad_iface *flow_iface(const struct daemon *d, const struct 
 	return d->inv ? caad_inventory_find_ifindex(d->inv, f->ifindex) : NULL;
 }
 
+/* Cpus_allowed_list of SYSROOT/proc/PID/task/TID/status: a fake tree's. */
+static int status_affinity(const char *sysroot, const struct caad_flow *f, struct caad_cpumask *ret)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	char *line, *end;
+	int r;
+
+	r = caad_path(&path, sysroot, "/proc/%u/task/%u/status", f->pid, f->tid);
+	if (r < 0)
+		return r;
+	r = caad_read_file(path, &text);
+	if (r < 0)
+		return r;
+	line = strstr(text, "\nCpus_allowed_list:");
+	if (!line)
+		return -ENODATA;
+	line += strlen("\nCpus_allowed_list:");
+	line += strspn(line, " \t");
+	end = strchr(line, '\n');
+	if (end)
+		*end = '\0';
+	return caad_cpumask_parse_list(line, ret);
+}
+
 /*
  * Whether the thread that reads f may be moved by the scheduler: its CPU
- * affinity (SYSROOT/proc/PID/task/TID/status, Cpus_allowed_list) holds
- * more than one usable CPU. Readers pinned to one CPU and readers free to
- * move get verdicts of their own: where processing goes best differs when
- * the reader follows the wakeups. One whose status cannot be read (it
- * exited just now) counts as unpinned, as most readers are.
+ * affinity holds more than one usable CPU. Readers pinned to one CPU and
+ * readers free to move get verdicts of their own: where processing goes
+ * best differs when the reader follows the wakeups. The affinity comes
+ * from sched_getaffinity(), which the service's ProtectProc=invisible
+ * does not hide (another user's /proc/PID it does), or under --sysroot
+ * from that tree's /proc/PID/task/TID/status. One whose affinity cannot be
+ * read (it exited just now) counts as unpinned, as most readers are.
  */
 static bool consumer_unpinned(const struct daemon *d, const struct caad_flow *f)
 {
-	_cleanup_free_ char *path = NULL, *text = NULL;
+	const char *root = d->args->sysroot;
 	struct caad_cpumask allowed;
-	const char *line;
+	int r;
 
-	if (caad_path(&path, d->args->sysroot, "/proc/%u/task/%u/status", f->pid, f->tid) < 0 ||
-	    caad_read_file(path, &text) < 0)
-		return true;
-	line = strstr(text, "\nCpus_allowed_list:");
-	if (!line)
-		return true;
-	line += strlen("\nCpus_allowed_list:");
-	line += strspn(line, " \t");
-	char *end = strchr(line, '\n');
-	if (end)
-		*end = '\0';
-	if (caad_cpumask_parse_list(line, &allowed) < 0) {
-		log_debug("%s: Cpus_allowed_list \"%s\" not understood: counted as unpinned", path, line);
+	if (root && *root && !streq(root, "/"))
+		r = status_affinity(root, f, &allowed);
+	else
+		r = caad_cpumask_of_task((int)f->tid, &allowed);
+	if (r < 0) {
+		log_debug("The CPU affinity of thread %u (%s) is not readable (%s): counted as not pinned", f->tid,
+		          f->comm, strerror(-r));
 		return true;
 	}
 	caad_cpumask_and(&allowed, &allowed, &d->topo->usable);
@@ -521,8 +541,11 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 		unpinned = consumer_unpinned(d, f);
 		/* and held there, not just moved: a reader pinned to one CPU
 		 * stays; one the scheduler moves may never be still for as long
-		 * (the trial follows it) */
-		if (!unpinned && now_ns < dec->since_ns + (uint64_t)d->config.policy.dwell_ms * NSEC_PER_MSEC)
+		 * (the trial follows it), but its target must be the rules'
+		 * choice for the CPU it reads on now, not one kept from an
+		 * earlier CPU (until DwellMSec= lets the rules move it) */
+		if (unpinned ? dec->held && dec->anchor_cpu != f->consumer_cpu
+		             : now_ns < dec->since_ns + (uint64_t)d->config.policy.dwell_ms * NSEC_PER_MSEC)
 			continue;
 		iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver));
 		if (caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, unpinned, (uint64_t)time(NULL),
@@ -590,7 +613,8 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
  * started; after a move (a reader not pinned to one CPU), the CPU with the
  * same relation to the consumer's new one: the consumer's own, its SMT
  * sibling, or for the prior TURN_RULES (the rules place it, as they would
- * without a trial). TURN_NONE: there is none.
+ * without a trial). TURN_NONE: there is none that caad may use (banned,
+ * offline, isolated, or no sibling).
  */
 static int turn_cpu(const struct daemon *d, const struct trial_record *rec, unsigned cand)
 {
@@ -601,7 +625,10 @@ static int turn_cpu(const struct daemon *d, const struct trial_record *rec, unsi
 	if (cand == 0)
 		return TURN_RULES;
 	int cpu = cpu_for_relation(d, rec->consumer_now, c->relation);
-	return cpu >= 0 ? cpu : TURN_NONE;
+	if (cpu < 0 || !caad_cpumask_test(&d->topo->usable, (unsigned)cpu) ||
+	    caad_cpumask_test(&d->config.policy.banned, (unsigned)cpu))
+		return TURN_NONE;
+	return cpu;
 }
 
 /* Advance the running trial; its turn's placement becomes an override. */
@@ -616,7 +643,7 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 
 	if (!f)
 		caad_trial_abort(t, now_ns, "the flow ended");
-	else if (f->consumer_cpu != cl->current->consumer_now && !cl->current->unpinned) {
+	else if (f->consumer_cpu >= 0 && f->consumer_cpu != cl->current->consumer_now && !cl->current->unpinned) {
 		/* pinned when it started: someone moved it, the premise is gone */
 		snprintf(why, sizeof(why), "the consumer, pinned to CPU %d, moved to CPU %d", cl->current->consumer_now,
 		         f->consumer_cpu);
@@ -627,7 +654,8 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 		finish(d, now_ns);
 		return 0;
 	}
-	if (f->consumer_cpu != cl->current->consumer_now) {
+	/* (-1: not known at this scan, not a move) */
+	if (f->consumer_cpu >= 0 && f->consumer_cpu != cl->current->consumer_now) {
 		cl->current->consumer_moves++;
 		cl->current->consumer_now = f->consumer_cpu;
 	}
@@ -636,8 +664,8 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 	if (t->state == CAAD_TRIAL_RUNNING) {
 		cl->turn_cpu = turn_cpu(d, cl->current, cand);
 		if (cl->turn_cpu == TURN_NONE) {
-			snprintf(why, sizeof(why), "the consumer moved to CPU %d, which has no %s to try",
-			         f->consumer_cpu, caad_relation_to_string(t->cands[cand].relation));
+			snprintf(why, sizeof(why), "the consumer moved to CPU %d, where its %s turn has no CPU caad may use",
+			         cl->current->consumer_now, caad_relation_to_string(t->cands[cand].relation));
 			caad_trial_abort(t, now_ns, why);
 		}
 	}

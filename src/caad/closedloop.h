@@ -4,7 +4,8 @@
 /*
  * Placement=measure: one trial at a time on the heaviest steady flow
  * without a verdict, verdicts remembered in STATE_DIR/verdicts.json and
- * reused for later flows of the same application on the same interface.
+ * reused for later flows of the same application on the same interface
+ * whose reader is pinned the same way (to one CPU, or not).
  */
 
 #include <stdint.h>

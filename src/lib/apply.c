@@ -590,8 +590,6 @@ static int kthread_check(pid_t pid, const char *comm)
 static int obj_read(const char *obj, char **ret)
 {
 	const char *comm;
-	cpu_set_t *set;
-	size_t size = CPU_ALLOC_SIZE(CAAD_CPUS_MAX);
 	struct caad_cpumask m;
 	char buf[CAAD_CPUS_MAX * 6];
 	pid_t pid;
@@ -602,19 +600,9 @@ static int obj_read(const char *obj, char **ret)
 	r = kthread_check(pid, comm);
 	if (r < 0)
 		return r;
-	set = CPU_ALLOC(CAAD_CPUS_MAX);
-	if (!set)
-		return -ENOMEM;
-	if (sched_getaffinity(pid, size, set) < 0) {
-		r = -errno;
-		CPU_FREE(set);
+	r = caad_cpumask_of_task(pid, &m);
+	if (r < 0)
 		return r;
-	}
-	caad_cpumask_zero(&m);
-	for (unsigned cpu = 0; cpu < CAAD_CPUS_MAX; cpu++)
-		if (CPU_ISSET_S(cpu, size, set))
-			caad_cpumask_set(&m, cpu);
-	CPU_FREE(set);
 	r = caad_cpumask_format_list(&m, buf, sizeof(buf));
 	if (r < 0)
 		return r;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -321,4 +322,24 @@ int caad_cpumask_format_hex(const struct caad_cpumask *m, unsigned nbits, char *
 	buf[pos] = '\0';
 	assert(pos == len);
 	return (int)len;
+}
+
+int caad_cpumask_of_task(int task, struct caad_cpumask *ret)
+{
+	size_t size = CPU_ALLOC_SIZE(CAAD_CPUS_MAX);
+	cpu_set_t *set = CPU_ALLOC(CAAD_CPUS_MAX);
+
+	if (!set)
+		return -ENOMEM;
+	if (sched_getaffinity(task, size, set) < 0) {
+		int r = -errno;
+		CPU_FREE(set);
+		return r;
+	}
+	caad_cpumask_zero(ret);
+	for (unsigned cpu = 0; cpu < CAAD_CPUS_MAX; cpu++)
+		if (CPU_ISSET_S(cpu, size, set))
+			caad_cpumask_set(ret, cpu);
+	CPU_FREE(set);
+	return 0;
 }

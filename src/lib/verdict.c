@@ -97,7 +97,7 @@ static int parse_one(json_object *o, struct caad_verdict *v, const char **why)
 	else
 		v->alternative = CAAD_RELATION_UNSTEERED;
 	/* missing: a store of a caad whose trials ended when the reader
-	 * moved, which could decide for pinned readers only */
+	 * moved: read as decided for a pinned reader (verdict.h) */
 	if (json_object_object_get_ex(o, "pinned", &x)) {
 		if (!json_object_is_type(x, json_type_boolean))
 			return (*why = "\"pinned\" is not true or false"), -EBADMSG;

@@ -264,7 +264,9 @@ info "queue held by someone else: no trial $(( STEADY_MS / 1000 + 2 )) s on"
 kill -HUP "$CAAD_PID"
 wait_for 8 grep -q "^Trial 1:" "$log" || { cat "$log"; fail "no trial after the reload ended the back-off"; }
 info "after the reload: $(grep -m1 '^Trial 1:' "$log")"
-kill "$cli" 2>/dev/null || true; wait "$cli" 2>/dev/null || true
+# the client itself, not only the shell that started it
+for p in $(ip netns pids "$TB_A"); do kill -TERM "$p" 2>/dev/null || true; done
+wait "$cli" 2>/dev/null || true
 stop_caad held
 set_rps 0
 echo "PASS: trial"

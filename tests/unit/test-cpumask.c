@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "caad/macro.h"
@@ -589,6 +592,35 @@ static void test_round_trip(void **state)
 	}
 }
 
+/* A thread's affinity as the kernel holds it: this thread pinned to one of
+ * the CPUs it may use reads back as that CPU alone, and as all of them once
+ * it may use them again; a thread that does not exist is an error. */
+static void test_of_task(void **state)
+{
+	int tid = (int)syscall(SYS_gettid);
+	struct caad_cpumask all, m;
+	cpu_set_t one, orig;
+	int first;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(orig), &orig), 0);
+	assert_int_equal(caad_cpumask_of_task(tid, &all), 0);
+	assert_int_equal(caad_cpumask_count(&all), (unsigned)CPU_COUNT(&orig));
+	first = caad_cpumask_next(&all, 0);
+	assert_true(first >= 0 && CPU_ISSET(first, &orig));
+
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	assert_int_equal(caad_cpumask_of_task(tid, &m), 0);
+	assert_int_equal(caad_cpumask_count(&m), 1);
+	assert_true(caad_cpumask_test(&m, (unsigned)first));
+	assert_int_equal(sched_setaffinity(0, sizeof(orig), &orig), 0);
+	assert_int_equal(caad_cpumask_of_task(tid, &m), 0);
+	assert_true(caad_cpumask_equal(&m, &all));
+
+	assert_int_equal(caad_cpumask_of_task(0x3fffffff, &m), -ESRCH);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -609,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_format_hex_full),
 		cmocka_unit_test(test_format_hex_errors),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_of_task),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
