@@ -6,9 +6,10 @@
  * (comm) and kind of reader (pinned to one CPU, or free to be moved by the
  * scheduler): which topology relation of processing to consumer won there.
  * A later flow of the same application on the same interface, read by a
- * thread pinned the same way, reuses it without a trial. Kept in STATE_DIR/verdicts.json; all of them expire
- * when the kernel or the topology changes, one when its interface's driver
- * changes or when it is older than the configured age.
+ * thread pinned the same way, reuses it without a trial. Kept in
+ * STATE_DIR/verdicts.json; all of them expire when the kernel or the
+ * topology changes, one when its interface's driver changes or when it is
+ * older than the configured age.
  */
 
 #include <stdbool.h>
