@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "caad/macro.h"
@@ -10,6 +11,12 @@
  * demos can point caad at a fake tree: with root "/tmp/x", "/proc/irq/5/…"
  * is read from "/tmp/x/proc/irq/5/…". Root "" or "/" is the host.
  */
+
+/* Whether root is the host's own tree (NULL, "" or "/"), not a fake one. */
+static inline bool caad_sysroot_is_host(const char *root)
+{
+	return !root || !root[0] || (root[0] == '/' && !root[1]);
+}
 
 /* Build ROOT + the formatted path into a new string. Returns 0 or -ENOMEM. */
 int caad_path(char **ret, const char *root, const char *fmt, ...) _printf_(3, 4);

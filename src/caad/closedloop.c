@@ -257,12 +257,11 @@ static int status_affinity(const char *sysroot, const struct caad_flow *f, struc
  */
 static bool consumer_unpinned(const struct daemon *d, const struct caad_flow *f)
 {
-	const char *root = d->args->sysroot;
 	struct caad_cpumask allowed;
 	int r;
 
-	if (root && *root && !streq(root, "/"))
-		r = status_affinity(root, f, &allowed);
+	if (!caad_sysroot_is_host(d->args->sysroot))
+		r = status_affinity(d->args->sysroot, f, &allowed);
 	else
 		r = caad_cpumask_of_task((int)f->tid, &allowed);
 	if (r < 0) {

@@ -844,7 +844,7 @@ static int setting_path(const struct caad_actuator *a, const struct caad_invento
 		char expected[KTHREAD_NAME_MAX];
 
 		/* kthread PIDs are the host's: in a fake sysroot they name nothing */
-		if (a->sysroot[0] && !streq(a->sysroot, "/"))
+		if (!caad_sysroot_is_host(a->sysroot))
 			return -EOPNOTSUPP;
 		r = napi_kthread_comm(iface, s->pid, expected);
 		if (r < 0)
@@ -1598,7 +1598,7 @@ static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *in
 	int n = 0, r;
 
 	/* the ioctls act on the host's NICs: never under a fake sysroot */
-	if (a->sysroot[0] && !streq(a->sysroot, "/") && caad_ethtool_ops_are_kernel())
+	if (!caad_sysroot_is_host(a->sysroot) && caad_ethtool_ops_are_kernel())
 		return 0;
 
 	/* caad's rules that are no longer planned go; those someone else

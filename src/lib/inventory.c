@@ -896,7 +896,7 @@ int caad_inventory_load(const char *sysroot, char *const *ifnames, size_t n, str
 	inv->ifaces = calloc(n ? n : 1, sizeof(*inv->ifaces));
 	if (!inv->ifaces)
 		return -ENOMEM;
-	bool host = !sysroot || !sysroot[0] || streq(sysroot, "/");
+	bool host = caad_sysroot_is_host(sysroot);
 	_cleanup_free_ char *path = NULL, *value = NULL;
 
 	/* netlink speaks for the host only; a sysroot is a fake tree */

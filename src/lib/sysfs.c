@@ -26,7 +26,7 @@ int caad_path(char **ret, const char *root, const char *fmt, ...)
 	if (r < 0)
 		return -ENOMEM;
 
-	if (!root || streq(root, "/"))
+	if (caad_sysroot_is_host(root))
 		root = "";
 	/* drop a trailing slash of root so "root/" + "/proc" has one */
 	size_t rl = strlen(root);
