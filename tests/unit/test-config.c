@@ -22,6 +22,8 @@
 #include "caad/log.h"
 #include "caad/macro.h"
 
+#include "capture.h"
+
 /* ---- helpers ---------------------------------------------------------- */
 
 static char tmpdir[PATH_MAX];
@@ -92,38 +94,6 @@ static char *read_all(const char *path)
 	return buf;
 }
 
-/* The log goes to stderr: point fd 2 at a file around the call. */
-struct capture {
-	int saved;
-	char path[PATH_MAX + 32];
-};
-
-static void capture_begin(struct capture *c)
-{
-	int fd;
-
-	snprintf(c->path, sizeof(c->path), "%s/stderr.XXXXXX", tmpdir);
-	fd = mkstemp(c->path);
-	assert_true(fd >= 0);
-	fflush(stderr);
-	c->saved = dup(STDERR_FILENO);
-	assert_true(c->saved >= 0);
-	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	close(fd);
-}
-
-static char *capture_end(struct capture *c)
-{
-	char *log;
-
-	fflush(stderr);
-	assert_int_equal(dup2(c->saved, STDERR_FILENO), STDERR_FILENO);
-	close(c->saved);
-	log = read_all(c->path);
-	unlink(c->path);
-	return log;
-}
-
 /* Under systemd (JOURNAL_STREAM set) lines start with "<N>". */
 static const char *skip_prio(const char *line)
 {
@@ -157,7 +127,7 @@ static int parse_string(struct caad_config *c, const char *content, char **ret_p
 	char *path = write_conf("test.conf", content);
 	int r;
 
-	capture_begin(&cap);
+	capture_begin(&cap, tmpdir);
 	r = caad_config_parse_file(c, path);
 	*ret_log = capture_end(&cap);
 	*ret_path = path;
@@ -711,7 +681,7 @@ static void test_parse_string(void **state)
 	assert_int_equal(c.mode, CAAD_MODE_ENFORCE); /* past len */
 	assert_int_equal(caad_config_parse_string(&c, NULL, 0, "empty.conf"), 0);
 
-	capture_begin(&cap);
+	capture_begin(&cap, tmpdir);
 	assert_int_equal(caad_config_parse_string(&c, nul, sizeof(nul) - 1, "nul.conf"), -EINVAL);
 	log = capture_end(&cap);
 	if (!strstr(log, "nul.conf:2: Invalid line: contains a NUL byte"))
@@ -728,14 +698,14 @@ static void test_parse_file_missing(void **state)
 
 	assert_true(asprintf(&path, "%s/nonexistent.conf", tmpdir) > 0);
 	caad_config_init(&c);
-	capture_begin(&cap);
+	capture_begin(&cap, tmpdir);
 	assert_int_equal(caad_config_parse_file(&c, path), -ENOENT);
 	log = capture_end(&cap);
 	assert_string_equal(log, ""); /* the caller decides */
 	assert_defaults(&c);
 
 	free(log);
-	capture_begin(&cap);
+	capture_begin(&cap, tmpdir);
 	assert_int_equal(caad_config_parse_file(&c, tmpdir), -EISDIR);
 	log = capture_end(&cap);
 	assert_non_null(strstr(log, tmpdir));
@@ -760,7 +730,7 @@ static void test_load_explicit(void **state)
 	assert_null(c.error);
 
 	assert_true(asprintf(&missing, "%s/missing.conf", tmpdir) > 0);
-	capture_begin(&cap);
+	capture_begin(&cap, tmpdir);
 	assert_int_equal(caad_config_load(&c, missing), -ENOENT);
 	log = capture_end(&cap);
 	if (!strstr(log, missing))
@@ -782,7 +752,7 @@ static void test_load_stack(void **state)
 
 	/* nothing there at all: defaults, silently */
 	caad_config_init(&c);
-	capture_begin(&cap);
+	capture_begin(&cap, tmpdir);
 	assert_int_equal(caad_config_load(&c, NULL), 0);
 	log = capture_end(&cap);
 	assert_string_equal(log, "");
@@ -808,7 +778,7 @@ static void test_load_stack(void **state)
 	caad_config_done(&c);
 	caad_config_init(&c);
 	free(log);
-	capture_begin(&cap);
+	capture_begin(&cap, tmpdir);
 	assert_int_equal(caad_config_load(&c, NULL), 0);
 	log = capture_end(&cap);
 	assert_string_equal(log, "");
@@ -838,7 +808,7 @@ static void test_load_stack_errors(void **state)
 
 	/* every file is read and every error reported; the first error is returned */
 	caad_config_init(&c);
-	capture_begin(&cap);
+	capture_begin(&cap, tmpdir);
 	assert_int_equal(caad_config_load(&c, NULL), -EINVAL);
 	log = capture_end(&cap);
 	assert_true(asprintf(&want1, "%s:3: Invalid IntervalMSec= value '1'", bad1) > 0);
