@@ -312,31 +312,48 @@ static int reload_inventory(struct daemon *d)
 	return 0;
 }
 
-/* Log each heavy flow's decision when it first appears or changes: the
- * previous plan (d->plan) is looked up by flow id, O(log n) per flow. */
-static void log_decisions(struct daemon *d, const struct caad_flow *flows, const struct caad_plan *plan)
+/*
+ * Log each heavy flow's decision when it first appears or changes: the
+ * previous plan (d->plan) is looked up by flow id, O(log n) per flow. A
+ * flow re-steered many times a minute (a reader the scheduler moves to
+ * and fro) has its lines limited (caad_loglimit): its record follows it
+ * from plan to plan beside its decision. The D-Bus signal goes each time.
+ */
+static void log_decisions(struct daemon *d, const struct caad_flow *flows, const struct caad_plan *plan,
+                          uint64_t now_ns)
 {
+	struct caad_loglimit *logs = calloc(MAX(plan->n_decisions, (size_t)1), sizeof(*logs));
+
 	for (size_t k = 0; k < plan->n_decisions; k++) {
 		const struct caad_decision *dec = &plan->decisions[k];
 		const struct caad_flow *f = &flows[dec->flow];
 		const struct caad_decision *old = caad_plan_find(d->plan, f->id);
-		char tuple[128];
+		struct caad_loglimit fresh = { 0 }, *l = logs ? &logs[k] : &fresh;
+		char tuple[128], note[160];
+		int level;
 
+		if (old && d->decision_logs)
+			*l = d->decision_logs[old - d->plan->decisions];
 		if (old && old->steer_cpu == dec->steer_cpu && old->host == dec->host)
 			continue;
+		/* a flow new to the plan: its first line always goes */
+		level = caad_loglimit_level(l, now_ns, LOG_INFO, note, sizeof(note));
 		caad_flow_format_tuple(f, tuple, sizeof(tuple));
 		if (dec->steer_cpu >= 0)
-			log_info("Heavy flow %s (%.1f Gbit/s, processed on CPU %d) -> CPU %d, %s: %s", tuple,
-			         f->rate_bps / 1e9, f->proc_cpu, dec->steer_cpu, caad_relation_to_string(dec->relation),
-			         dec->reason);
+			log_full_errno(level, 0, "Heavy flow %s (%.1f Gbit/s, processed on CPU %d) -> CPU %d, %s: %s%s",
+			               tuple, f->rate_bps / 1e9, f->proc_cpu, dec->steer_cpu,
+			               caad_relation_to_string(dec->relation), dec->reason, note);
 		else if (dec->host)
-			log_info("Heavy flow %s (%.1f Gbit/s, processed on CPU %d) -> the host's own steering: %s", tuple,
-			         f->rate_bps / 1e9, f->proc_cpu, dec->reason);
+			log_full_errno(level, 0,
+			               "Heavy flow %s (%.1f Gbit/s, processed on CPU %d) -> the host's own steering: %s%s",
+			               tuple, f->rate_bps / 1e9, f->proc_cpu, dec->reason, note);
 		else
-			log_info("Heavy flow %s (%.1f Gbit/s, processed on CPU %d) left alone: %s", tuple,
-			         f->rate_bps / 1e9, f->proc_cpu, dec->reason);
+			log_full_errno(level, 0, "Heavy flow %s (%.1f Gbit/s, processed on CPU %d) left alone: %s%s",
+			               tuple, f->rate_bps / 1e9, f->proc_cpu, dec->reason, note);
 		caad_bus_flow_steered(d->bus, f->id, dec->steer_cpu, dec->relation);
 	}
+	free(d->next_decision_logs);
+	d->next_decision_logs = logs;
 }
 
 /* The STATUS= line of systemctl status, after every scan. */
@@ -359,6 +376,9 @@ static void keep_scan(struct daemon *d, struct caad_flow **flows, size_t n, stru
 	d->n_flows = n;
 	caad_plan_recycle(d->plan_scratch, d->plan);
 	d->plan = TAKE_PTR(*plan);
+	/* the lines' records are this plan's only if it was logged */
+	free(d->decision_logs);
+	d->decision_logs = TAKE_PTR(d->next_decision_logs);
 	caad_bus_sync_properties(d->bus);
 }
 
@@ -555,7 +575,7 @@ static int scan(struct daemon *d)
 			return log_error_errno(r, "Planning failed: %m");
 		}
 		d->no_plan = NULL;
-		log_decisions(d, flows, plan);
+		log_decisions(d, flows, plan, t0 * 1000);
 		/* paused: the plan is shown (D-Bus, state.json), not applied */
 		r = d->paused ? 0 : caad_actuator_apply(d->actuator, d->inv, plan);
 		follow_readers(d, plan, !d->paused && d->config.mode == CAAD_MODE_ENFORCE);
@@ -1105,6 +1125,8 @@ void daemon_done(struct daemon *d)
 	caad_bus_free(d->bus);
 	free(d->flows);
 	caad_plan_free(d->plan);
+	free(d->decision_logs);
+	free(d->next_decision_logs);
 	caad_plan_scratch_free(d->plan_scratch);
 	caad_link_watch_free(d->links);
 	sd_event_source_unref(d->timer);

@@ -9,6 +9,7 @@
 
 #include "caad/config.h"
 #include "caad/flow.h"
+#include "caad/loglimit.h"
 #include "caad/pace.h"
 #include "caad/plan.h"
 #include "closedloop.h"
@@ -63,6 +64,9 @@ struct daemon {
 	struct caad_flow *flows;
 	size_t n_flows;
 	struct caad_plan *plan;    /* also the previous plan of the next scan (hysteresis, logging) */
+	/* plan->decisions[k]'s log lines (caad_loglimit), NULL: none kept;
+	 * the next, made as the scan's plan is logged, until keep_scan() */
+	struct caad_loglimit *decision_logs, *next_decision_logs;
 	struct caad_plan_scratch *plan_scratch; /* planning memory kept from scan to scan */
 	uint64_t last_plan_usec;   /* how long planning took */
 	uint64_t last_scan_usec;   /* CLOCK_REALTIME of the last scan, 0 never */

@@ -27,6 +27,7 @@
 
 #include "caad/apply.h"
 #include "caad/log.h"
+#include "caad/loglimit.h"
 #include "caad/ntuple.h"
 #include "caad/sysfs.h"
 
@@ -75,6 +76,11 @@ struct caad_actuator {
 	struct caad_cpumask irq_exhausted; /* CPUs that had no vector left for an IRQ (ENOSPC) */
 	unsigned wants;    /* CAAD_ACTUATOR_WANT_*: what the daemon should read again */
 	struct caad_actuator_stats stats;
+	struct logged {
+		char *path;
+		struct caad_loglimit limit;
+	} *logged;         /* values whose changes were logged lately (caad_loglimit) */
+	size_t n_logged;
 };
 
 static void entry_done(struct journal_entry *e)
@@ -123,6 +129,49 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The level of a line saying that the value at path changes (and a note
+ * for it): a value that a moving reader flips to and fro many times a
+ * second gets CAAD_LOGLIMIT_BURST such lines a window, the rest at debug
+ * level. Records of values quiet for a window go on the way.
+ */
+static int change_level(struct caad_actuator *a, const char *path, char *note, size_t size)
+{
+	uint64_t now = mono_ns();
+	struct logged *l = NULL;
+
+	for (size_t i = 0; i < a->n_logged;) {
+		if (streq(a->logged[i].path, path)) {
+			l = &a->logged[i++];
+			continue;
+		}
+		if (caad_loglimit_active(&a->logged[i].limit, now)) {
+			i++;
+			continue;
+		}
+		/* the last moves into the gap: looked at next (l, found
+		 * before it, lies below) */
+		free(a->logged[i].path);
+		a->logged[i] = a->logged[--a->n_logged];
+	}
+	if (!l) {
+		struct logged *nl = reallocarray(a->logged, a->n_logged + 1, sizeof(*nl));
+		char *p = strdup(path);
+
+		if (!nl || !p) {
+			free(p);
+			if (nl)
+				a->logged = nl;
+			note[0] = '\0';
+			return LOG_INFO; /* said rather than lost */
+		}
+		a->logged = nl;
+		l = &a->logged[a->n_logged++];
+		*l = (struct logged){ .path = p };
+	}
+	return caad_loglimit_level(&l->limit, now, LOG_INFO, note, size);
 }
 
 static struct refusal *find_refusal(struct caad_actuator *a, const char *path)
@@ -391,6 +440,9 @@ void caad_actuator_free(struct caad_actuator *a)
 	planned_clear(a);
 	caad_actuator_clear_backoff(a);
 	free(a->unmovable);
+	for (size_t i = 0; i < a->n_logged; i++)
+		free(a->logged[i].path);
+	free(a->logged);
 	free(a->sysroot);
 	free(a->journal_path);
 	free(a);
@@ -1057,11 +1109,15 @@ static int give_back(struct caad_actuator *a, const struct caad_setting *s, cons
 	_cleanup_free_ char *current = NULL;
 	struct caad_cpumask mark;
 	struct journal_entry *e;
-	int r;
+	char note[160];
+	int r, level;
 
 	if (a->dry_run) {
-		if (planned_drop(a, path))
-			log_info("%s back to the host's value (dry run: nothing written; %s)", label, s->reason);
+		if (planned_drop(a, path)) {
+			level = change_level(a, path, note, sizeof(note));
+			log_full_errno(level, 0, "%s back to the host's value (dry run: nothing written; %s)%s", label,
+			               s->reason, note);
+		}
 		return 0;
 	}
 	if (backed_off(a, path))
@@ -1092,7 +1148,8 @@ static int give_back(struct caad_actuator *a, const struct caad_setting *s, cons
 	}
 	refusal_drop(a, path);
 	a->stats.restored++;
-	log_info("%s back to the host's %s (%s)", label, e->original, s->reason);
+	level = change_level(a, path, note, sizeof(note));
+	log_full_errno(level, 0, "%s back to the host's %s (%s)%s", label, e->original, s->reason, note);
 	entry_drop(a, e);
 	return 1;
 }
@@ -1110,9 +1167,9 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	const struct caad_iface *iface = &inv->ifaces[s->iface];
 	_cleanup_free_ char *path = NULL, *label = NULL, *current = NULL;
 	struct caad_cpumask cur, rest;
-	char want[CAAD_CPUS_MAX / 4 + CAAD_CPUS_MAX / 32 + 8], from_buf[256], to_buf[256];
+	char want[CAAD_CPUS_MAX / 4 + CAAD_CPUS_MAX / 32 + 8], from_buf[256], to_buf[256], note[160];
 	const char *from, *to;
-	int r;
+	int r, level;
 
 	r = setting_path(a, inv, s, &path, &label);
 	if (r == -EOPNOTSUPP) {
@@ -1187,7 +1244,8 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	if (a->dry_run) {
 		if (planned_seen(a, path, &s->cpus))
 			return 0;
-		log_info("%s %s -> %s (dry run: not written; %s)", label, from, to, s->reason);
+		level = change_level(a, path, note, sizeof(note));
+		log_full_errno(level, 0, "%s %s -> %s (dry run: not written; %s)%s", label, from, to, s->reason, note);
 		return 1;
 	}
 
@@ -1235,7 +1293,8 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	e->written = s->cpus;
 	a->stats.written++;
 	refusal_drop(a, path);
-	log_info("%s %s -> %s (%s)", label, from, to, s->reason);
+	level = change_level(a, path, note, sizeof(note));
+	log_full_errno(level, 0, "%s %s -> %s (%s)%s", label, from, to, s->reason, note);
 	if (u) {
 		*u = (struct undo){ .path = TAKE_PTR(path), .label = TAKE_PTR(label), .prev = TAKE_PTR(current),
 			            .prev_cpus = cur, .kind = s->kind, .added = added };

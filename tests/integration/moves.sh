@@ -16,7 +16,8 @@
 # ntuple rules, caad found that veth takes none, said so once and never
 # tried one. Not asserted:
 # any retransmit or out-of-order count (a 2-vCPU VM with steal is noisy;
-# the numbers are reported).
+# the numbers are reported). Also asserted: so many changes are not all
+# logged (caad_loglimit: 10 lines a minute per flow and per value).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 test_init
@@ -142,5 +143,19 @@ CAAD_PID=
 	fail "caad did not say exactly once that vb takes no ntuple rules"
 ! grep -q "ntuple rule.*insert" "$TMP/caad.log" || fail "caad tried an ntuple rule on veth"
 [ "$bad" = 0 ] || { tail -n 40 "$TMP/caad.log"; fail "caad did not follow $bad of $MOVES moves within $BOUND_MS ms"; }
+# Every move changed rx-0 and the flow's decision (followed, above), more
+# than 10 times a minute: 10 lines of each a minute, the 10th saying so,
+# the rest at debug level; the first line of the next minute tells of them.
+if [ "$MOVES" -ge 20 ]; then
+	burst='changed 10 times in 60 s: its next changes within that time are logged at debug level only'
+	told='more changes of it before this one were logged at debug level only'
+	n_rps=$(grep -c '^vb rx-0: RPS CPUs .* -> ' "$TMP/caad.log" || true)
+	[ "$n_rps" -lt $(( MOVES + 1 )) ] || fail "all $n_rps changes of rx-0 were logged at info level: no limit"
+	for what in '^vb rx-0: RPS CPUs .* -> ' '^Heavy flow .* -> CPU '; do
+		grep "$what" "$TMP/caad.log" | grep -qF "$burst" || fail "no line matching '$what' said it changes often"
+		grep "$what" "$TMP/caad.log" | grep -qE "\[[0-9]+ $told\]" ||
+			fail "no line matching '$what' told of the changes logged at debug level"
+	done
+fi
 awk -v g="$gbps" 'BEGIN {exit !(g > 0)}' || fail "the flow carried nothing"
 echo "PASS: moves"

@@ -35,10 +35,14 @@
 #include "caad/apply.h"
 #include "caad/cpumask.h"
 #include "caad/inventory.h"
+#include "caad/log.h"
+#include "caad/loglimit.h"
 #include "caad/macro.h"
 #include "caad/ntuple.h"
 #include "caad/plan.h"
 #include "caad/sysfs.h"
+
+#include "capture.h"
 
 #define RX0 "sys/class/net/vb/queues/rx-0/rps_cpus"
 #define RX1 "sys/class/net/vb/queues/rx-1/rps_cpus"
@@ -587,6 +591,55 @@ static struct caad_setting give_back_setting(enum caad_setting_kind kind, unsign
 
 	snprintf(s.reason, sizeof(s.reason), "test: rx-%u back to the host's", queue);
 	return s;
+}
+
+static unsigned count_in(const char *log, const char *what)
+{
+	unsigned n = 0;
+
+	for (const char *p = log; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+/*
+ * A value flipped to and fro, as a moving reader's queue is: its first
+ * CAAD_LOGLIMIT_BURST changes are logged, the last saying so, the rest
+ * at debug level only (shown with it). A give-back of it counts among
+ * them; another value's lines are its own.
+ */
+static void test_change_lines_limited(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s0[] = { rps(0, "0") }, s1[] = { rps(0, "1") }, other[] = { rps(1, "1") };
+	struct caad_setting back[] = { give_back_setting(CAAD_SETTING_RPS_CPUS, 0, -1) };
+	struct caad_plan p0 = PLAN(s0), p1 = PLAN(s1), pother = PLAN(other), pback = PLAN(back);
+	_cleanup_free_ char *log = NULL, *debug = NULL;
+	struct capture cap;
+	int was = caad_log_get_max_level();
+
+	caad_log_set_max_level(LOG_INFO);
+	capture_begin(&cap, fx->root);
+	for (unsigned i = 0; i < 2 * CAAD_LOGLIMIT_BURST; i++)
+		assert_int_equal(caad_actuator_apply(a, fx->inv, i % 2 ? &p1 : &p0), 1);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &pback), 1);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &pother), 1);
+	log = capture_end(&cap);
+	/* every change was written all the same */
+	assert_content(fx->root, RX0, "0\n");
+	assert_content(fx->root, RX1, "2\n");
+	assert_int_equal(count_in(log, "test: rx-0 RPS to"), CAAD_LOGLIMIT_BURST);
+	assert_int_equal(count_in(log, "its next changes within that time are logged at debug level only"), 1);
+	assert_int_equal(count_in(log, "back to the host's"), 0);
+	assert_int_equal(count_in(log, "test: rx-1 RPS to 1"), 1);
+
+	caad_log_set_max_level(LOG_DEBUG);
+	capture_begin(&cap, fx->root);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p1), 1);
+	debug = capture_end(&cap);
+	caad_log_set_max_level(was);
+	assert_int_equal(count_in(debug, "test: rx-0 RPS to 1"), 1);
 }
 
 /*
@@ -2656,6 +2709,7 @@ int main(void)
 		T(test_restore),
 		T(test_restore_leaves_foreign_change),
 		T(test_give_back),
+		T(test_change_lines_limited),
 		T(test_give_back_dry_run),
 		T(test_backoff),
 		T(test_go_ahead_already_equal),

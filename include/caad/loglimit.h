@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Lines about one object that can change many times a second: a heavy
+ * flow's decision, a value caad writes. Where the scheduler moves a reader
+ * that is not pinned to and fro, each move re-steers its flow, and every
+ * such move was four lines: fifty a second on a busy 2-CPU host.
+ *
+ * An object has at most CAAD_LOGLIMIT_BURST lines at their level in a
+ * window of CAAD_LOGLIMIT_WINDOW_NSEC from its first; the last of them
+ * says so, and the rest go at debug level (LogLevel=debug shows every
+ * one). Its first line in a later window says how many went at debug level
+ * in the one before. D-Bus signals and metrics count every change.
+ */
+#define CAAD_LOGLIMIT_BURST 10u
+#define CAAD_LOGLIMIT_WINDOW_NSEC (60ull * 1000000000ull)
+
+struct caad_loglimit {
+	uint64_t begin_ns; /* the window's first line (CLOCK_MONOTONIC) */
+	uint32_t n;        /* lines in the window, those at debug level included; 0: none yet */
+	uint32_t missed;   /* of the window before, not told yet */
+};
+
+/*
+ * One more line about the object at now_ns, meant for `level`: the level
+ * to log it at (level, or LOG_DEBUG past the burst) and, in note (size
+ * bytes, at least 1), "" or a sentence to append to the line.
+ */
+int caad_loglimit_level(struct caad_loglimit *l, uint64_t now_ns, int level, char *note, size_t size);
+
+/* False once the object's record may go (a fresh one behaves the same):
+ * its window is over and it has no lines at debug level to tell of. */
+static inline bool caad_loglimit_active(const struct caad_loglimit *l, uint64_t now_ns)
+{
+	if (!l->n)
+		return false;
+	return l->missed > 0 || l->n > CAAD_LOGLIMIT_BURST || now_ns < l->begin_ns ||
+	       now_ns - l->begin_ns < CAAD_LOGLIMIT_WINDOW_NSEC;
+}

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <stdio.h>
+#include <syslog.h>
+
+#include "caad/loglimit.h"
+
+int caad_loglimit_level(struct caad_loglimit *l, uint64_t now_ns, int level, char *note, size_t size)
+{
+	note[0] = '\0';
+	/* a clock that went back (another clock's value) starts a window too */
+	if (!l->n || now_ns < l->begin_ns || now_ns - l->begin_ns >= CAAD_LOGLIMIT_WINDOW_NSEC) {
+		if (l->n > CAAD_LOGLIMIT_BURST)
+			l->missed += l->n - CAAD_LOGLIMIT_BURST;
+		l->begin_ns = now_ns;
+		l->n = 0;
+	}
+	if (l->n < UINT32_MAX)
+		l->n++;
+	if (l->n > CAAD_LOGLIMIT_BURST)
+		return LOG_DEBUG;
+	if (l->missed) {
+		snprintf(note, size, " [%u more changes of it before this one were logged at debug level only]",
+		         l->missed);
+		l->missed = 0;
+	} else if (l->n == CAAD_LOGLIMIT_BURST)
+		snprintf(note, size, " [it changed %u times in %llu s: its next changes within that time are logged "
+		         "at debug level only]", CAAD_LOGLIMIT_BURST,
+		         (unsigned long long)(CAAD_LOGLIMIT_WINDOW_NSEC / 1000000000ull));
+	return level;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <syslog.h>
+#include <cmocka.h>
+
+#include "caad/loglimit.h"
+
+#define SEC 1000000000ull
+
+/* n lines at now_ns: how many went at LOG_INFO; the last note in note */
+static unsigned lines(struct caad_loglimit *l, uint64_t now_ns, unsigned n, char *note, size_t size)
+{
+	unsigned said = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		int level = caad_loglimit_level(l, now_ns, LOG_INFO, note, size);
+
+		assert_true(level == LOG_INFO || level == LOG_DEBUG);
+		if (level == LOG_DEBUG)
+			assert_string_equal(note, "");
+		said += level == LOG_INFO;
+	}
+	return said;
+}
+
+static void test_burst_then_quiet(void **state)
+{
+	struct caad_loglimit l = { 0 };
+	char note[160];
+
+	/* the first nine: plain */
+	for (unsigned i = 1; i < CAAD_LOGLIMIT_BURST; i++) {
+		assert_int_equal(caad_loglimit_level(&l, 5 * SEC + i, LOG_INFO, note, sizeof(note)), LOG_INFO);
+		assert_string_equal(note, "");
+	}
+	/* the tenth says that the next go quiet */
+	assert_int_equal(caad_loglimit_level(&l, 6 * SEC, LOG_INFO, note, sizeof(note)), LOG_INFO);
+	assert_non_null(strstr(note, "changed 10 times in 60 s"));
+	/* the rest of the window: debug, no note */
+	assert_int_equal(lines(&l, 64 * SEC, 25, note, sizeof(note)), 0);
+	assert_true(caad_loglimit_active(&l, 1000 * SEC)); /* 25 to tell of */
+	/* a later window: told, once */
+	assert_int_equal(caad_loglimit_level(&l, 66 * SEC, LOG_NOTICE, note, sizeof(note)), LOG_NOTICE);
+	assert_non_null(strstr(note, "25 more changes of it before this one"));
+	assert_int_equal(caad_loglimit_level(&l, 67 * SEC, LOG_INFO, note, sizeof(note)), LOG_INFO);
+	assert_string_equal(note, "");
+}
+
+static void test_slow_changes_all_said(void **state)
+{
+	struct caad_loglimit l = { 0 };
+	char note[160];
+
+	/* one change every 7 s: 9 a window at most, never quiet */
+	for (unsigned i = 0; i < 100; i++) {
+		assert_int_equal(caad_loglimit_level(&l, (uint64_t)(i + 1) * 7 * SEC, LOG_INFO, note, sizeof(note)),
+		                 LOG_INFO);
+		assert_string_equal(note, "");
+	}
+}
+
+static void test_steady_rate(void **state)
+{
+	struct caad_loglimit l = { 0 };
+	char note[160];
+	unsigned said = 0;
+
+	/* 13 a second for 10 minutes, as a reader moved to and fro: 10 lines
+	 * a window of 60 s, each window after the first telling of the last */
+	for (unsigned i = 0; i < 13 * 600; i++) {
+		said += caad_loglimit_level(&l, SEC + (uint64_t)i * SEC / 13, LOG_INFO, note, sizeof(note)) ==
+		        LOG_INFO;
+	}
+	assert_int_equal(said, 10 * CAAD_LOGLIMIT_BURST);
+}
+
+static void test_active(void **state)
+{
+	struct caad_loglimit l = { 0 };
+	char note[160];
+
+	assert_false(caad_loglimit_active(&l, 5 * SEC));
+	(void)caad_loglimit_level(&l, 5 * SEC, LOG_INFO, note, sizeof(note));
+	assert_true(caad_loglimit_active(&l, 64 * SEC));
+	/* a window over with nothing quiet: a fresh record behaves the same */
+	assert_false(caad_loglimit_active(&l, 65 * SEC));
+}
+
+static void test_clock_zero_and_backwards(void **state)
+{
+	struct caad_loglimit l = { 0 };
+	char note[160];
+
+	/* a window may start at 0 */
+	assert_int_equal(lines(&l, 0, CAAD_LOGLIMIT_BURST + 3, note, sizeof(note)), CAAD_LOGLIMIT_BURST);
+	assert_int_equal(caad_loglimit_level(&l, 59 * SEC, LOG_INFO, note, sizeof(note)), LOG_DEBUG);
+	/* a time before the window's start opens another, telling the 4 */
+	l.begin_ns = 10 * SEC;
+	assert_int_equal(caad_loglimit_level(&l, 2 * SEC, LOG_INFO, note, sizeof(note)), LOG_INFO);
+	assert_non_null(strstr(note, "4 more changes"));
+}
+
+static void test_note_truncated(void **state)
+{
+	struct caad_loglimit l = { 0 };
+	char note[8];
+
+	(void)lines(&l, SEC, CAAD_LOGLIMIT_BURST, note, sizeof(note));
+	assert_int_equal(strlen(note), sizeof(note) - 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_burst_then_quiet),
+		cmocka_unit_test(test_slow_changes_all_said),
+		cmocka_unit_test(test_steady_rate),
+		cmocka_unit_test(test_active),
+		cmocka_unit_test(test_clock_zero_and_backwards),
+		cmocka_unit_test(test_note_truncated),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
