@@ -14,8 +14,8 @@
  * An object has at most CAAD_LOGLIMIT_BURST lines at their level in a
  * window of CAAD_LOGLIMIT_WINDOW_NSEC from its first; the last of them
  * says so, and the rest go at debug level (LogLevel=debug shows every
- * one). Its first line in a later window says how many went at debug level
- * in the one before. D-Bus signals and metrics count every change.
+ * one). Its first line in the next window, if it comes within a window
+ * of the last one's end, says how many went at debug level.
  */
 #define CAAD_LOGLIMIT_BURST 10u
 #define CAAD_LOGLIMIT_WINDOW_NSEC (60ull * 1000000000ull)
@@ -23,7 +23,6 @@
 struct caad_loglimit {
 	uint64_t begin_ns; /* the window's first line (CLOCK_MONOTONIC) */
 	uint32_t n;        /* lines in the window, those at debug level included; 0: none yet */
-	uint32_t missed;   /* of the window before, not told yet */
 };
 
 /*
@@ -33,12 +32,11 @@ struct caad_loglimit {
  */
 int caad_loglimit_level(struct caad_loglimit *l, uint64_t now_ns, int level, char *note, size_t size);
 
-/* False once the object's record may go (a fresh one behaves the same):
- * its window is over and it has no lines at debug level to tell of. */
+/* False once the object's record may go: its window is over, and so is
+ * the next, where it had lines at debug level to tell of. */
 static inline bool caad_loglimit_active(const struct caad_loglimit *l, uint64_t now_ns)
 {
-	if (!l->n)
-		return false;
-	return l->missed > 0 || l->n > CAAD_LOGLIMIT_BURST || now_ns < l->begin_ns ||
-	       now_ns - l->begin_ns < CAAD_LOGLIMIT_WINDOW_NSEC;
+	uint64_t keep = (l->n > CAAD_LOGLIMIT_BURST ? 2 : 1) * CAAD_LOGLIMIT_WINDOW_NSEC;
+
+	return l->n && (now_ns < l->begin_ns || now_ns - l->begin_ns < keep);
 }

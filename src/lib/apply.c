@@ -1490,7 +1490,7 @@ static int ntuple_find(const char *ifname, const char *text, uint32_t *ret)
  * there is nothing of caad's to delete (gone, or someone else's now), or a
  * negative errno.
  */
-static int ntuple_undo(const char *obj, const char *text, const char *label)
+static int ntuple_undo(const char *obj, const char *text, const char *label, int level, const char *note)
 {
 	char ifname[IF_NAMESIZE], now[160];
 	struct caad_ntuple_flow f;
@@ -1529,7 +1529,7 @@ static int ntuple_undo(const char *obj, const char *text, const char *label)
 		return 0;
 	if (r < 0)
 		return log_error_errno(r, "%s: failed to delete rule %u: %m", label, loc);
-	log_info("%s: deleted", label);
+	log_full_errno(level, 0, "%s: deleted%s", label, note);
 	return 1;
 }
 
@@ -1569,15 +1569,31 @@ static struct journal_entry *ntuple_entry(struct caad_actuator *a, const char *i
 
 /* Insert one planned rule: journaled as "any" first, then at its location.
  * Returns 1 when inserted, 0 when not now, or a negative errno. */
+/*
+ * The level of a line that a flow's ntuple rule on ifname (text) was
+ * inserted or deleted, and its note (change_level()): a flow's rules to
+ * any queue are one object, as a moving reader moves the flow from queue
+ * to queue. A negative errno when out of memory.
+ */
+static int ntuple_log_level(struct caad_actuator *a, const char *ifname, const char *text, char *note, size_t size)
+{
+	_cleanup_free_ char *key = NULL;
+	const char *q = strstr(text, " queue ");
+
+	if (asprintf(&key, NTUPLE_PREFIX "%s:%.*s", ifname, q ? (int)(q - text) : (int)strlen(text), text) < 0)
+		return -ENOMEM;
+	return change_level(a, key, note, size);
+}
+
 static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s)
 {
 	const char *ifname = inv->ifaces[s->iface].name;
 	_cleanup_free_ char *key = NULL, *path = NULL, *label = NULL, *text = NULL, *at_path = NULL, *at_label = NULL;
 	struct caad_cpumask none;
 	struct journal_entry *e;
-	char t[160];
+	char t[160], note[160];
 	uint32_t loc;
-	int r;
+	int r, level;
 
 	if (ntuple_text(s, t, sizeof(t)) < 0)
 		return 0; /* no tuple: the planner makes none such */
@@ -1590,8 +1606,13 @@ static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *i
 	if (backed_off(a, key) || (rf && rf->parked))
 		return 0;
 	if (a->dry_run) {
-		if (!planned_seen(a, key, &none))
-			log_info("%s rx-%u: ntuple rule %s (dry run: not inserted; %s)", ifname, s->queue, t, s->reason);
+		if (!planned_seen(a, key, &none)) {
+			level = ntuple_log_level(a, ifname, t, note, sizeof(note));
+			if (level < 0)
+				return level;
+			log_full_errno(level, 0, "%s rx-%u: ntuple rule %s (dry run: not inserted; %s)%s", ifname, s->queue,
+			               t, s->reason, note);
+		}
 		return 0;
 	}
 
@@ -1648,7 +1669,9 @@ static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *i
 	(void)journal_write(a);
 	refusal_drop(a, key);
 	a->stats.written++;
-	log_info("%s: inserted (%s)", e->label, s->reason);
+	level = ntuple_log_level(a, ifname, t, note, sizeof(note));
+	log_full_errno(level < 0 ? LOG_INFO : level, 0, "%s: inserted (%s)%s", e->label, s->reason,
+	               level < 0 ? "" : note);
 	return 1;
 }
 
@@ -1672,9 +1695,16 @@ static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *in
 		if (e->kind != CAAD_SETTING_NTUPLE_RULE || ntuple_obj_parse(e->path, ifname, &loc) < 0)
 			continue;
 		if (!ntuple_planned(inv, plan, e)) {
+			char note[160];
+			int level;
+
 			if (a->dry_run)
 				continue;
-			r = ntuple_undo(e->path, e->original, e->label);
+			r = ntuple_log_level(a, ifname, e->original, note, sizeof(note));
+			if (r < 0)
+				return r;
+			level = r;
+			r = ntuple_undo(e->path, e->original, e->label, level, note);
 			if (r < 0) {
 				count_error(a, r);
 				continue; /* kept: tried again, and at exit */
@@ -1723,7 +1753,7 @@ static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 	int r;
 
 	if (e->kind == CAAD_SETTING_NTUPLE_RULE) {
-		r = ntuple_undo(e->path, e->original, e->label);
+		r = ntuple_undo(e->path, e->original, e->label, LOG_INFO, "");
 		if (r < 0)
 			return r;
 		a->stats.restored += (unsigned)r;
@@ -1907,7 +1937,7 @@ int caad_journal_restore(const char *journal_path)
 			}
 		}
 		if (ntuple_obj(line)) {
-			r = ntuple_undo(line, original, line);
+			r = ntuple_undo(line, original, line, LOG_INFO, "");
 			if (r < 0) {
 				failed++;
 				keep_line(lf, line, original, idx);

@@ -6,11 +6,15 @@
 
 int caad_loglimit_level(struct caad_loglimit *l, uint64_t now_ns, int level, char *note, size_t size)
 {
+	uint32_t missed = 0;
+
 	note[0] = '\0';
 	/* a clock that went back (another clock's value) starts a window too */
 	if (!l->n || now_ns < l->begin_ns || now_ns - l->begin_ns >= CAAD_LOGLIMIT_WINDOW_NSEC) {
-		if (l->n > CAAD_LOGLIMIT_BURST)
-			l->missed += l->n - CAAD_LOGLIMIT_BURST;
+		/* told in the next window only: long after, they are old news */
+		if (l->n > CAAD_LOGLIMIT_BURST && now_ns >= l->begin_ns &&
+		    now_ns - l->begin_ns < 2 * CAAD_LOGLIMIT_WINDOW_NSEC)
+			missed = l->n - CAAD_LOGLIMIT_BURST;
 		l->begin_ns = now_ns;
 		l->n = 0;
 	}
@@ -18,11 +22,9 @@ int caad_loglimit_level(struct caad_loglimit *l, uint64_t now_ns, int level, cha
 		l->n++;
 	if (l->n > CAAD_LOGLIMIT_BURST)
 		return LOG_DEBUG;
-	if (l->missed) {
-		snprintf(note, size, " [%u more changes of it before this one were logged at debug level only]",
-		         l->missed);
-		l->missed = 0;
-	} else if (l->n == CAAD_LOGLIMIT_BURST)
+	if (missed)
+		snprintf(note, size, " [%u more changes of it before this one were logged at debug level only]", missed);
+	else if (l->n == CAAD_LOGLIMIT_BURST)
 		snprintf(note, size, " [it changed %u times in %llu s: its next changes within that time are logged "
 		         "at debug level only]", CAAD_LOGLIMIT_BURST,
 		         (unsigned long long)(CAAD_LOGLIMIT_WINDOW_NSEC / 1000000000ull));
