@@ -715,6 +715,9 @@ static int reuse_verdicts(struct daemon *d, const struct caad_flow *flows, size_
 		bool host = v && v->relation == CAAD_RELATION_HOST_STEERING;
 		if (!v || (host && !d->config.trial_host))
 			continue; /* TryHostSteering=no: the rules place it, the verdict is kept */
+		/* a same-core verdict names the consumer's CPU even where it is
+		 * banned or not usable: the planner drops such an override
+		 * (find_override()) and its rules place the flow */
 		cpu = host ? CAAD_OVERRIDE_HOST : cpu_for_relation(d, f->consumer_cpu, v->relation);
 		if (!announced(cl, f->id)) {
 			char tuple[128];
