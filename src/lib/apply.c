@@ -100,6 +100,23 @@ static void planned_clear(struct caad_actuator *a)
 	a->n_planned = 0;
 }
 
+/*
+ * Room for one more record at the end of *arr (n records of size bytes)
+ * and a copy of path for it: 0, or -ENOMEM with neither (*arr may have
+ * moved, nothing else changed). The records of paths that caad remembers
+ * (announced, refused, logged) grow so.
+ */
+static int grow_by_one(void **arr, size_t n, size_t size, const char *path, char **ret_copy)
+{
+	void *na = reallocarray(*arr, n + 1, size);
+
+	if (!na)
+		return -ENOMEM;
+	*arr = na;
+	*ret_copy = strdup(path);
+	return *ret_copy ? 0 : -ENOMEM;
+}
+
 /* Dry run: true when path -> cpus was announced already; else remember it. */
 static bool planned_seen(struct caad_actuator *a, const char *path, const struct caad_cpumask *cpus)
 {
@@ -110,15 +127,10 @@ static bool planned_seen(struct caad_actuator *a, const char *path, const struct
 			a->planned[i].cpus = *cpus;
 			return false;
 		}
-	struct planned *np = reallocarray(a->planned, a->n_planned + 1, sizeof(*np));
-	char *p = strdup(path);
-	if (!np || !p) {
-		free(p);
-		if (np)
-			a->planned = np;
+	char *p;
+
+	if (grow_by_one((void **)&a->planned, a->n_planned, sizeof(*a->planned), path, &p) < 0)
 		return false; /* log again rather than lose the message */
-	}
-	a->planned = np;
 	a->planned[a->n_planned++] = (struct planned){ .path = p, .cpus = *cpus };
 	return false;
 }
@@ -157,17 +169,12 @@ static int change_level(struct caad_actuator *a, const char *path, char *note, s
 		a->logged[i] = a->logged[--a->n_logged];
 	}
 	if (!l) {
-		struct logged *nl = reallocarray(a->logged, a->n_logged + 1, sizeof(*nl));
-		char *p = strdup(path);
+		char *p;
 
-		if (!nl || !p) {
-			free(p);
-			if (nl)
-				a->logged = nl;
+		if (grow_by_one((void **)&a->logged, a->n_logged, sizeof(*a->logged), path, &p) < 0) {
 			note[0] = '\0';
 			return LOG_INFO; /* said rather than lost */
 		}
-		a->logged = nl;
 		l = &a->logged[a->n_logged++];
 		*l = (struct logged){ .path = p };
 	}
@@ -203,16 +210,10 @@ static bool refuse(struct caad_actuator *a, const char *path, const struct caad_
 	bool news;
 
 	if (!rf) {
-		struct refusal *n = reallocarray(a->refusals, a->n_refusals + 1, sizeof(*n));
-		char *p = strdup(path);
+		char *p;
 
-		if (!n || !p) {
-			free(p);
-			if (n)
-				a->refusals = n;
+		if (grow_by_one((void **)&a->refusals, a->n_refusals, sizeof(*a->refusals), path, &p) < 0)
 			return true; /* log again rather than lose the message */
-		}
-		a->refusals = n;
 		rf = &a->refusals[a->n_refusals++];
 		*rf = (struct refusal){ .path = p, .cpus = *cpus, .error = r, .parked = parked };
 		return true;
