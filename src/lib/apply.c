@@ -1568,24 +1568,26 @@ static struct journal_entry *ntuple_entry(struct caad_actuator *a, const char *i
 	return NULL;
 }
 
-/* Insert one planned rule: journaled as "any" first, then at its location.
- * Returns 1 when inserted, 0 when not now, or a negative errno. */
 /*
  * The level of a line that a flow's ntuple rule on ifname (text) was
  * inserted or deleted, and its note (change_level()): a flow's rules to
  * any queue are one object, as a moving reader moves the flow from queue
- * to queue. A negative errno when out of memory.
+ * to queue. Out of memory, LOG_INFO: said rather than lost, as there.
  */
 static int ntuple_log_level(struct caad_actuator *a, const char *ifname, const char *text, char *note, size_t size)
 {
 	_cleanup_free_ char *key = NULL;
 	const char *q = strstr(text, " queue ");
 
-	if (asprintf(&key, NTUPLE_PREFIX "%s:%.*s", ifname, q ? (int)(q - text) : (int)strlen(text), text) < 0)
-		return -ENOMEM;
+	if (asprintf(&key, NTUPLE_PREFIX "%s:%.*s", ifname, q ? (int)(q - text) : (int)strlen(text), text) < 0) {
+		note[0] = '\0';
+		return LOG_INFO;
+	}
 	return change_level(a, key, note, size);
 }
 
+/* Insert one planned rule: journaled as "any" first, then at its location.
+ * Returns 1 when inserted, 0 when not now, or a negative errno. */
 static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s)
 {
 	const char *ifname = inv->ifaces[s->iface].name;
@@ -1609,8 +1611,6 @@ static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *i
 	if (a->dry_run) {
 		if (!planned_seen(a, key, &none)) {
 			level = ntuple_log_level(a, ifname, t, note, sizeof(note));
-			if (level < 0)
-				return level;
 			log_full_errno(level, 0, "%s rx-%u: ntuple rule %s (dry run: not inserted; %s)%s", ifname, s->queue,
 			               t, s->reason, note);
 		}
@@ -1671,8 +1671,7 @@ static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *i
 	refusal_drop(a, key);
 	a->stats.written++;
 	level = ntuple_log_level(a, ifname, t, note, sizeof(note));
-	log_full_errno(level < 0 ? LOG_INFO : level, 0, "%s: inserted (%s)%s", e->label, s->reason,
-	               level < 0 ? "" : note);
+	log_full_errno(level, 0, "%s: inserted (%s)%s", e->label, s->reason, note);
 	return 1;
 }
 
@@ -1697,15 +1696,11 @@ static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *in
 			continue;
 		if (!ntuple_planned(inv, plan, e)) {
 			char note[160];
-			int level;
 
 			if (a->dry_run)
 				continue;
-			r = ntuple_log_level(a, ifname, e->original, note, sizeof(note));
-			if (r < 0)
-				return r;
-			level = r;
-			r = ntuple_undo(e->path, e->original, e->label, level, note);
+			r = ntuple_undo(e->path, e->original, e->label,
+			                ntuple_log_level(a, ifname, e->original, note, sizeof(note)), note);
 			if (r < 0) {
 				count_error(a, r);
 				continue; /* kept: tried again, and at exit */
