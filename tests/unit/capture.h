@@ -31,11 +31,21 @@ static inline void capture_begin(struct capture *c, const char *dir)
 	close(fd);
 }
 
+/* How often needle occurs in s (a captured log). */
+static inline unsigned count_substr(const char *s, const char *needle)
+{
+	unsigned n = 0;
+
+	for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
 /* stderr back; what was logged, malloc'ed ("" for nothing). */
 static inline char *capture_end(struct capture *c)
 {
-	char *log = NULL;
-	size_t size = 0;
+	char *log;
+	long len;
 	FILE *f;
 
 	fflush(stderr);
@@ -43,12 +53,17 @@ static inline char *capture_end(struct capture *c)
 	close(c->saved);
 	f = fopen(c->path, "re");
 	assert_non_null(f);
-	if (getdelim(&log, &size, '\0', f) < 0) {
-		free(log);
-		log = strdup("");
-	}
+	/* read by its size: a buffer handed to getdelim() by address made
+	 * GCC take every pointer into it for one to a local once inlined */
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	assert_true(len >= 0);
+	rewind(f);
+	log = malloc((size_t)len + 1);
+	assert_non_null(log);
+	assert_int_equal(fread(log, 1, (size_t)len, f), (size_t)len);
+	log[len] = '\0';
 	fclose(f);
 	unlink(c->path);
-	assert_non_null(log);
 	return log;
 }

@@ -593,15 +593,6 @@ static struct caad_setting give_back_setting(enum caad_setting_kind kind, unsign
 	return s;
 }
 
-static unsigned count_in(const char *log, const char *what)
-{
-	unsigned n = 0;
-
-	for (const char *p = log; (p = strstr(p, what)); p += strlen(what))
-		n++;
-	return n;
-}
-
 /*
  * A value flipped to and fro, as a moving reader's queue is: its first
  * CAAD_LOGLIMIT_BURST changes are logged, the last saying so, the rest
@@ -631,10 +622,10 @@ static void test_change_lines_limited(void **state)
 	assert_int_equal(written, 2 * CAAD_LOGLIMIT_BURST + 2);
 	assert_content(fx->root, RX0, "0\n");
 	assert_content(fx->root, RX1, "2\n");
-	assert_int_equal(count_in(log, "test: rx-0 RPS to"), CAAD_LOGLIMIT_BURST);
-	assert_int_equal(count_in(log, "its next changes within that time are logged at debug level only"), 1);
-	assert_int_equal(count_in(log, "back to the host's"), 0);
-	assert_int_equal(count_in(log, "test: rx-1 RPS to 1"), 1);
+	assert_int_equal(count_substr(log, "test: rx-0 RPS to"), CAAD_LOGLIMIT_BURST);
+	assert_int_equal(count_substr(log, "its next changes within that time are logged at debug level only"), 1);
+	assert_int_equal(count_substr(log, "back to the host's"), 0);
+	assert_int_equal(count_substr(log, "test: rx-1 RPS to 1"), 1);
 
 	caad_log_set_max_level(LOG_DEBUG);
 	capture_begin(&cap, fx->root);
@@ -642,7 +633,7 @@ static void test_change_lines_limited(void **state)
 	debug = capture_end(&cap);
 	caad_log_set_max_level(was);
 	assert_int_equal(r, 1);
-	assert_int_equal(count_in(debug, "test: rx-0 RPS to 1"), 1);
+	assert_int_equal(count_substr(debug, "test: rx-0 RPS to 1"), 1);
 }
 
 /*
@@ -2535,13 +2526,13 @@ static void test_ntuple_lines_limited(void **state)
 
 	assert_int_equal(written, 1 + 2 * CAAD_LOGLIMIT_BURST + 2);
 	assert_int_equal(nic.deletes, CAAD_LOGLIMIT_BURST + 1);
-	assert_int_equal(count_in(log, "10.0.0.4:40004 > 10.0.0.2:5201 queue 0): inserted") +
-	                 count_in(log, "10.0.0.4:40004 > 10.0.0.2:5201 queue 1): inserted") +
-	                 count_in(log, "10.0.0.4:40004 > 10.0.0.2:5201 queue 0): deleted") +
-	                 count_in(log, "10.0.0.4:40004 > 10.0.0.2:5201 queue 1): deleted"),
+	assert_int_equal(count_substr(log, "10.0.0.4:40004 > 10.0.0.2:5201 queue 0): inserted") +
+	                 count_substr(log, "10.0.0.4:40004 > 10.0.0.2:5201 queue 1): inserted") +
+	                 count_substr(log, "10.0.0.4:40004 > 10.0.0.2:5201 queue 0): deleted") +
+	                 count_substr(log, "10.0.0.4:40004 > 10.0.0.2:5201 queue 1): deleted"),
 	                 CAAD_LOGLIMIT_BURST);
-	assert_int_equal(count_in(log, "its next changes within that time are logged at debug level only"), 1);
-	assert_int_equal(count_in(log, "10.0.0.3:40002 > 10.0.0.2:5201 queue 1): inserted (test: flow 7 to rx-1)"), 1);
+	assert_int_equal(count_substr(log, "its next changes within that time are logged at debug level only"), 1);
+	assert_int_equal(count_substr(log, "10.0.0.3:40002 > 10.0.0.2:5201 queue 1): inserted (test: flow 7 to rx-1)"), 1);
 	assert_int_equal(caad_actuator_restore(a), 0);
 }
 

@@ -111,15 +111,6 @@ static unsigned count_lines(const char *s)
 	return n;
 }
 
-static unsigned count_substr(const char *s, const char *needle)
-{
-	unsigned n = 0;
-
-	for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
-		n++;
-	return n;
-}
-
 /* Parse content from a file; return the error and the captured log. */
 static int parse_string(struct caad_config *c, const char *content, char **ret_path, char **ret_log)
 {
