@@ -832,6 +832,12 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	/* names were checked at start: only ENOMEM can fail here */
 	if (daemon_config_apply_args(&c, d->args) < 0)
 		log_warning("Reload: command-line interfaces could not be kept");
+	/* the observer's maps were sized at start: the notices name the size in force */
+	if (c.max_flows != d->config.max_flows) {
+		log_notice("Reload: MaxFlows=%u takes effect at the next start; until then caad follows up to %u flows",
+		           c.max_flows, d->config.max_flows);
+		c.max_flows = d->config.max_flows;
+	}
 	if (c.placement != d->config.placement || c.verdict_max_age_sec != d->config.verdict_max_age_sec)
 		closed_loop_reset(d, "the configuration changed");
 	else /* its turns would span settings (banned CPUs, [Trials], the mode) it did not start with */

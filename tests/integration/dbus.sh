@@ -362,13 +362,19 @@ kill -HUP "$CAAD_PID"
 wait_for 3 eval '[ "$(reloads)" -gt "$n_reloads" ]' || fail "SIGHUP did not reload"
 placement_prior() { [ "$(prop Placement)" = '"prior"' ]; }
 wait_for 3 placement_prior || fail "the reload did not put Placement=prior back: $(prop Placement)"
-printf '[Daemon]\nInterfaces=vb lo\n' >"$CAAD_CONF_ROOT$CONFD/50-lo.conf"
+printf '[Daemon]\nInterfaces=vb lo\nMaxFlows=128\n' >"$CAAD_CONF_ROOT$CONFD/50-lo.conf"
 before=$(mono_usec)
 call Reload >/dev/null || fail "Reload with a valid drop-in failed"
 after=$(mono_usec)
 iface_lo() { [ "$(prop Interfaces)" = '["vb","lo"]' ]; }
 wait_for 2 iface_lo || fail "Interfaces $(prop Interfaces) after the drop-in"
 rps_is 0 1 || fail "steering dropped by a reload"
+# MaxFlows= sized the BPF maps at start: a reload keeps the running value
+# (a second reload still finds it different, and says so again)
+maxflows_kept() { grep -c "Reload: MaxFlows=128 takes effect at the next start; until then caad follows up to 16384 flows" "$TMP/caad.log"; }
+[ "$(maxflows_kept)" = 1 ] || fail "the reload of MaxFlows=128 did not keep the running 16384 with a notice"
+call Reload >/dev/null || fail "a second Reload failed"
+[ "$(maxflows_kept)" = 2 ] || fail "MaxFlows=128 replaced the running value at the first reload"
 printf '[Placement]\n# fast is not a rate\nRateThreshold=fast\n' >"$CAAD_CONF_ROOT$CONFD/60-broken.conf"
 out=$(send_as root Reload)
 echo "$out" | grep -q "^Error org.caad1.Error.InvalidConfig: $CAAD_CONF_ROOT$CONFD/60-broken.conf:3: Invalid RateThreshold= value 'fast'" ||
@@ -417,7 +423,7 @@ for fields in lines:
     status += "STATUS" in kv
     watchdog += kv.get("WATCHDOG") == "1"
 got = " ".join(seq)
-want = "R L R L R L R L R S"  # start, Reload after the back-off, SIGHUP, Reload, broken Reload, stop
+want = "R L R L R L R L R L R S"  # start, Reload after the back-off, SIGHUP, Reload twice, broken Reload, stop
 assert got == want, f"sequence {got!r}, wanted {want!r}"
 assert any(lo <= t <= hi for t in stamps), f"no MONOTONIC_USEC of the D-Bus Reload in [{lo}, {hi}]: {stamps}"
 assert status >= 10, f"only {status} STATUS= lines"
