@@ -66,11 +66,15 @@ static int parse_number(const char *s, const char *end, unsigned long max, unsig
 	if (s == end)
 		return -EINVAL;
 	for (const char *p = s; p < end; p++) {
+		unsigned long digit;
+
 		if (!isdigit((unsigned char)*p))
 			return -EINVAL;
-		v = v * 10 + (unsigned long)(*p - '0');
-		if (v > max)
+		digit = (unsigned long)(*p - '0');
+		/* checked before it grows: a 32-bit unsigned long would wrap */
+		if (v > (max - digit) / 10)
 			return -ERANGE;
+		v = v * 10 + digit;
 	}
 	*ret = (unsigned)v;
 	return 0;
@@ -299,12 +303,15 @@ static int load_rx_queues(const char *sysroot, struct caad_iface *iface)
 		              rx[i].index);
 		if (r < 0)
 			return r;
-		if (caad_read_file(path, &value) == 0) {
+		r = caad_read_file(path, &value);
+		if (r == 0) {
 			r = parse_uint(value, &rx[i].rps_flow_cnt);
 			if (r < 0)
 				log_warning("%s: unexpected content \"%s\" in %s, RFS table size unknown", iface->name,
 				            value, path);
 			rx[i].has_rps_flow_cnt = r >= 0;
+		} else if (r != -ENOENT) {
+			log_warning_errno(r, "%s: cannot read %s, RFS table size unknown: %m", iface->name, path);
 		}
 	}
 
@@ -573,7 +580,9 @@ static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
 		return r;
 	r = caad_read_file(path, &value);
 	if (r < 0) {
-		log_debug_errno(r, "IRQ %d: cannot read %s: %m", q->irq, path);
+		/* gone: the IRQ was freed meanwhile, the next read tells */
+		log_full_errno(r == -ENOENT ? LOG_DEBUG : LOG_WARNING, r, "IRQ %d: cannot read %s, its CPUs unknown: %m",
+		               q->irq, path);
 		return 0;
 	}
 	r = caad_cpumask_parse_list(value, &q->irq_affinity);
@@ -582,6 +591,7 @@ static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
 		log_warning_errno(r, "IRQ %d: unexpected content \"%s\" in %s, treating the queue as without IRQ",
 		                  q->irq, value, path);
 		q->irq = -1;
+		q->irq_source = NULL;
 		return 0;
 	}
 	q->has_irq_affinity = true;
@@ -593,8 +603,12 @@ static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
 	r = caad_path(&path, sysroot, "/proc/irq/%d/effective_affinity_list", q->irq);
 	if (r < 0)
 		return r;
-	if (caad_read_file(path, &value) == 0)
+	if (caad_read_file(path, &value) == 0) {
 		q->has_effective_affinity = caad_cpumask_parse_list(value, &q->effective_affinity) >= 0;
+		if (!q->has_effective_affinity)
+			log_warning("IRQ %d: unexpected content \"%s\" in %s, the CPU it fires on unknown", q->irq, value,
+			            path);
+	}
 
 	/* Kernel-managed IRQs (spread by the driver, affinity fixed) show in
 	 * debugfs where it is mounted; else the first write tells (EIO). */
@@ -925,8 +939,11 @@ int caad_inventory_load(const char *sysroot, char *const *ifnames, size_t n, str
 	r = caad_path(&path, sysroot, "/proc/sys/net/core/rps_sock_flow_entries");
 	if (r < 0)
 		return r;
-	if (caad_read_file(path, &value) == 0 && parse_uint(value, &inv->rfs_table) == 0)
-		inv->has_rfs_table = true;
+	if (caad_read_file(path, &value) == 0) {
+		inv->has_rfs_table = parse_uint(value, &inv->rfs_table) == 0;
+		if (!inv->has_rfs_table)
+			log_warning("Unexpected content \"%s\" in %s: RFS's global table size unknown", value, path);
+	}
 	*ret = TAKE_PTR(inv);
 	return 0;
 }

@@ -25,6 +25,7 @@
 #include "caad/topology.h"
 
 #include "test-util.h"
+#include "capture.h"
 
 /* ---- fake trees -------------------------------------------------------- */
 
@@ -541,29 +542,52 @@ static void test_odd_affinity(void **state)
 {
 	const char *root = *state;
 	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
-	static const char *const rps[] = { "0\n", "0\n", "0\n" };
-	static const unsigned msi[] = { 121, 122, 123 };
+	_cleanup_free_ char *log = NULL;
+	static const char *const rps[] = { "0\n", "0\n", "0\n", "0\n" };
+	static const unsigned msi[] = { 121, 122, 123, 124 };
 	char *names[] = { "eth0" };
+	struct capture c;
 
-	fake_iface(root, "eth0", "2\n", rps, 3);
+	fake_iface(root, "eth0", "2\n", rps, 4);
 	fake_device(root, "eth0", "sys/devices/pci0000:00/0000:04:00.0", "sys/devices/pci0000:00/0000:04:00.0", msi,
 	            ARRAY_SIZE(msi));
 	fake_interrupts(root,
 	                " 121:          5          6  IR-PCI-MSI 2097153-edge      i40e-eth0-TxRx-0\n"
 	                " 122:          7          8  IR-PCI-MSI 2097154-edge      i40e-eth0-TxRx-1\n"
-	                " 123:          9         10  IR-PCI-MSI 2097155-edge      i40e-eth0-TxRx-2\n");
+	                " 123:          9         10  IR-PCI-MSI 2097155-edge      i40e-eth0-TxRx-2\n"
+	                " 124:          9         10  IR-PCI-MSI 2097156-edge      i40e-eth0-TxRx-3\n");
 	fake_affinity(root, 121, "1\n");
+	write_file(root, "proc/irq/121/effective_affinity_list", "what\n");
 	fake_affinity(root, 122, "zz\n");
 	fake_affinity(root, 123, "0-1\n");
+	/* unreadable (a directory reads as EISDIR, as a file with NUL bytes
+	 * would give EBADMSG): not garbage, not gone either */
+	make_dir(root, "proc/irq/124/smp_affinity_list");
+	make_dir(root, "sys/class/net/eth0/queues/rx-2/rps_flow_cnt");
+	write_file(root, "proc/sys/net/core/rps_sock_flow_entries", "lots\n");
 
+	capture_begin(&c, root);
 	inv = load_ok(root, names, 1);
+	log = capture_end(&c);
 	assert_int_equal(inv->ifaces[0].rx[0].irq, 121);
 	assert_list(&inv->ifaces[0].rx[0].irq_affinity, "1");
+	assert_false(inv->ifaces[0].rx[0].has_effective_affinity);
 	assert_int_equal(inv->ifaces[0].rx[1].irq, -1);
+	assert_null(inv->ifaces[0].rx[1].irq_source); /* no IRQ, no source of one */
 	assert_false(inv->ifaces[0].rx[1].has_irq_affinity);
 	assert_true(inv->ifaces[0].rx[1].has_rps);
 	assert_int_equal(inv->ifaces[0].rx[2].irq, 123);
 	assert_list(&inv->ifaces[0].rx[2].irq_affinity, "0-1");
+	assert_false(inv->ifaces[0].rx[2].has_rps_flow_cnt);
+	assert_int_equal(inv->ifaces[0].rx[3].irq, 124);
+	assert_false(inv->ifaces[0].rx[3].has_irq_affinity);
+	assert_false(inv->has_rfs_table);
+	/* each odd file is named in a warning */
+	assert_int_equal(count_substr(log, "proc/irq/121/effective_affinity_list"), 1);
+	assert_int_equal(count_substr(log, "proc/irq/122/smp_affinity_list"), 1);
+	assert_int_equal(count_substr(log, "proc/irq/124/smp_affinity_list"), 1);
+	assert_int_equal(count_substr(log, "queues/rx-2/rps_flow_cnt"), 1);
+	assert_int_equal(count_substr(log, "proc/sys/net/core/rps_sock_flow_entries"), 1);
 }
 
 /* mlx5: completion vectors by channel; two devices, told apart by MSI. */
@@ -803,6 +827,9 @@ static void test_errors(void **state)
 	fake_iface(root, "garbage", "11\n", bad, 2);
 	write_file(root, "sys/class/net/badidx/ifindex", "zz\n");
 	make_dir(root, "sys/class/net/badidx/queues/rx-0");
+	/* 2^32 + 1: out of range, not wrapped to ifindex 1 where unsigned long is 32 bits */
+	write_file(root, "sys/class/net/hugeidx/ifindex", "4294967297\n");
+	make_dir(root, "sys/class/net/hugeidx/queues/rx-0");
 	write_file(root, "sys/class/net/zeroidx/ifindex", "0\n");
 	make_dir(root, "sys/class/net/zeroidx/queues/rx-0");
 	write_file(root, "sys/class/net/noqueues/ifindex", "12\n");
@@ -817,6 +844,7 @@ static void test_errors(void **state)
 		{ "../good", -EINVAL },
 		{ "averyveryverylongname", -EINVAL },
 		{ "badidx", -EINVAL },
+		{ "hugeidx", -EINVAL },
 		{ "zeroidx", -EINVAL },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
