@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +48,18 @@ static void copy_name(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%s", src ? src : "");
 }
 
+/* A JSON string that fits in size bytes with its NUL, and holds no NUL of
+ * its own ("eth0\u0000x" would be cut to another name) */
+static bool short_string(json_object *x, size_t size)
+{
+	int len;
+
+	if (!json_object_is_type(x, json_type_string))
+		return false;
+	len = json_object_get_string_len(x);
+	return len >= 0 && (size_t)len < size && strlen(json_object_get_string(x)) == (size_t)len;
+}
+
 /* One entry of "verdicts"; -EBADMSG with *why set when it is malformed. */
 static int parse_one(json_object *o, struct caad_verdict *v, const char **why)
 {
@@ -54,16 +68,15 @@ static int parse_one(json_object *o, struct caad_verdict *v, const char **why)
 	*v = (struct caad_verdict){};
 	if (!json_object_is_type(o, json_type_object))
 		return (*why = "an entry is not an object"), -EBADMSG;
-	if (!json_object_object_get_ex(o, "iface", &x) || !json_object_is_type(x, json_type_string) ||
-	    json_object_get_string_len(x) == 0 || json_object_get_string_len(x) >= (int)sizeof(v->iface))
+	if (!json_object_object_get_ex(o, "iface", &x) || !short_string(x, sizeof(v->iface)) ||
+	    json_object_get_string_len(x) == 0)
 		return (*why = "\"iface\" missing or not a short string"), -EBADMSG;
 	copy_name(v->iface, sizeof(v->iface), json_object_get_string(x));
-	if (!json_object_object_get_ex(o, "comm", &x) || !json_object_is_type(x, json_type_string) ||
-	    json_object_get_string_len(x) >= (int)sizeof(v->comm))
-		return (*why = "\"comm\" missing or longer than 15 bytes"), -EBADMSG;
+	if (!json_object_object_get_ex(o, "comm", &x) || !short_string(x, sizeof(v->comm)))
+		return (*why = "\"comm\" missing, longer than 15 bytes or with a NUL"), -EBADMSG;
 	copy_name(v->comm, sizeof(v->comm), json_object_get_string(x));
 	if (json_object_object_get_ex(o, "driver", &x)) {
-		if (!json_object_is_type(x, json_type_string) || json_object_get_string_len(x) >= (int)sizeof(v->driver))
+		if (!short_string(x, sizeof(v->driver)))
 			return (*why = "\"driver\" is not a short string"), -EBADMSG;
 		copy_name(v->driver, sizeof(v->driver), json_object_get_string(x));
 	}
@@ -75,10 +88,13 @@ static int parse_one(json_object *o, struct caad_verdict *v, const char **why)
 	    json_object_get_int64(x) < 0)
 		return (*why = "\"decided\" missing or not a time in seconds"), -EBADMSG;
 	v->decided_sec = (uint64_t)json_object_get_int64(x);
-	/* the figures are for people: kept when they are numbers */
-	if (json_object_object_get_ex(o, "goodput_ratio", &x) && json_object_is_type(x, json_type_double))
+	/* the figures are for people: kept when they are finite numbers (json-c
+	 * reads 1e999 and Infinity as doubles, which JSON cannot write back) */
+	if (json_object_object_get_ex(o, "goodput_ratio", &x) && json_object_is_type(x, json_type_double) &&
+	    isfinite(json_object_get_double(x)))
 		v->goodput_ratio = json_object_get_double(x);
-	if (json_object_object_get_ex(o, "efficiency_ratio", &x) && json_object_is_type(x, json_type_double))
+	if (json_object_object_get_ex(o, "efficiency_ratio", &x) && json_object_is_type(x, json_type_double) &&
+	    isfinite(json_object_get_double(x)))
 		v->efficiency_ratio = json_object_get_double(x);
 	if (json_object_object_get_ex(o, "pairs", &x) && json_object_is_type(x, json_type_int))
 		v->pairs = (unsigned)MIN(MAX(json_object_get_int64(x), 0), 1000000);
@@ -106,9 +122,14 @@ static int parse_one(json_object *o, struct caad_verdict *v, const char **why)
 	return 0;
 }
 
-static bool expired(const struct caad_verdict *v, uint64_t now_sec, uint64_t max_age_sec)
+/* Past its age (1), dated ahead of the clock by more than a minute (2), or 0. */
+static int expired(const struct caad_verdict *v, uint64_t now_sec, uint64_t max_age_sec)
 {
-	return max_age_sec && (v->decided_sec > now_sec + 60 || now_sec - MIN(now_sec, v->decided_sec) > max_age_sec);
+	if (!max_age_sec)
+		return 0;
+	if (v->decided_sec > now_sec + 60)
+		return 2;
+	return now_sec - MIN(now_sec, v->decided_sec) > max_age_sec;
 }
 
 int caad_verdicts_load(const char *path, const char *kernel, const char *topology, uint64_t now_sec,
@@ -117,7 +138,8 @@ int caad_verdicts_load(const char *path, const char *kernel, const char *topolog
 	_cleanup_free_ char *text = NULL;
 	json_object *root = NULL, *x, *list;
 	const char *why = NULL;
-	size_t n, dropped = 0;
+	size_t n, dropped = 0, bad_entry = SIZE_MAX;
+	bool old = false, ahead = false;
 	int r;
 
 	*ret = (struct caad_verdicts){};
@@ -138,7 +160,8 @@ int caad_verdicts_load(const char *path, const char *kernel, const char *topolog
 		why = "not a JSON object";
 		goto bad;
 	}
-	if (!json_object_object_get_ex(root, "version", &x) || json_object_get_int(x) != VERDICTS_VERSION) {
+	if (!json_object_object_get_ex(root, "version", &x) || !json_object_is_type(x, json_type_int) ||
+	    json_object_get_int64(x) != VERDICTS_VERSION) {
 		why = "\"version\" is not 1";
 		goto bad;
 	}
@@ -173,15 +196,28 @@ int caad_verdicts_load(const char *path, const char *kernel, const char *topolog
 		r = parse_one(json_object_array_get_idx(list, i), v, &why);
 		if (r < 0) {
 			caad_verdicts_done(ret);
+			bad_entry = i;
 			goto bad;
 		}
-		if (expired(v, now_sec, max_age_sec))
+		r = expired(v, now_sec, max_age_sec);
+		old = old || r == 1;
+		ahead = ahead || r == 2;
+		if (r)
 			dropped++;
 		else
 			ret->n++;
 	}
-	if (dropped && ret_why && asprintf(ret_why, "older than %" PRIu64 " s", max_age_sec) < 0)
-		*ret_why = NULL;
+	if (dropped && ret_why) {
+		if (!ahead)
+			r = asprintf(ret_why, "older than %" PRIu64 " s", max_age_sec);
+		else if (!old)
+			r = asprintf(ret_why, "decided more than 60 s ahead of the clock");
+		else
+			r = asprintf(ret_why, "older than %" PRIu64 " s, or decided more than 60 s ahead of the clock",
+			             max_age_sec);
+		if (r < 0)
+			*ret_why = NULL;
+	}
 done:
 	json_object_put(root);
 	if (ret_dropped)
@@ -189,9 +225,17 @@ done:
 	return 0;
 bad:
 	json_object_put(root);
-	if (ret_why && asprintf(ret_why, "%s: %s", path, why) < 0)
+	/* an entry is named by its place, as the file's reader counts them */
+	if (ret_why && (bad_entry == SIZE_MAX ? asprintf(ret_why, "%s: %s", path, why)
+	                                      : asprintf(ret_why, "%s: verdicts[%zu]: %s", path, bad_entry, why)) < 0)
 		*ret_why = NULL;
 	return -EBADMSG;
+}
+
+/* JSON has no infinity or NaN: such a figure is written as not known (0) */
+static double finite_or_0(double x)
+{
+	return isfinite(x) ? x : 0;
 }
 
 int caad_verdicts_format(const struct caad_verdicts *vs, FILE *f)
@@ -214,8 +258,8 @@ int caad_verdicts_format(const struct caad_verdicts *vs, FILE *f)
 		fprintf(f,
 		        ", \"relation\": \"%s\", \"decided\": %" PRIu64 ", \"trial\": %u, \"goodput_ratio\": %.4f, "
 		        "\"efficiency_ratio\": %.4f, \"pairs\": %u, \"wins\": %u",
-		        caad_relation_to_string(v->relation), v->decided_sec, v->trial, v->goodput_ratio,
-		        v->efficiency_ratio, v->pairs, v->wins);
+		        caad_relation_to_string(v->relation), v->decided_sec, v->trial, finite_or_0(v->goodput_ratio),
+		        finite_or_0(v->efficiency_ratio), v->pairs, v->wins);
 		if (v->behind >= 0)
 			fprintf(f, ", \"behind\": %d", v->behind);
 		/* not known for one of an earlier caad's store: not said */

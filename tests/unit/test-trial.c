@@ -843,6 +843,15 @@ static void test_verdicts_bad_file(void **state)
 		"\"comm\": \"x\", \"relation\": \"same-core\", \"decided\": -5}]}",
 		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": [{\"iface\": \"eth0\", "
 		"\"comm\": \"x\", \"pinned\": \"no\", \"relation\": \"same-core\", \"decided\": 5}]}",
+		/* json-c would read these as 1 */
+		"{\"version\": true, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": []}",
+		"{\"version\": 1.9, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": []}",
+		"{\"version\": \"1abc\", \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": []}",
+		/* a NUL would cut the name to another one */
+		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": [{\"iface\": \"eth0\\u0000x\", "
+		"\"comm\": \"x\", \"relation\": \"same-core\", \"decided\": 5}]}",
+		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": [{\"iface\": \"eth0\", "
+		"\"comm\": \"ip\\u0000erf3\", \"relation\": \"same-core\", \"decided\": 5}]}",
 	};
 	_cleanup_free_ char *path = tmpfile_path();
 
@@ -857,6 +866,67 @@ static void test_verdicts_bad_file(void **state)
 		assert_non_null(strstr(why, path)); /* the message names the file */
 		free(why);
 	}
+	unlink(path);
+}
+
+/*
+ * A bad entry is named by its place; a figure JSON cannot write back
+ * (1e999 reads as infinity) is not known, so the store stays readable
+ * once saved again; verdicts dated ahead of the clock are dropped as such.
+ */
+static void test_verdicts_odd_entries(void **state)
+{
+	static const char second_bad[] =
+		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": ["
+		"{\"iface\": \"eth0\", \"comm\": \"a\", \"relation\": \"same-core\", \"decided\": 1},"
+		"{\"iface\": \"eth0\", \"comm\": \"b\", \"relation\": \"sideways\", \"decided\": 1}]}";
+	static const char huge[] =
+		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": ["
+		"{\"iface\": \"eth0\", \"comm\": \"a\", \"relation\": \"same-core\", \"decided\": 1, "
+		"\"goodput_ratio\": 1e999, \"efficiency_ratio\": -1e999},"
+		"{\"iface\": \"eth0\", \"comm\": \"b\", \"relation\": \"same-core\", \"decided\": 5000, "
+		"\"goodput_ratio\": 1.25}]}";
+	_cleanup_free_ char *path = tmpfile_path();
+	struct caad_verdicts vs;
+	size_t dropped;
+	char *why = NULL;
+
+	assert_int_equal(caad_write_file_atomic(path, second_bad, strlen(second_bad), 0600), 0);
+	assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 0, &vs, NULL, &why), -EBADMSG);
+	assert_non_null(why);
+	assert_non_null(strstr(why, ": verdicts[1]: \"relation\""));
+	free(why);
+	why = NULL;
+
+	assert_int_equal(caad_write_file_atomic(path, huge, strlen(huge), 0600), 0);
+	assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 0, &vs, NULL, &why), 0);
+	assert_int_equal(vs.n, 2);
+	assert_true(vs.v[0].goodput_ratio == 0 && vs.v[0].efficiency_ratio == 0);
+	assert_true(vs.v[1].goodput_ratio == 1.25);
+	/* a figure caad holds that JSON cannot say is written as not known */
+	vs.v[1].efficiency_ratio = NAN;
+	assert_int_equal(caad_verdicts_save(&vs, path), 0);
+	caad_verdicts_done(&vs);
+	assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 0, &vs, NULL, &why), 0);
+	assert_null(why);
+	assert_int_equal(vs.n, 2);
+	assert_true(vs.v[1].goodput_ratio == 1.25 && vs.v[1].efficiency_ratio == 0);
+	caad_verdicts_done(&vs);
+
+	/* at 10 s, with an age limit: one decided at 5000 s is ahead of the clock */
+	assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 3600, &vs, &dropped, &why), 0);
+	assert_int_equal(vs.n, 1);
+	assert_int_equal(dropped, 1);
+	assert_string_equal(why, "decided more than 60 s ahead of the clock");
+	free(why);
+	why = NULL;
+	caad_verdicts_done(&vs);
+	/* at 7000 s with a limit of 6000 s: one too old (decided at 1), the other kept */
+	assert_int_equal(caad_verdicts_load(path, "k", "t", 7000, 6000, &vs, &dropped, &why), 0);
+	assert_int_equal(vs.n, 1);
+	assert_string_equal(why, "older than 6000 s");
+	free(why);
+	caad_verdicts_done(&vs);
 	unlink(path);
 }
 
@@ -889,6 +959,7 @@ int main(void)
 		cmocka_unit_test(test_verdicts_roundtrip_and_expiry),
 		cmocka_unit_test(test_verdicts_without_alternative),
 		cmocka_unit_test(test_verdicts_bad_file),
+		cmocka_unit_test(test_verdicts_odd_entries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
