@@ -1811,7 +1811,9 @@ int caad_actuator_restore(struct caad_actuator *a)
 /*
  * The ifindex, now, of the interface whose sysfs object obj is
  * (".../sys/class/net/DEV/...", any sysroot in it); 0 for another object
- * (an IRQ, a kthread, an ntuple rule), -ENODEV when DEV is gone.
+ * (an IRQ, a kthread, an ntuple rule), -ENODEV when DEV is gone, another
+ * -errno when that cannot be told (-EINVAL: no object under DEV;
+ * -EBADMSG: its ifindex file holds no ifindex).
  */
 static int journal_obj_ifindex(const char *obj)
 {
@@ -1821,17 +1823,23 @@ static int journal_obj_ifindex(const char *obj)
 	char buf[32];
 	unsigned long v;
 	char *e;
+	int r;
 
 	if (!at || ntuple_obj(obj))
 		return 0;
 	end = strchr(at + strlen(net), '/');
-	if (!end || asprintf(&path, "%.*sifindex", (int)(end - obj + 1), obj) < 0)
+	if (!end)
+		return -EINVAL;
+	if (asprintf(&path, "%.*sifindex", (int)(end - obj + 1), obj) < 0)
 		return -ENOMEM;
-	if (caad_read_line(path, buf, sizeof(buf)) < 0)
+	r = caad_read_line(path, buf, sizeof(buf));
+	if (r == -ENOENT || r == -ENODEV)
 		return -ENODEV;
+	if (r < 0)
+		return r;
 	errno = 0;
 	v = strtoul(buf, &e, 10);
-	return errno || *e || v == 0 || v > INT_MAX ? -ENODEV : (int)v;
+	return errno || *e || v == 0 || v > INT_MAX ? -EBADMSG : (int)v;
 }
 
 /*
@@ -1876,7 +1884,6 @@ int caad_journal_restore(const char *journal_path)
 	_cleanup_free_ char *text = NULL, *left = NULL;
 	FILE *lf;
 	size_t left_len = 0;
-	char *save = NULL;
 	int r, n = 0, failed = 0;
 	unsigned lineno = 0;
 
@@ -1892,11 +1899,19 @@ int caad_journal_restore(const char *journal_path)
 	lf = open_memstream(&left, &left_len);
 	if (!lf)
 		return -ENOMEM;
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *tab = strchr(line, '\t'), *original, *idx;
+	/* line by line, blank ones counted: messages name the line an editor shows */
+	for (char *line = text, *next; line; line = next) {
+		char *tab, *original, *idx;
 		unsigned long want = 0;
 
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
 		lineno++;
+		if (!*line)
+			continue;
+		tab = strchr(line, '\t');
+		/* no object or no value: nothing anyone could restore from it */
 		if (!tab || tab == line) {
 			log_warning("%s:%u: malformed journal line, skipped", journal_path, lineno);
 			continue;
@@ -1917,13 +1932,26 @@ int caad_journal_restore(const char *journal_path)
 			*idx++ = 0;
 			errno = 0;
 			want = strtoul(idx, &e, 10);
+			/* an original value, but whose device it was is not known:
+			 * kept for the operator, never written blind or dropped */
 			if (errno || *e || want == 0 || want > INT_MAX) {
-				log_warning("%s:%u: malformed journal line, skipped", journal_path, lineno);
+				log_error("%s:%u: unknown last field \"%s\" of %s (a journal of another caad?): not "
+				          "restored",
+				          journal_path, lineno, idx, line);
+				failed++;
+				keep_line(lf, line, original, idx);
 				continue;
 			}
 			r = journal_obj_ifindex(line);
 			if (r == -ENODEV) {
 				log_info("%s: gone, nothing to restore", line);
+				continue;
+			}
+			if (r < 0) {
+				log_error_errno(r, "%s:%u: cannot tell the device of %s, not restored: %m", journal_path,
+				                lineno, line);
+				failed++;
+				keep_line(lf, line, original, idx);
 				continue;
 			}
 			if (r > 0 && (unsigned long)r != want) {

@@ -1607,11 +1607,18 @@ static void test_journal_restore_other_device(void **state)
 	assert_content(fx->root, IRQ101, "1\n");
 }
 
-/* Malformed lines are skipped; a vanished object is not restored or created. */
+/*
+ * Lines without an object or a value are skipped, each named by its line
+ * (blank lines counted); a vanished object is not restored or created; a
+ * line whose device cannot be told is kept, not written or dropped.
+ */
 static void test_journal_restore_malformed(void **state)
 {
 	struct fixture *fx = *state;
 	_cleanup_free_ char *text = NULL, *gone = path_in(fx->root, "sys/class/net/gone/queues/rx-0/rps_cpus");
+	_cleanup_free_ char *log = NULL;
+	struct capture cap;
+	int r;
 
 	write_file(fx->root, RX0, "3\n");
 	write_file(fx->root, IRQ101, "0\n");
@@ -1627,11 +1634,39 @@ static void test_journal_restore_malformed(void **state)
 	                     fx->root, RX0, gone, fx->root, IRQ101) > 0);
 	write_file(fx->root, "run/journal", text);
 
-	assert_int_equal(caad_journal_restore(fx->journal), 2);
+	capture_begin(&cap, fx->root);
+	r = caad_journal_restore(fx->journal);
+	log = capture_end(&cap);
+	assert_int_equal(r, 2);
 	assert_content(fx->root, RX0, "0\n");
 	assert_content(fx->root, IRQ101, "1\n");
 	assert_false(exists(gone));
 	assert_false(exists(fx->journal));
+	assert_int_equal(count_substr(log, "malformed journal line"), 4);
+	assert_int_equal(count_substr(log, "journal:1: malformed"), 1);
+	assert_int_equal(count_substr(log, "journal:2: malformed"), 1);
+	assert_int_equal(count_substr(log, "journal:7: malformed"), 1);
+	assert_int_equal(count_substr(log, "journal:8: malformed"), 1);
+
+	/* A last field this caad does not know (another version's), or an
+	 * interface path with no object under it: whose device the value
+	 * was is not known. Kept for the operator, not written, not dropped. */
+	{
+		_cleanup_free_ char *odd = NULL, *want0 = NULL, *want1 = NULL;
+		char lines[4][512];
+
+		write_file(fx->root, RX0, "3\n");
+		assert_true(asprintf(&want0, "%s/%s\t0\tnapi=3", fx->root, RX0) > 0);
+		assert_true(asprintf(&want1, "%s/sys/class/net/vb\t0\t2", fx->root) > 0);
+		assert_true(asprintf(&odd, "%s\n%s\n", want0, want1) > 0);
+		write_file(fx->root, "run/journal", odd);
+		assert_int_equal(caad_journal_restore(fx->journal), -EIO);
+		assert_content(fx->root, RX0, "3\n");
+		assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 2);
+		assert_string_equal(lines[0], want0);
+		assert_string_equal(lines[1], want1);
+		assert_int_equal(unlink(fx->journal), 0);
+	}
 
 	/* Only garbage: nothing restored, the journal is consumed. */
 	write_file(fx->root, "run/journal", "junk\njunk again\n");
