@@ -161,6 +161,15 @@ int caad_actuator_forget_iface(struct caad_actuator *a, int ifindex, const char 
  * or re-created under that name. The caller asks what became of it.
  */
 int caad_actuator_other_ifindex(const struct caad_actuator *a, const char *ifname, int ifindex);
+/*
+ * The name (in ret) under which the journal holds values of the interface
+ * ifindex, where that is not ifname: 1, else 0. An interface renamed while
+ * caad could not follow it (a configured name was missing, so no inventory
+ * named it) and now back under a name caad manages: the caller renames
+ * those entries (caad_actuator_rename_iface()) so exit restores them there.
+ */
+int caad_actuator_journaled_name(const struct caad_actuator *a, int ifindex, const char *ifname,
+                                 char ret[static IF_NAMESIZE]);
 
 /*
  * An interface was renamed (same ifindex): its values are still on the

@@ -128,7 +128,7 @@ static int drop_privileges(void)
 	return 0;
 }
 
-static void on_link_change(void *userdata, const char *ifname)
+static void on_link_change(void *userdata, const char *ifname, int ifindex)
 {
 	struct daemon *d = userdata;
 
@@ -136,6 +136,9 @@ static void on_link_change(void *userdata, const char *ifname)
 		d->inventory_dirty = true;
 		return;
 	}
+	/* renamed away from a configured name: the event has the new name */
+	if (d->inv && ifindex > 0 && caad_inventory_find_ifindex(d->inv, ifindex))
+		d->inventory_dirty = true;
 	for (size_t i = 0; i < d->config.n_interfaces; i++)
 		if (streq(d->config.interfaces[i], ifname))
 			d->inventory_dirty = true;
@@ -209,6 +212,17 @@ static void note_ntuple(struct daemon *d, const struct caad_inventory *inv)
 	}
 }
 
+/* The interface ifindex was renamed from `from` to `to`: the journal follows. */
+static int follow_rename(struct daemon *d, int ifindex, const char *from, const char *to)
+{
+	int r = caad_actuator_rename_iface(d->actuator, ifindex, from, to);
+
+	if (r > 0)
+		log_notice("%s (ifindex %d) is now %s: what caad changed there is restored under that name", from,
+		           ifindex, to);
+	return r;
+}
+
 /*
  * An interface that left the inventory: down or no longer selected, its
  * values stay and are restored at exit; renamed, they follow the new
@@ -230,13 +244,8 @@ static int iface_left(struct daemon *d, const struct caad_iface *old, bool loade
 			         old->name);
 		return 0;
 	}
-	if (r == CAAD_IFACE_RENAMED) {
-		r = caad_actuator_rename_iface(d->actuator, old->ifindex, old->name, now);
-		if (r > 0)
-			log_notice("%s (ifindex %d) is now %s: what caad changed there is restored under that name",
-			           old->name, old->ifindex, now);
-		return r;
-	}
+	if (r == CAAD_IFACE_RENAMED)
+		return follow_rename(d, old->ifindex, old->name, now);
 	if (r < 0 || !loaded)
 		return 0;
 	r = caad_actuator_forget_iface(d->actuator, old->ifindex, old->name);
@@ -305,6 +314,18 @@ static int reload_inventory(struct daemon *d)
 			if (iface_left(d, &was, true) <= 0)
 				break;
 		}
+	/* one renamed while a configured name was missing (no inventory could
+	 * be read, so the journal kept the name it went by then) and now back
+	 * under a name caad manages: its values are restored there */
+	for (size_t i = 0; d->actuator && i < inv->n_ifaces; i++) {
+		const struct caad_iface *ifc = &inv->ifaces[i];
+		char was[IF_NAMESIZE];
+
+		for (size_t left = caad_actuator_n_changed(d->actuator); left > 0; left--)
+			if (caad_actuator_journaled_name(d->actuator, ifc->ifindex, ifc->name, was) <= 0 ||
+			    follow_rename(d, ifc->ifindex, was, ifc->name) <= 0)
+				break;
+	}
 	caad_inventory_free(d->inv);
 	d->inv = inv;
 	d->inventory_dirty = false;

@@ -15,7 +15,7 @@
 
 struct caad_link_watch {
 	struct nl_sock *sock;
-	void (*on_change)(void *userdata, const char *ifname);
+	void (*on_change)(void *userdata, const char *ifname, int ifindex);
 	void *userdata;
 };
 
@@ -25,18 +25,22 @@ static int on_valid(struct nl_msg *msg, void *arg)
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
 	struct nlattr *tb[IFLA_MAX + 1];
 	const char *name = NULL;
+	int ifindex = 0;
 
 	if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
 		return NL_OK;
-	if (nlmsg_parse(nlh, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL) >= 0 && tb[IFLA_IFNAME])
-		name = nla_get_string(tb[IFLA_IFNAME]);
-	log_debug("rtnetlink: %s %s", nlh->nlmsg_type == RTM_NEWLINK ? "new/changed link" : "deleted link",
-	          name ? name : "?");
-	w->on_change(w->userdata, name);
+	if (nlmsg_parse(nlh, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL) >= 0) {
+		ifindex = ((const struct ifinfomsg *)nlmsg_data(nlh))->ifi_index;
+		if (tb[IFLA_IFNAME])
+			name = nla_get_string(tb[IFLA_IFNAME]);
+	}
+	log_debug("rtnetlink: %s %s (ifindex %d)", nlh->nlmsg_type == RTM_NEWLINK ? "new/changed link" : "deleted link",
+	          name ? name : "?", ifindex);
+	w->on_change(w->userdata, name, ifindex);
 	return NL_OK;
 }
 
-int caad_link_watch_new(void (*on_change)(void *userdata, const char *ifname), void *userdata,
+int caad_link_watch_new(void (*on_change)(void *userdata, const char *ifname, int ifindex), void *userdata,
                         struct caad_link_watch **ret)
 {
 	struct caad_link_watch *w;
@@ -80,7 +84,7 @@ int caad_link_watch_dispatch(struct caad_link_watch *w)
 	if (r < 0 && r != -NLE_AGAIN) {
 		/* e.g. ENOBUFS: events were lost; the caller re-reads everything */
 		log_debug("rtnetlink: %s", nl_geterror(r));
-		w->on_change(w->userdata, NULL);
+		w->on_change(w->userdata, NULL, 0);
 	}
 	return 0;
 }

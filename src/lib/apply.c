@@ -350,6 +350,28 @@ int caad_actuator_other_ifindex(const struct caad_actuator *a, const char *ifnam
 	return 0;
 }
 
+int caad_actuator_journaled_name(const struct caad_actuator *a, int ifindex, const char *ifname,
+                                 char ret[static IF_NAMESIZE])
+{
+	for (size_t i = 0; ifindex > 0 && i < a->n_entries; i++) {
+		const struct journal_entry *e = &a->entries[i];
+		size_t n;
+
+		if (e->ifindex != ifindex || !e->label || entry_of_iface(e, ifindex, ifname))
+			continue;
+		/* a queue's object is "NAME rx-N: ..."; the global RFS table's,
+		 * journaled with the ifindex of the queue it was sized for,
+		 * names no interface */
+		n = strcspn(e->label, " ");
+		if (n == 0 || n >= IF_NAMESIZE || strncmp(e->label + n, " rx-", 4) != 0)
+			continue;
+		memcpy(ret, e->label, n);
+		ret[n] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
 void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec)
 {
 	a->backoff_sec = sec;

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # caad across link changes in the netns testbed, steering a live flow each
 # time: the receiving veth taken down and up, its channel count changed
-# (rx-1 disappears), and the veth pair deleted and created again. caad must
-# re-inventory (rtnetlink), keep steering, never write to what is gone, and
-# never restore values of the old device onto the new one.
+# (rx-1 disappears), the veth pair deleted and created again, and the new
+# one renamed away and back. caad must re-inventory (rtnetlink), keep
+# steering, never write to what is gone, never restore values of the old
+# device onto the new one, and restore a renamed one under its name.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 test_init
 
 tb_setup "caadh$$" 83
 RT=$TMP/rt
-ip netns exec "$TB_B" "$CAAD" --foreground --interface vb --runtime-dir "$RT" >"$TMP/caad.log" 2>&1 &
+# scans every 500 ms: its every-20-scans re-read comes each 10 s (see 4.)
+ip netns exec "$TB_B" "$CAAD" --foreground --interface vb --interval 500 --runtime-dir "$RT" >"$TMP/caad.log" 2>&1 &
 CAAD_PID=$!
 wait_for 10 test -s "$RT/state.json" || { cat "$TMP/caad.log"; fail "caad did not start"; }
 
@@ -74,7 +76,33 @@ wait_for 5 steered || { cat "$TMP/caad.log"; fail "the new vb is not steered"; }
 wait "$CLI" || true
 info "deleted and re-created: new vb (ifindex $new_ifindex) steered"
 
-# exit: the new device gets its own original back (0), nothing of the old one
+# 4. renamed away and back while steered (same ifindex). rtnetlink names
+#    only the new name, vr, which is not configured: caad knows the
+#    ifindex, reads again at its next scan (its every-20-scans re-read
+#    comes up to 10 s later: the 2 s wait passes without the ifindex in
+#    20% of runs) and its journal follows; vr back to vb, the journal
+#    follows back, so exit restores vb (a journal left at vr would leave
+#    vb's rx-0 steered).
+in_b ip link set vb down
+sleep 1 # its event's re-read done (two scans): the rename alone must tell
+in_b ip link set vb name vr
+in_b ip link set vr up
+rename_seen() { grep -q "vb (ifindex $new_ifindex) is now vr" "$TMP/caad.log"; }
+wait_for 2 rename_seen || { cat "$TMP/caad.log"; fail "the rename vb -> vr was not followed at the next scan"; }
+[ "$(in_b cat /sys/class/net/vr/queues/rx-0/rps_cpus)" = 1 ] || fail "vr's rx-0 lost its steering"
+alive
+in_b ip link set vr down
+in_b ip link set vr name vb
+in_b ip link set vb up
+back_seen() { grep -q "vr (ifindex $new_ifindex) is now vb" "$TMP/caad.log"; }
+wait_for 3 back_seen || { cat "$TMP/caad.log"; fail "the rename vr -> vb was not followed"; }
+flow 3
+wait_for 5 steered || { cat "$TMP/caad.log"; fail "vb is not steered after its renames"; }
+wait "$CLI" || true
+info "renamed vb -> vr -> vb: each rename followed within a scan, steered again"
+
+# exit: the new device gets its own original back (0) under the name it
+# has now, nothing of the old one
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
 [ "$(rps_b 0)" = 0 ] && [ "$(rps_b 1)" = 0 ] || fail "new vb not restored to its own originals: $(rps_b 0) $(rps_b 1)"
 [ ! -e "$RT/journal" ] || fail "journal left behind"

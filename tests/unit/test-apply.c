@@ -1477,6 +1477,20 @@ static void test_rename_iface(void **state)
 	assert_true(journal_has(lines, 2, fx, "sys/class/net/vc/queues/rx-1/rps_cpus", "0"));
 	assert_true(journal_has(lines, 2, fx, IRQ101, "1"));
 
+	/* the name the journal holds ifindex 2 under, where it is not the one asked */
+	char was[IF_NAMESIZE] = "";
+	assert_int_equal(caad_actuator_journaled_name(a, 2, "vc", was), 0);
+	assert_int_equal(caad_actuator_journaled_name(a, 7, "vb", was), 0);
+	assert_int_equal(caad_actuator_journaled_name(a, 0, "vb", was), 0);
+	assert_int_equal(caad_actuator_journaled_name(a, 2, "vb", was), 1);
+	assert_string_equal(was, "vc");
+	/* back under vb (as when caad missed the first rename): followed back */
+	assert_int_equal(rename(to, from), 0);
+	assert_int_equal(caad_actuator_rename_iface(a, 2, was, "vb"), 2);
+	assert_int_equal(caad_actuator_journaled_name(a, 2, "vb", was), 0);
+	assert_int_equal(rename(from, to), 0);
+	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "vc"), 2);
+
 	assert_int_equal(caad_actuator_restore(a), 0);
 	assert_content(fx->root, "sys/class/net/vc/queues/rx-1/rps_cpus", "0\n");
 	assert_content(fx->root, IRQ101, "1\n");
@@ -2220,6 +2234,12 @@ static void test_rfs_values(void **state)
 	assert_int_equal(n, 3);
 	assert_true(journal_has(lines, n, fx, RFS0, "0"));
 	assert_true(journal_has(lines, n, fx, RFS_TABLE, "0"));
+	/* the global table's entry, of vb's ifindex, names no interface: not
+	 * a name vb went by (caad_actuator_journaled_name()) */
+	char was[IF_NAMESIZE];
+	assert_int_equal(caad_actuator_journaled_name(a, fx->inv->ifaces[0].ifindex, "vb", was), 0);
+	assert_int_equal(caad_actuator_journaled_name(a, fx->inv->ifaces[0].ifindex, "vc", was), 1);
+	assert_string_equal(was, "vb");
 
 	/* as the kernel shows them: nothing to do */
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
