@@ -501,10 +501,22 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 		/* Two CPUs may make it at once (the kernel keeps one, and
 		 * either may find it made): the first to claim it keeps its
 		 * place and reports it as new. */
-		if (__sync_lock_test_and_set(&s->claimed, 1) == 0)
+		if (__sync_lock_test_and_set(&s->claimed, 1) == 0) {
 			count(CAAD_COUNTER_FLOWS_NEW);
-		else
+			/* closed on another CPU (a reset, the peer's FIN in
+			 * FIN_WAIT2) between the check above and the create:
+			 * its close found no entry to mark. Marked as it would
+			 * have (a close at this moment too may give the place
+			 * back twice: the next pass counts it right again). */
+			if (sk->__sk_common.skc_state == TCP_CLOSE && !s->closed) {
+				s->closed = 1;
+				__sync_fetch_and_add(&n_flows, -1);
+				count(CAAD_COUNTER_FLOWS_CLOSED);
+				return 0;
+			}
+		} else {
 			__sync_fetch_and_add(&n_flows, -1);
+		}
 	}
 
 	cpu = bpf_get_smp_processor_id();
@@ -761,10 +773,12 @@ struct {
 	__type(value, struct caad_flow_record);
 } dump SEC(".maps");
 
-/* Entries copied into "dump" by the iteration under way, and objects it
- * visited (user space sets both to 0 before each). */
+/* Entries copied into "dump" by the iteration under way, objects it
+ * visited, and live (not closed) entries among them, copied or not (user
+ * space sets the three to 0 before each). */
 __u32 dump_n = 0;
 __u32 dump_visited = 0;
+__u32 dump_live = 0;
 /* The clock (now_us()) as the iteration read it last, at dump_us_at objects
  * visited (user space sets dump_us to 0 before each): a record's time,
  * read again every 64 objects, not at each (a pass of 100k flows would
@@ -784,9 +798,13 @@ static __always_inline void dump_say(struct seq_file *seq, bool end)
 	if (end || !(++dump_visited & 0xffff))
 		bpf_seq_write(seq, &n, sizeof(n));
 	/* the count made true again: a socket freed without a close seen
-	 * here would hold its place for good otherwise */
+	 * here would hold its place for good otherwise. Every live entry
+	 * counts, also one there was no room to copy: a flow made as a pass
+	 * runs, after its bucket, is missing from this count, so a place may
+	 * be given twice and the table hold more than max_flows for a while;
+	 * counted here, no new flow is let in until they are fewer again. */
 	if (end)
-		n_flows = n;
+		n_flows = dump_live;
 }
 
 /*
@@ -801,10 +819,15 @@ static __always_inline void dump_one(struct sock *sk, struct caad_flow_stats *s)
 
 	if (s->closed)
 		return; /* its socket not freed yet */
+	dump_live++;
 	i = dump_n;
 	d = bpf_map_lookup_elem(&dump, &i);
-	if (!d)
-		return; /* more than max_flows for a moment (made as this runs) */
+	if (!d) {
+		/* more than max_flows (see dump_say()): not listed, so counted
+		 * as a flow not followed, which the notice of MaxFlows= tells */
+		count(CAAD_COUNTER_MAP_FULL);
+		return;
+	}
 	/*
 	 * The bytes its reader read: from the socket's own counters, here,
 	 * once a scan, not counted at every read. They count splice() and

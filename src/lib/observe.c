@@ -427,6 +427,7 @@ static int read_flows(struct caad_observer *o, uint64_t now, struct caad_flow **
 
 	o->skel->bss->dump_n = 0;
 	o->skel->bss->dump_visited = 0;
+	o->skel->bss->dump_live = 0;
 	o->skel->bss->dump_us = 0;
 	fd = bpf_iter_create(bpf_link__fd(o->dump));
 	if (fd < 0)
