@@ -265,7 +265,7 @@ static __always_inline __u32 now_us(void)
  * (gen, as the caller read it), or now (force: it closed or moved). The
  * reader's and the processing CPU may both hand it over in one scan_gen,
  * as they race to mark it: the later record replaces the earlier, no harm
- * (a compare-and-swap of 32 bits needs BPF v3). Its bytes are computed,
+ * (no compare-and-swap is needed for it). Its bytes are computed,
  * not stored: the entry's counters stay as its first read left them, so
  * nothing here races with a pass of the iterator. "listed" is written
  * once: its line is the one both sides read at every lookup. The record

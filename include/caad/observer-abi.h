@@ -23,7 +23,9 @@
  * from the other's and from the storage element's header (which every
  * lookup reads, just before each value): wherever the kernel puts the
  * value, neither side's writes take a cache line from under the other's
- * lookups or writes. The gaps cost 88 bytes a flow; on
+ * lookups or writes (but for pub_gen, where flows are handed over: a
+ * write once a scan generation). The gaps cost 96 bytes a flow (_gap1,
+ * _pad2, _gap2); on
  * the 2-vCPU development VM, sk_data_ready took about 165 ns an event
  * instead of 220 (bench/observer, rounds with under 7% steal, with the
  * hash map of the time). Checked again on socket storage: with bytes
@@ -60,7 +62,10 @@ struct caad_flow_stats {
 	__u64 bytes;          /* bytes read since (and with) the first read seen */
 	__u32 read_seq;       /* tcp_sock->copied_seq then (the first read's: before it) */
 	__u32 pub_gen;        /* where flows are handed over as they change (caad_observer's
-	                       * "publish"): the scan_gen of the last hand-over */
+	                       * "publish"): the scan_gen of the last hand-over, written by
+	                       * the side that hands it over (the softirq side too: once a
+	                       * scan generation, or when processing moves; not at each
+	                       * event) */
 	__u64 received;       /* tcp_sock->bytes_received then */
 	__u8 _gap1[24];
 
