@@ -507,7 +507,11 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 			 * FIN_WAIT2) between the check above and the create:
 			 * its close found no entry to mark. Marked as it would
 			 * have (a close at this moment too may give the place
-			 * back twice: the next pass counts it right again). */
+			 * back twice: the next pass counts it right again).
+			 * This narrows the window, it does not shut it: the
+			 * tracepoint fires before the state is stored, and a
+			 * check between the two finds it open. Such an entry
+			 * is listed as an idle flow until its socket is freed. */
 			if (sk->__sk_common.skc_state == TCP_CLOSE && !s->closed) {
 				s->closed = 1;
 				__sync_fetch_and_add(&n_flows, -1);

@@ -106,7 +106,9 @@ int caad_metrics_format(FILE *f, const struct caad_metrics *m)
 	    "BPF ring buffer events lost (buffer full): a steered flow's reader moved away, not told at once.",
 	    m->bpf_events_lost);
 	u64(f, "caad_bpf_map_full_total", "counter",
-	    "Reads of flows the BPF observer did not follow: MaxFlows= reached, or no memory.", m->bpf_map_full);
+	    "Reads of flows the BPF observer did not follow (MaxFlows= reached, or no memory), and flows a pass of its "
+	    "iterator found beyond MaxFlows=.",
+	    m->bpf_map_full);
 	u64(f, "caad_bpf_flows_new_total", "counter", "Flows the BPF observer began to follow, at their first read.",
 	    m->bpf_flows_new);
 	u64(f, "caad_bpf_flows_closed_total", "counter", "Flows the BPF observer followed that closed.",
