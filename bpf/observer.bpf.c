@@ -145,6 +145,18 @@ static __always_inline void count(__u32 which)
 		*v += 1;
 }
 
+/* A flow's entry marked closed (no longer listed, its place in n_flows
+ * given back): true, or false when it was already. */
+static __always_inline bool mark_closed(struct caad_flow_stats *s)
+{
+	if (s->closed)
+		return false;
+	s->closed = 1;
+	__sync_fetch_and_add(&n_flows, -1);
+	count(CAAD_COUNTER_FLOWS_CLOSED);
+	return true;
+}
+
 /* A TCP socket? tp_btf hands over BTF-typed pointers: plain loads (CO-RE
  * relocated), no probe-read helper calls on the hot paths. */
 static __always_inline bool is_tcp(const struct sock *sk)
@@ -512,12 +524,8 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 			 * tracepoint fires before the state is stored, and a
 			 * check between the two finds it open. Such an entry
 			 * is listed as an idle flow until its socket is freed. */
-			if (sk->__sk_common.skc_state == TCP_CLOSE && !s->closed) {
-				s->closed = 1;
-				__sync_fetch_and_add(&n_flows, -1);
-				count(CAAD_COUNTER_FLOWS_CLOSED);
+			if (sk->__sk_common.skc_state == TCP_CLOSE && mark_closed(s))
 				return 0;
-			}
 		} else {
 			__sync_fetch_and_add(&n_flows, -1);
 		}
@@ -744,11 +752,8 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 	 * with the mark: the kernel's free of a socket's storage costs it
 	 * less than a delete does.
 	 */
-	if (s->closed)
+	if (!mark_closed(s))
 		return 0;
-	s->closed = 1;
-	__sync_fetch_and_add(&n_flows, -1);
-	count(CAAD_COUNTER_FLOWS_CLOSED);
 	if (publish && s->listed) /* gone from the next scan */
 		publish_flow(sk, s, scan_gen, true);
 	/* a read of it again (connected again: a new flow) must look it up */
