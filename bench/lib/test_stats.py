@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Unit test of benchlib's statistics: the median's confidence interval
-and the settled/not-settled verdicts RESULTS.md prints. No root needed."""
+and the settled/not-settled verdicts RESULTS.md prints, and the pooling
+of several affinity-matrix results dirs they may rest on. No root needed."""
 import math
 import os
 import random
@@ -109,6 +110,81 @@ class MatrixRatio(unittest.TestCase):
 
     def test_coverage_rounded_down(self):
         self.assertIn('(93.7%, n=5)', ci_text(target('x', 1, [1, 2, 3, 4, 5], 1), 3))
+
+
+class Pool(unittest.TestCase):
+    """bench/affinity-matrix --pool: the runs of several results dirs as one."""
+
+    def setUp(self):
+        import tempfile
+        self.am = load_bench('affinity-matrix')
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def source(self, name, date, seed, goodput, steal=0.5, wall=600.0, **meta):
+        import json
+        d = os.path.join(self.tmp.name, name)
+        os.makedirs(d)
+        m = {'bench': 'affinity-matrix', 'testbed_kind': 'veth', 'app_cpus': [0, 1], 'proc_cpus': [0, 1],
+             'configs': ['static', 'default'], 'managed_apps': [0, 1, 'unpinned'], 'duration': 10, 'omit': 2,
+             'sender_cpu': 'unpinned', 'caad_config': 'Interfaces=vb', 'trials': "caad's defaults", 'quick': False,
+             'reps': len(goodput), 'seed': seed, 'wall_s': wall, 'steal': {'steal_pct': steal, 'busy_pct': 70.0},
+             'machine': {'cpu_model': 'X', 'nproc': 2, 'online_cpus': '0-1', 'kernel': 'k', 'hostname': 'h',
+                         'date_utc': date, 'source': f'commit {name}'}}
+        m.update(meta)
+        runs, n = [], 0
+        for rep, g in enumerate(goodput):
+            for cfg in ('static', 'default'):
+                n += 1
+                runs.append({'run': n, 'rep': rep, 'config': cfg, 'proc_cpu': 0 if cfg == 'static' else None,
+                             'app_cpu': 0, 'status': 'ok', 'goodput_bps': g, 'steal_pct': steal})
+        runs.append({'config': 'rfs', 'app_cpu': 0, 'proc_cpu': None, 'status': 'not available in this build'})
+        with open(os.path.join(d, 'runs.json'), 'w') as f:
+            json.dump({'meta': m, 'runs': runs}, f)
+        return d
+
+    def pooled(self, *dirs):
+        import json
+        out = os.path.join(self.tmp.name, 'out')
+        os.makedirs(out, exist_ok=True)
+        self.am.pool(list(dirs), out)
+        with open(os.path.join(out, 'runs.json')) as f:
+            return json.load(f)
+
+    def test_repetitions_numbered_on(self):
+        a = self.source('a', 'd1', 7, [1e9, 2e9, 3e9], steal=1.0, wall=300.0)
+        b = self.source('b', 'd2', 8, [4e9, 5e9], steal=4.0, wall=600.0)
+        data = self.pooled(a, b)
+        runs, meta = data['runs'], data['meta']
+        reps = [r['rep'] for r in runs if 'rep' in r]
+        self.assertEqual(sorted(set(reps)), [0, 1, 2, 3, 4])
+        # a repetition pairs runs of one source only: b's first is rep 3
+        self.assertEqual({r['goodput_bps'] for r in runs if r.get('rep') == 3}, {4e9})
+        self.assertEqual(sorted(r['run'] for r in runs if 'run' in r), list(range(1, 11)))
+        self.assertEqual(meta['reps'], 5)
+        self.assertEqual(meta['wall_s'], 900.0)
+        self.assertAlmostEqual(meta['steal']['steal_pct'], 3.0)  # weighted by minutes
+        self.assertEqual([p['seed'] for p in meta['pooled']], [7, 8])
+        self.assertEqual([p['source'] for p in meta['pooled']], ['commit a', 'commit b'])
+        # the configuration this build could not run: said once, not per source
+        self.assertEqual(len([r for r in runs if r['config'] == 'rfs']), 1)
+
+    def test_different_benches_do_not_pool(self):
+        a = self.source('a', 'd1', 7, [1e9])
+        b = self.source('b', 'd2', 8, [2e9], duration=20)
+        with self.assertRaises(SystemExit):
+            self.pooled(a, b)
+        c = self.source('c', 'd3', 9, [2e9], machine={'cpu_model': 'X', 'nproc': 16, 'online_cpus': '0-15',
+                                                      'kernel': 'k', 'hostname': 'h', 'date_utc': 'd3'})
+        with self.assertRaises(SystemExit):
+            self.pooled(a, c)
+
+    def test_the_same_runs_pool_once(self):
+        a = self.source('a', 'd1', 7, [1e9])
+        with self.assertRaises(SystemExit):
+            self.pooled(a, a)
 
 
 if __name__ == '__main__':
