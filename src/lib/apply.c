@@ -272,6 +272,8 @@ void caad_actuator_irq_exhausted(const struct caad_actuator *a, struct caad_cpum
 }
 
 static int journal_write(struct caad_actuator *a);
+static int follow_ifindex(struct caad_actuator *a, struct journal_entry *e, bool all);
+static int iface_is(struct caad_actuator *a, const char *path, const struct caad_iface *iface);
 
 /* An entry of the interface ifindex, whose label starts with its name
  * ("eth0 rx-3: IRQ 112 CPUs"): two interfaces that swap names (ea -> eb,
@@ -280,7 +282,11 @@ static bool entry_of_iface(const struct journal_entry *e, int ifindex, const cha
 {
 	size_t n = strlen(ifname);
 
-	return e->ifindex == ifindex && e->label && strncmp(e->label, ifname, n) == 0 && e->label[n] == ' ';
+	/* the global RFS table carries the ifindex of the queue it was sized
+	 * for, but is no device's: its label ("RFS socket ...") would name an
+	 * interface called RFS */
+	return e->kind != CAAD_SETTING_RFS_TABLE && e->ifindex == ifindex && e->label &&
+	       strncmp(e->label, ifname, n) == 0 && e->label[n] == ' ';
 }
 
 /* Back-offs and refusals of the objects under a path prefix (an
@@ -1150,6 +1156,11 @@ static int give_back(struct caad_actuator *a, const struct caad_setting *s, cons
 		return 0;
 	r = obj_read(path, &current);
 	if (gone(r)) {
+		/* renamed since the inventory: the next one plans it under its
+		 * name now, with its entry */
+		r = follow_ifindex(a, e, true);
+		if (r != 0)
+			return MIN(r, 0);
 		log_info("%s: gone, nothing to give back", label);
 		entry_drop(a, e);
 		return 0;
@@ -1275,6 +1286,18 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	struct journal_entry *e = find_entry(a, path);
 	bool added = false;
 	if (!e) {
+		/* the name still the inventory's device: two interfaces that
+		 * swapped names since would have this one's value journaled
+		 * under the other's ifindex, and restored onto neither */
+		r = iface_is(a, path, iface);
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			a->wants |= CAAD_ACTUATOR_WANT_INVENTORY;
+			log_info("%s: %s is no longer ifindex %d, not written (the next inventory finds it)", label,
+			         iface->name, iface->ifindex);
+			return -ENODEV;
+		}
 		if (a->n_entries == a->cap_entries) {
 			size_t ncap = a->cap_entries ? a->cap_entries * 2 : 16;
 			struct journal_entry *ne = reallocarray(a->entries, ncap, sizeof(*ne));
@@ -1308,8 +1331,9 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	if (r < 0) {
 		r = refused(a, inv, s, path, label, want, r);
 		/* Nothing changed: a new entry goes again; a vanished object
-		 * takes its old one with it. */
-		if (added || setting_error_class(s->kind, r) == CAAD_ERROR_DEVICE_GONE)
+		 * takes its old one with it, unless its interface was only
+		 * renamed (then followed, to be restored under its new name) */
+		if (added || (setting_error_class(s->kind, r) == CAAD_ERROR_DEVICE_GONE && follow_ifindex(a, e, true) == 0))
 			entry_drop(a, e);
 		return r;
 	}
@@ -1764,6 +1788,100 @@ static bool gone(int r)
 	return r < 0 && caad_error_class_from_errno(r) == CAAD_ERROR_DEVICE_GONE;
 }
 
+#define SYS_NET "/sys/class/net/"
+
+/* The interface an object is of, into ret: ".../sys/class/net/NAME/..."
+ * (any sysroot before it) or "ntuple:NAME:...". Returns where that part
+ * begins (the sysroot ends there), NULL for another object (an IRQ's, a
+ * kthread's, a sysctl). */
+static const char *obj_iface(const char *obj, char ret[static IF_NAMESIZE])
+{
+	bool nt = ntuple_obj(obj);
+	const char *at = nt ? obj : strstr(obj, SYS_NET), *name, *end;
+
+	if (!at)
+		return NULL;
+	name = nt ? obj + strlen(NTUPLE_PREFIX) : at + strlen(SYS_NET);
+	end = strchr(name, nt ? ':' : '/');
+	if (!end || end == name || (size_t)(end - name) >= IF_NAMESIZE)
+		return NULL;
+	memcpy(ret, name, (size_t)(end - name));
+	ret[end - name] = '\0';
+	return at;
+}
+
+/* Whether path's interface (if it is an interface's object) is still
+ * iface's device: 1 yes (or not an interface's object), 0 no (renamed,
+ * another device took the name, gone), < 0 error. */
+static int iface_is(struct caad_actuator *a, const char *path, const struct caad_iface *iface)
+{
+	char name[IF_NAMESIZE], now[IF_NAMESIZE];
+	int r;
+
+	if (iface->ifindex <= 0 || ntuple_obj(path) || !obj_iface(path, name)) /* ntuple rules go by ethtool */
+		return 1;
+	r = caad_inventory_iface_fate(a->sysroot, name, iface->ifindex, now);
+	if (r < 0)
+		return r;
+	return r == CAAD_IFACE_STILL_THERE;
+}
+
+static int entry_rename(struct journal_entry *e, const char *from, const char *to);
+
+/*
+ * An entry whose object is gone: its interface (by its ifindex) under
+ * another name now, renamed while caad did not follow (between two
+ * inventories, just before the exit's restore). Follows it: all, with
+ * every entry of that interface (caad_actuator_rename_iface(), which
+ * writes the journal again), else e alone (restores, which go entry by
+ * entry and write the journal at their end). Returns 1, to be tried again
+ * under the new name; 0 gone indeed; < 0 error.
+ */
+static int follow_ifindex(struct caad_actuator *a, struct journal_entry *e, bool all)
+{
+	char name[IF_NAMESIZE], now[IF_NAMESIZE];
+	int r;
+
+	if (e->ifindex <= 0 || !obj_iface(e->path, name) || !entry_of_iface(e, e->ifindex, name))
+		return 0;
+	r = caad_inventory_iface_fate(a->sysroot, name, e->ifindex, now);
+	if (r < 0)
+		return r;
+	if (r != CAAD_IFACE_RENAMED)
+		return 0;
+	log_notice("%s: interface %s (ifindex %d) is %s now, caad follows it", e->label, name, e->ifindex, now);
+	r = all ? caad_actuator_rename_iface(a, e->ifindex, name, now) : entry_rename(e, name, now);
+	return r < 0 ? r : 1;
+}
+
+/*
+ * A crash journal's object of interface ifindex `want` whose name is
+ * another device's now, or nobody's: under the name that device has now
+ * (renamed while caad was down), in *ret (a new string). 1 found, 0 not
+ * (gone, or not an interface's object), < 0 error.
+ */
+static int journal_follow(const char *obj, unsigned long want, char **ret)
+{
+	_cleanup_free_ char *root = NULL;
+	char name[IF_NAMESIZE], now[IF_NAMESIZE];
+	const char *at;
+	int r;
+
+	if (ntuple_obj(obj) || want == 0 || want > INT_MAX || !(at = obj_iface(obj, name)))
+		return 0;
+	root = strndup(obj, (size_t)(at - obj));
+	if (!root)
+		return -ENOMEM;
+	r = caad_inventory_iface_fate(root, name, (int)want, now);
+	if (r < 0)
+		return r;
+	if (r != CAAD_IFACE_RENAMED)
+		return 0;
+	if (asprintf(ret, "%s" SYS_NET "%s%s", root, now, at + strlen(SYS_NET) + strlen(name)) < 0)
+		return -ENOMEM;
+	return 1;
+}
+
 /* Puts e's original back: 0 done (or nothing to do), < 0 failed. */
 static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 {
@@ -1778,17 +1896,24 @@ static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 		return 0;
 	}
 
-	r = obj_read(e->path, &current);
-	if (gone(r)) {
-		log_info("%s: gone, nothing to restore", e->label);
-		return 0;
-	}
-	if (r >= 0 && held_by_others(a, e, current)) {
-		log_notice("%s: changed by someone else to \"%s\" since caad wrote it, leaving it", e->label, current);
-		return 0;
-	}
-	r = obj_write(e->path, e->original);
-	if (gone(r)) { /* since the read */
+	for (int tries = 0;; tries++) {
+		free(TAKE_PTR(current));
+		r = obj_read(e->path, &current);
+		if (r >= 0 && held_by_others(a, e, current)) {
+			log_notice("%s: changed by someone else to \"%s\" since caad wrote it, leaving it", e->label,
+			           current);
+			return 0;
+		}
+		if (!gone(r))
+			r = obj_write(e->path, e->original);
+		if (!gone(r))
+			break;
+		/* renamed since caad last looked (between two inventories, or
+		 * after the last one, at exit): restored under its new name */
+		if (tries == 0 && (r = follow_ifindex(a, e, false)) > 0)
+			continue;
+		if (r < 0 && !gone(r))
+			return log_error_errno(r, "%s: failed to restore \"%s\": %m", e->label, e->original);
 		log_info("%s: gone, nothing to restore", e->label);
 		return 0;
 	}
@@ -1923,6 +2048,7 @@ int caad_journal_restore(const char *journal_path)
 		return -ENOMEM;
 	/* line by line, blank ones counted: messages name the line an editor shows */
 	for (char *line = text, *next; line; line = next) {
+		_cleanup_free_ char *moved = NULL;
 		char *tab, *original, *idx;
 		unsigned long want = 0;
 
@@ -1965,6 +2091,24 @@ int caad_journal_restore(const char *journal_path)
 				continue;
 			}
 			r = journal_obj_ifindex(line);
+			/* gone, or the name another device's: renamed while caad
+			 * was down, perhaps (ifindex want under another name) */
+			if (r == -ENODEV || (r > 0 && (unsigned long)r != want)) {
+				int f = journal_follow(line, want, &moved);
+
+				if (f > 0) {
+					log_notice("%s: its interface (ifindex %lu) was renamed, restoring it as %s", line,
+					           want, moved);
+					line = moved;
+					r = (int)want;
+				} else if (f < 0) {
+					log_error_errno(f, "%s:%u: cannot tell where the device of %s went, not restored: %m",
+					                journal_path, lineno, line);
+					failed++;
+					keep_line(lf, line, original, idx);
+					continue;
+				}
+			}
 			if (r == -ENODEV) {
 				log_info("%s: gone, nothing to restore", line);
 				continue;
@@ -2117,40 +2261,52 @@ static char *replace_first(const char *s, const char *at, const char *from, cons
 	return ret;
 }
 
-int caad_actuator_rename_iface(struct caad_actuator *a, int ifindex, const char *from, const char *to)
+/* e, an entry of interface `from`, as one of `to`: its object (an
+ * interface's sysfs file, an ntuple rule; IRQs and kthreads do not go by
+ * the interface's name) and its label. */
+static int entry_rename(struct journal_entry *e, const char *from, const char *to)
 {
 	_cleanup_free_ char *sys_from = NULL, *sys_to = NULL, *nt_from = NULL, *nt_to = NULL, *lb_from = NULL,
 	                    *lb_to = NULL;
-	int n = 0;
+	const char *at;
+	char *path, *label;
 
-	if (asprintf(&sys_from, "/sys/class/net/%s/", from) < 0 || asprintf(&sys_to, "/sys/class/net/%s/", to) < 0 ||
+	if (asprintf(&sys_from, SYS_NET "%s/", from) < 0 || asprintf(&sys_to, SYS_NET "%s/", to) < 0 ||
 	    asprintf(&nt_from, NTUPLE_PREFIX "%s:", from) < 0 || asprintf(&nt_to, NTUPLE_PREFIX "%s:", to) < 0 ||
 	    asprintf(&lb_from, "%s ", from) < 0 || asprintf(&lb_to, "%s ", to) < 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < a->n_entries; i++) {
-		struct journal_entry *e = &a->entries[i];
-		const char *at;
-		char *path, *label;
+	if ((at = strstr(e->path, sys_from)))
+		path = replace_first(e->path, at, sys_from, sys_to);
+	else if (strncmp(e->path, nt_from, strlen(nt_from)) == 0)
+		path = replace_first(e->path, e->path, nt_from, nt_to);
+	else
+		path = strdup(e->path);
+	label = replace_first(e->label, e->label, lb_from, lb_to);
+	if (!path || !label) {
+		free(path);
+		free(label);
+		return -ENOMEM;
+	}
+	free(e->path);
+	free(e->label);
+	e->path = path;
+	e->label = label;
+	return 0;
+}
 
-		if (!entry_of_iface(e, ifindex, from))
+int caad_actuator_rename_iface(struct caad_actuator *a, int ifindex, const char *from, const char *to)
+{
+	_cleanup_free_ char *sys_from = NULL;
+	int n = 0, r;
+
+	if (asprintf(&sys_from, SYS_NET "%s/", from) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n_entries; i++) {
+		if (!entry_of_iface(&a->entries[i], ifindex, from))
 			continue;
-		/* IRQs and kthreads do not go by the interface's name */
-		if ((at = strstr(e->path, sys_from)))
-			path = replace_first(e->path, at, sys_from, sys_to);
-		else if (strncmp(e->path, nt_from, strlen(nt_from)) == 0)
-			path = replace_first(e->path, e->path, nt_from, nt_to);
-		else
-			path = strdup(e->path);
-		label = replace_first(e->label, e->label, lb_from, lb_to);
-		if (!path || !label) {
-			free(path);
-			free(label);
-			return -ENOMEM;
-		}
-		free(e->path);
-		free(e->label);
-		e->path = path;
-		e->label = label;
+		r = entry_rename(&a->entries[i], from, to);
+		if (r < 0)
+			return r;
 		n++;
 	}
 	return forget_paths(a, sys_from, n);

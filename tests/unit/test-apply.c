@@ -1550,6 +1550,98 @@ static void test_rename_swap(void **state)
 	assert_false(exists(fx->journal));
 }
 
+/*
+ * Renamed while caad did not follow (after the last inventory, before
+ * the exit's restore; or while caad was down): found by its ifindex and
+ * restored under its name now, not dropped as gone. A name another
+ * device took since is left alone.
+ */
+static void test_restore_follows_rename(void **state)
+{
+	struct fixture *fx = *state;
+	struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *vb = path_in(fx->root, "sys/class/net/vb"), *vz = path_in(fx->root, "sys/class/net/vz"),
+	                    *vy = path_in(fx->root, "sys/class/net/vy");
+	struct caad_setting s[] = { rps(0, "0"), irq(101, 0, "0") };
+	struct caad_plan plan = PLAN(s);
+	char lines[8][512];
+
+	/* at exit: every entry of the interface follows, the IRQ's stays */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_int_equal(rename(vb, vz), 0);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, "sys/class/net/vz/queues/rx-0/rps_cpus", "0\n");
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_int_equal(caad_actuator_n_changed(a), 0);
+	assert_false(exists(fx->journal));
+	caad_actuator_free(a);
+
+	/* after a crash: the journal's line follows, and the name's new
+	 * device (ifindex 9) is not written */
+	assert_int_equal(rename(vz, vb), 0);
+	a = actuator(fx->root, fx->journal, false);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	caad_actuator_free(a); /* "crash" */
+	assert_int_equal(rename(vb, vz), 0);
+	write_file(fx->root, "sys/class/net/vb/ifindex", "9\n");
+	write_file(fx->root, RX0, "1\n");
+	assert_int_equal(caad_journal_restore(fx->journal), 2);
+	assert_content(fx->root, "sys/class/net/vz/queues/rx-0/rps_cpus", "0\n");
+	assert_content(fx->root, RX0, "1\n"); /* the other device's */
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_false(exists(fx->journal));
+
+	/* while running: a write to a journaled object of a renamed
+	 * interface fails, and its entry follows (restored at exit) */
+	assert_int_equal(rename(vb, vy), 0);
+	assert_int_equal(rename(vz, vb), 0);
+	a = actuator(fx->root, fx->journal, false);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	struct caad_setting s2[] = { rps(0, "1") };
+	struct caad_plan plan2 = PLAN(s2);
+	fault_set("vb/queues/rx-0/rps_cpus", 0, 1);
+	fault.vanish = true; /* stands for the rename: unlinked just before the write */
+	write_file(fx->root, "sys/class/net/vz/ifindex", "2\n");
+	write_file(fx->root, "sys/class/net/vz/queues/rx-0/rps_cpus", "1\n");
+	write_file(fx->root, "sys/class/net/vb/ifindex", "8\n");
+	(void)caad_actuator_apply(a, fx->inv, &plan2);
+	assert_int_equal(fault.calls, 1);
+	fault_set(NULL, 0, 0);
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 2);
+	assert_true(journal_has(lines, 2, fx, "sys/class/net/vz/queues/rx-0/rps_cpus", "0"));
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, "sys/class/net/vz/queues/rx-0/rps_cpus", "0\n");
+	caad_actuator_free(a);
+}
+
+/*
+ * Two interfaces swapped names after the inventory: nothing is written or
+ * journaled under a name that is another device's now (its value would
+ * be journaled with the other's ifindex and restored onto neither).
+ */
+static void test_apply_name_swapped(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	char *names[] = { "vb", "vx" };
+	struct caad_setting s[] = { rps(0, "1") };
+	struct caad_plan plan = PLAN(s);
+
+	write_file(fx->root, "sys/class/net/vx/ifindex", "3\n");
+	write_file(fx->root, "sys/class/net/vx/queues/rx-0/rps_cpus", "3\n");
+	assert_int_equal(caad_inventory_load(fx->root, names, 2, &inv), 0);
+	/* vb is ifindex 3 now, vx ifindex 2 */
+	write_file(fx->root, "sys/class/net/vb/ifindex", "3\n");
+	write_file(fx->root, "sys/class/net/vx/ifindex", "2\n");
+	(void)caad_actuator_apply(a, inv, &plan);
+	assert_content(fx->root, RX0, "0\n");
+	assert_content(fx->root, "sys/class/net/vx/queues/rx-0/rps_cpus", "3\n");
+	assert_int_equal(caad_actuator_n_changed(a), 0);
+	assert_false(exists(fx->journal));
+	assert_true(caad_actuator_wants(a) & CAAD_ACTUATOR_WANT_INVENTORY);
+}
+
 /* Crash recovery: the journal of an actuator that never restored. */
 static void test_journal_restore_after_crash(void **state)
 {
@@ -2288,6 +2380,31 @@ static void test_rfs_restore(void **state)
 	caad_actuator_free(a);
 }
 
+/* The global table is no interface's, even one called RFS (its label
+ * starts "RFS "): forgetting or renaming that interface keeps it. */
+static void test_rfs_table_of_no_iface(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	char *names[] = { "RFS" };
+	struct caad_setting s[] = { rfs(CAAD_SETTING_RFS_TABLE, 0, 32768) };
+	struct caad_plan plan = PLAN(s);
+	char was[IF_NAMESIZE];
+
+	write_file(fx->root, "sys/class/net/RFS/ifindex", "4\n");
+	write_file(fx->root, "sys/class/net/RFS/queues/rx-0/rps_cpus", "0\n");
+	write_file(fx->root, RFS_TABLE, "0\n");
+	assert_int_equal(caad_inventory_load(fx->root, names, 1, &inv), 0);
+	assert_int_equal(caad_actuator_apply(a, inv, &plan), 1);
+	assert_int_equal(caad_actuator_rename_iface(a, 4, "RFS", "vq"), 0);
+	assert_int_equal(caad_actuator_journaled_name(a, 4, "vq", was), 0);
+	assert_int_equal(caad_actuator_forget_iface(a, 4, "RFS"), 0);
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RFS_TABLE, "0\n");
+}
+
 /* A queue's RFS table goes with the queue (all or nothing); the global
  * table goes alone: refused, the queues stay steered. */
 static void test_rfs_refused(void **state)
@@ -2818,6 +2935,8 @@ int main(void)
 		T(test_kthread_pid_reused),
 		T(test_rename_iface),
 		T(test_rename_swap),
+		T(test_restore_follows_rename),
+		T(test_apply_name_swapped),
 		T(test_journal_restore_after_crash),
 		T(test_journal_restore_other_device),
 		T(test_journal_restore_malformed),
@@ -2834,6 +2953,7 @@ int main(void)
 		T(test_rfs_values),
 		T(test_rfs_restore),
 		T(test_rfs_refused),
+		T(test_rfs_table_of_no_iface),
 		TN(test_ntuple_spec),
 		TN(test_ntuple_delete),
 		TN(test_ntuple_lines_limited),
