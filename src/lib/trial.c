@@ -302,20 +302,11 @@ static bool out_of_noise(const struct caad_trial_params *p, double low)
 	return !p->confidence_pct || low > 1;
 }
 
-/*
- * Of two alternatives that both beat the prior: whether c is the better
- * one than w. Goodput ratios within the margin of each other are a tie,
- * as a turn within the margin is, and the bytes per CPU-second decide it
- * (where both are known); else the higher goodput ratio.
- */
-static bool better_alternative(double margin, const struct caad_trial_score *c, const struct caad_trial_score *w)
+/* Two goodput ratios within the margin of each other: a tie, as a turn
+ * within the margin is. */
+static bool goodput_tie(double margin, const struct caad_trial_score *c, const struct caad_trial_score *w)
 {
-	bool tie = c->goodput_ratio < w->goodput_ratio * (1 + margin) &&
-	           w->goodput_ratio < c->goodput_ratio * (1 + margin);
-
-	if (tie && c->efficiency_ratio > 0 && w->efficiency_ratio > 0 && c->efficiency_ratio != w->efficiency_ratio)
-		return c->efficiency_ratio > w->efficiency_ratio;
-	return c->goodput_ratio > w->goodput_ratio;
+	return c->goodput_ratio < w->goodput_ratio * (1 + margin) && w->goodput_ratio < c->goodput_ratio * (1 + margin);
 }
 
 int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial_sample *samples, size_t n,
@@ -323,8 +314,8 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 {
 	_cleanup_free_ double *a = NULL, *b = NULL, *w = NULL;
 	double margin = p->margin_pct / 100.0, eff_loss = p->eff_loss_pct / 100.0;
-	bool won[CAAD_TRIAL_MAX_CANDS] = {};
-	unsigned tied = 0;
+	bool won[CAAD_TRIAL_MAX_CANDS] = {}, won_by_goodput[CAAD_TRIAL_MAX_CANDS] = {};
+	unsigned top = 0, tied;
 
 	if (n_cands < 1 || n_cands > CAAD_TRIAL_MAX_CANDS)
 		return -EINVAL;
@@ -353,16 +344,29 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 		                held(p, s->pairs, s->efficiency_behind) && out_of_noise(p, s->efficiency_low) &&
 		                s->goodput_ratio >= 1;
 		won[c] = by_goodput || by_efficiency;
-		if (won[c] && (!ret->winner || better_alternative(margin, s, &ret->scores[ret->winner]))) {
-			ret->winner = c;
-			ret->by_efficiency = !by_goodput;
-		}
+		won_by_goodput[c] = by_goodput;
+		if (won[c] && (!top || s->goodput_ratio > ret->scores[top].goodput_ratio))
+			top = c;
 	}
-	/* one that won too, with more goodput: the winner's bytes per CPU-second beat it */
-	for (unsigned c = 1; ret->winner && c < n_cands; c++)
-		if (won[c] && ret->scores[c].goodput_ratio > ret->scores[ret->winner].goodput_ratio &&
-		    (!tied || ret->scores[c].goodput_ratio > ret->scores[tied].goodput_ratio))
-			tied = c;
+	/*
+	 * Of the alternatives that won, the fastest, unless one as fast within
+	 * the margin of it (a tie) has more bytes per CPU-second (where both
+	 * are known). Each is measured against the fastest, not against the
+	 * one before it: so the order of the candidates does not matter, and
+	 * no chain of ties within the margin ends further than the margin
+	 * below the fastest.
+	 */
+	ret->winner = top;
+	for (unsigned c = 1; top && c < n_cands; c++) {
+		const struct caad_trial_score *s = &ret->scores[c], *lead = &ret->scores[ret->winner];
+
+		if (won[c] && c != top && goodput_tie(margin, s, &ret->scores[top]) && s->efficiency_ratio > 0 &&
+		    lead->efficiency_ratio > 0 && s->efficiency_ratio > lead->efficiency_ratio)
+			ret->winner = c;
+	}
+	ret->by_efficiency = ret->winner && !won_by_goodput[ret->winner];
+	/* the fastest, where the winner's bytes per CPU-second beat it */
+	tied = ret->winner != top ? top : 0;
 
 	if (ret->winner) {
 		const struct caad_trial_score *s = &ret->scores[ret->winner];

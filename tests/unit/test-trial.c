@@ -457,6 +457,37 @@ static void test_tied_alternatives_by_efficiency(void **state)
 	assert_non_null(strstr(res.reason, "candidate 2 won too"));
 }
 
+/*
+ * Ties are measured against the fastest alternative, not chained: 1.13x
+ * ties 1.16x and 1.105x ties 1.13x, but 1.105x is more than the margin
+ * below 1.16x. The most efficient of those within the margin of the
+ * fastest wins, in whatever order the candidates come.
+ */
+static void test_tied_alternatives_not_chained(void **state)
+{
+	static const double fig[3][2] = { { 11.6, 1.16 }, { 11.3, 1.0273 }, { 11.05, 0.9208 } };
+	struct caad_trial_params p = params();
+	struct caad_trial_sample s[24];
+	struct caad_trial_result res;
+
+	for (unsigned order = 0; order < 2; order++) {
+		for (unsigned r = 0; r < 6; r++) {
+			s[4 * r] = sample(r, 0, 10, 1);
+			for (unsigned c = 0; c < 3; c++) {
+				const double *f = fig[order ? 2 - c : c];
+
+				s[4 * r + 1 + c] = sample(r, 1 + c, f[0], f[1]);
+			}
+		}
+		assert_int_equal(caad_trial_decide(&p, s, 24, 4, &res), 0);
+		assert_int_equal(res.winner, 2); /* 1.13x at 1.10x bytes per CPU-second */
+		assert_float_equal(res.scores[res.winner].goodput_ratio, 1.13, 0.001);
+		assert_false(res.by_efficiency);
+		assert_non_null(strstr(res.reason, order ? "candidate 3 won too" : "candidate 1 won too"));
+		assert_non_null(strstr(res.reason, "(1.160x)"));
+	}
+}
+
 /* ---- the schedule and the end of a trial -------------------------------- */
 
 static const struct caad_trial_cand cands2[] = { { 0, CAAD_RELATION_PEER_CORE_SAME_LLC },
@@ -950,6 +981,7 @@ int main(void)
 		cmocka_unit_test(test_efficiency_win),
 		cmocka_unit_test(test_three_candidates_and_too_few_rounds),
 		cmocka_unit_test(test_tied_alternatives_by_efficiency),
+		cmocka_unit_test(test_tied_alternatives_not_chained),
 		cmocka_unit_test(test_drift_cancels),
 		cmocka_unit_test(test_schedule_interleaves),
 		cmocka_unit_test(test_every_turn_after_a_move),
