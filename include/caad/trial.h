@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "caad/topology.h"
+#include "caad/verdict.h"
 
 #define CAAD_TRIAL_MAX_CANDS 4
 
@@ -62,6 +63,40 @@ struct caad_trial_cand {
 	int cpu;
 	enum caad_relation relation; /* to the consumer's CPU */
 };
+
+/*
+ * The CPU with relation rel to a consumer on CPU c that caad may use
+ * (usable: online, allowed, not isolated; not in banned): c itself for
+ * SAME_CORE, its first such SMT sibling for SMT_SIBLING. -1 where there is
+ * none, and for any other relation (the prior's, which the planner's rules
+ * give).
+ */
+int caad_trial_cpu_for_relation(const struct caad_topology *t, const struct caad_cpumask *banned, int c,
+                                enum caad_relation rel);
+
+/*
+ * The candidates of a trial of a flow whose consumer is on CPU c and whose
+ * prior (the rules' target) is prior_cpu, into cands: the prior first; the
+ * consumer's own CPU and its SMT sibling, each where caad may use it
+ * (caad_trial_cpu_for_relation()); with host, the host's own steering
+ * (cpu CAAD_OVERRIDE_HOST). Returns how many (<= CAAD_TRIAL_MAX_CANDS).
+ */
+unsigned caad_trial_candidates(const struct caad_topology *t, const struct caad_cpumask *banned, int c,
+                               int prior_cpu, bool host, struct caad_trial_cand *cands);
+
+/* caad_trial_verdict_cpu(): the planner's rules place the flow */
+#define CAAD_TRIAL_RULES (-2)
+
+/*
+ * Where verdict v puts a flow of its application whose consumer is on CPU
+ * c: a CPU (the relation it names, to c); CAAD_OVERRIDE_HOST, the host's
+ * own steering; CAAD_TRIAL_RULES where the prior stood (its relation is
+ * the one the rules chose then, which they choose again now: an SMT
+ * sibling only where no peer core was free, and AllowSMTSibling= allowed
+ * it), or where no CPU with its relation is one caad may use.
+ */
+int caad_trial_verdict_cpu(const struct caad_verdict *v, const struct caad_topology *t,
+                           const struct caad_cpumask *banned, int c);
 
 /* Per candidate: the figures of the decision. The prior (0) has ratios 1. */
 struct caad_trial_score {

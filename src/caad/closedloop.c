@@ -273,27 +273,6 @@ static bool consumer_unpinned(const struct daemon *d, const struct caad_flow *f)
 	return caad_cpumask_count(&allowed) != 1;
 }
 
-/* The CPU that has relation rel to the consumer's CPU c, for a verdict: -1
- * when the relation is the prior's (the planner's rules give it) or there is none. */
-static int cpu_for_relation(const struct daemon *d, int c, enum caad_relation rel)
-{
-	const struct caad_topology *t = d->topo;
-
-	/* a consumer CPU the topology does not know (an XML of another
-	 * host, a CPU come online since) has no relation to anything */
-	if (c < 0 || (unsigned)c >= t->n_cpus || !t->cpus[c].present || t->cpus[c].core < 0)
-		return -1;
-	if (rel == CAAD_RELATION_SAME_CORE)
-		return c;
-	if (rel != CAAD_RELATION_SMT_SIBLING)
-		return -1;
-	CAAD_CPUMASK_FOREACH(cpu, &t->cores[t->cpus[c].core].cpus)
-		if (cpu != c && caad_cpumask_test(&t->usable, (unsigned)cpu) &&
-		    !caad_cpumask_test(&d->config.policy.banned, (unsigned)cpu))
-			return cpu;
-	return -1;
-}
-
 static bool in_cooldown(struct closed_loop *cl, const char *iface, const char *comm, uint64_t now_ns)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(cl->cooldown); i++)
@@ -483,21 +462,12 @@ static bool steered_by_other(const struct caad_plan *plan, const struct caad_dec
 static unsigned candidates(const struct daemon *d, int c, int prior_cpu, const struct caad_decision *dec,
                            struct caad_trial_cand *cands)
 {
-	const struct caad_topology *t = d->topo;
-	unsigned n = 0;
-	int sib;
-
-	cands[n++] = (struct caad_trial_cand){ prior_cpu, caad_topology_relation(t, (unsigned)c, (unsigned)prior_cpu) };
-	if (!caad_cpumask_test(&d->config.policy.banned, (unsigned)c) && c != prior_cpu)
-		cands[n++] = (struct caad_trial_cand){ c, CAAD_RELATION_SAME_CORE };
-	sib = cpu_for_relation(d, c, CAAD_RELATION_SMT_SIBLING);
-	if (sib >= 0 && sib != prior_cpu)
-		cands[n++] = (struct caad_trial_cand){ sib, CAAD_RELATION_SMT_SIBLING };
 	/* hands off: does caad's steering beat what the host does itself? Not
 	 * for a flow an ntuple rule moves: the rule would go with each such
 	 * turn, and the flow come back on a queue another flow's steering holds */
-	if (d->config.trial_host && !dec->ntuple)
-		cands[n++] = (struct caad_trial_cand){ CAAD_OVERRIDE_HOST, CAAD_RELATION_HOST_STEERING };
+	unsigned n = caad_trial_candidates(d->topo, &d->config.policy.banned, c, prior_cpu,
+	                                   d->config.trial_host && !dec->ntuple, cands);
+
 	assert(n <= CAAD_TRIAL_MAX_CANDS);
 	return n;
 }
@@ -623,11 +593,8 @@ static int turn_cpu(const struct daemon *d, const struct trial_record *rec, unsi
 		return c->cpu;
 	if (cand == 0)
 		return TURN_RULES;
-	int cpu = cpu_for_relation(d, rec->consumer_now, c->relation);
-	if (cpu < 0 || !caad_cpumask_test(&d->topo->usable, (unsigned)cpu) ||
-	    caad_cpumask_test(&d->config.policy.banned, (unsigned)cpu))
-		return TURN_NONE;
-	return cpu;
+	int cpu = caad_trial_cpu_for_relation(d->topo, &d->config.policy.banned, rec->consumer_now, c->relation);
+	return cpu < 0 ? TURN_NONE : cpu;
 }
 
 /* Advance the running trial; its turn's placement becomes an override. */
@@ -712,23 +679,22 @@ static int reuse_verdicts(struct daemon *d, const struct caad_flow *flows, size_
 		iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver));
 		v = caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, consumer_unpinned(d, f), now_sec,
 		                       d->config.verdict_max_age_sec);
-		bool host = v && v->relation == CAAD_RELATION_HOST_STEERING;
-		if (!v || (host && !d->config.trial_host))
+		if (!v)
+			continue;
+		cpu = caad_trial_verdict_cpu(v, d->topo, &d->config.policy.banned, f->consumer_cpu);
+		bool host = cpu == CAAD_OVERRIDE_HOST;
+		if (host && !d->config.trial_host)
 			continue; /* TryHostSteering=no: the rules place it, the verdict is kept */
-		/* a same-core verdict names the consumer's CPU even where it is
-		 * banned or not usable: the planner drops such an override
-		 * (find_override()) and its rules place the flow */
-		cpu = host ? CAAD_OVERRIDE_HOST : cpu_for_relation(d, f->consumer_cpu, v->relation);
 		if (!announced(cl, f->id)) {
 			char tuple[128];
 			caad_flow_format_tuple(f, tuple, sizeof(tuple));
 			log_info("Flow %s (%s on %s, consumer %s) takes the verdict of trial %u without a trial of its own: "
 			         "%s%s", tuple, f->comm, ifc->name, v->unpinned ? "not pinned" : "pinned", v->trial,
 			         caad_relation_to_string(v->relation),
-			         cpu < 0 && !host ? " (the rules' placement)" : "");
+			         cpu == CAAD_TRIAL_RULES ? " (the rules' placement)" : "");
 			cl->reused++;
 		}
-		if (cpu < 0 && !host)
+		if (cpu == CAAD_TRIAL_RULES)
 			continue; /* the rules' placement won: nothing to change */
 		r = add_override(cl, f->id, cpu, "verdict of trial %u for %s on %s: %s (goodput %.3fx the prior's)",
 		                 v->trial, f->comm, ifc->name, caad_relation_to_string(v->relation), v->goodput_ratio);

@@ -10,9 +10,61 @@
 #include <string.h>
 
 #include "caad/macro.h"
+#include "caad/plan.h"
 #include "caad/trial.h"
 
 #define NSEC_PER_MSEC UINT64_C(1000000)
+
+int caad_trial_cpu_for_relation(const struct caad_topology *t, const struct caad_cpumask *banned, int c,
+                                enum caad_relation rel)
+{
+	/* a consumer CPU the topology does not know (an XML of another
+	 * host, a CPU come online since) has no relation to anything */
+	if (c < 0 || (unsigned)c >= t->n_cpus || !t->cpus[c].present || t->cpus[c].core < 0)
+		return -1;
+	if (rel == CAAD_RELATION_SAME_CORE)
+		return caad_cpumask_test(&t->usable, (unsigned)c) && !caad_cpumask_test(banned, (unsigned)c) ? c : -1;
+	if (rel != CAAD_RELATION_SMT_SIBLING)
+		return -1;
+	CAAD_CPUMASK_FOREACH(cpu, &t->cores[t->cpus[c].core].cpus)
+		if (cpu != c && caad_cpumask_test(&t->usable, (unsigned)cpu) && !caad_cpumask_test(banned, (unsigned)cpu))
+			return cpu;
+	return -1;
+}
+
+unsigned caad_trial_candidates(const struct caad_topology *t, const struct caad_cpumask *banned, int c,
+                               int prior_cpu, bool host, struct caad_trial_cand *cands)
+{
+	unsigned n = 0;
+	int cpu;
+
+	cands[n++] = (struct caad_trial_cand){ prior_cpu, caad_topology_relation(t, (unsigned)c, (unsigned)prior_cpu) };
+	/* the consumer's own CPU only where caad may steer to it: one that is
+	 * isolated, offline or outside caad's CPUs would be dropped by the
+	 * planner, and each trial abort at its first turn */
+	cpu = caad_trial_cpu_for_relation(t, banned, c, CAAD_RELATION_SAME_CORE);
+	if (cpu >= 0 && cpu != prior_cpu)
+		cands[n++] = (struct caad_trial_cand){ cpu, CAAD_RELATION_SAME_CORE };
+	cpu = caad_trial_cpu_for_relation(t, banned, c, CAAD_RELATION_SMT_SIBLING);
+	if (cpu >= 0 && cpu != prior_cpu)
+		cands[n++] = (struct caad_trial_cand){ cpu, CAAD_RELATION_SMT_SIBLING };
+	if (host)
+		cands[n++] = (struct caad_trial_cand){ CAAD_OVERRIDE_HOST, CAAD_RELATION_HOST_STEERING };
+	return n;
+}
+
+int caad_trial_verdict_cpu(const struct caad_verdict *v, const struct caad_topology *t,
+                           const struct caad_cpumask *banned, int c)
+{
+	int cpu;
+
+	if (v->kept_prior)
+		return CAAD_TRIAL_RULES;
+	if (v->relation == CAAD_RELATION_HOST_STEERING)
+		return CAAD_OVERRIDE_HOST;
+	cpu = caad_trial_cpu_for_relation(t, banned, c, v->relation);
+	return cpu >= 0 ? cpu : CAAD_TRIAL_RULES;
+}
 
 void caad_trial_params_init(struct caad_trial_params *p)
 {

@@ -16,7 +16,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "caad/cpumask.h"
 #include "caad/macro.h"
+#include "caad/plan.h"
 #include "caad/sysfs.h"
 #include "caad/trial.h"
 #include "caad/verdict.h"
@@ -486,6 +488,96 @@ static void test_tied_alternatives_not_chained(void **state)
 		assert_non_null(strstr(res.reason, order ? "candidate 3 won too" : "candidate 1 won too"));
 		assert_non_null(strstr(res.reason, "(1.160x)"));
 	}
+}
+
+/* ---- candidates and verdicts' placements --------------------------------- */
+
+/* One package, one L3, four cores of two PUs: core k holds CPUs 2k, 2k+1. */
+static struct caad_topology *four_cores(void)
+{
+	struct caad_topology *t = NULL;
+
+	assert_int_equal(caad_topology_load_synthetic("package:1 l3:1 core:4 pu:2", &t), 0);
+	assert_int_equal(t->cpus[2].core, t->cpus[3].core);
+	assert_int_not_equal(t->cpus[2].core, t->cpus[4].core);
+	return t;
+}
+
+/*
+ * The consumer's own CPU and its sibling are candidates only where caad
+ * may steer to them: a reader on an isolated (or offline, or disallowed)
+ * CPU would have its same-core turn dropped by the planner, and every
+ * trial abort at that turn.
+ */
+static void test_candidates(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = four_cores();
+	struct caad_trial_cand c[CAAD_TRIAL_MAX_CANDS];
+	struct caad_cpumask banned = {};
+
+	(void)state;
+	assert_int_equal(caad_trial_candidates(t, &banned, 2, 4, true, c), 4);
+	assert_int_equal(c[0].cpu, 4);
+	assert_int_equal(c[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_equal(c[1].cpu, 2);
+	assert_int_equal(c[1].relation, CAAD_RELATION_SAME_CORE);
+	assert_int_equal(c[2].cpu, 3);
+	assert_int_equal(c[2].relation, CAAD_RELATION_SMT_SIBLING);
+	assert_int_equal(c[3].cpu, CAAD_OVERRIDE_HOST);
+	assert_int_equal(c[3].relation, CAAD_RELATION_HOST_STEERING);
+	assert_int_equal(caad_trial_candidates(t, &banned, 2, 4, false, c), 3);
+
+	/* the sibling as the prior (no free peer core): not twice */
+	assert_int_equal(caad_trial_candidates(t, &banned, 2, 3, false, c), 2);
+	assert_int_equal(c[0].relation, CAAD_RELATION_SMT_SIBLING);
+	assert_int_equal(c[1].relation, CAAD_RELATION_SAME_CORE);
+
+	/* the reader's CPU isolated: no same-core turn */
+	caad_cpumask_clear(&t->usable, 2);
+	assert_int_equal(caad_trial_candidates(t, &banned, 2, 4, true, c), 3);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_not_equal(c[i].relation, CAAD_RELATION_SAME_CORE);
+	assert_int_equal(caad_trial_cpu_for_relation(t, &banned, 2, CAAD_RELATION_SAME_CORE), -1);
+	caad_cpumask_set(&t->usable, 2);
+
+	/* banned: the reader's CPU, then its sibling */
+	caad_cpumask_set(&banned, 2);
+	assert_int_equal(caad_trial_candidates(t, &banned, 2, 4, false, c), 2);
+	assert_int_equal(c[1].relation, CAAD_RELATION_SMT_SIBLING);
+	caad_cpumask_set(&banned, 3);
+	assert_int_equal(caad_trial_candidates(t, &banned, 2, 4, false, c), 1);
+	/* a CPU the topology does not know relates to nothing */
+	assert_int_equal(caad_trial_cpu_for_relation(t, &banned, 99, CAAD_RELATION_SAME_CORE), -1);
+	assert_int_equal(caad_trial_cpu_for_relation(t, &banned, -1, CAAD_RELATION_SMT_SIBLING), -1);
+}
+
+/*
+ * A verdict's placement for a later flow: where the prior stood, the
+ * rules place it, even where that prior was an SMT sibling (the rules
+ * chose it then for want of a free peer core, and may choose a peer now,
+ * or AllowSMTSibling=no may rule the sibling out since).
+ */
+static void test_verdict_cpu(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = four_cores();
+	struct caad_verdict v = { .relation = CAAD_RELATION_SMT_SIBLING, .kept_prior = true };
+	struct caad_cpumask banned = {};
+
+	(void)state;
+	assert_int_equal(caad_trial_verdict_cpu(&v, t, &banned, 2), CAAD_TRIAL_RULES);
+	v.kept_prior = false; /* the sibling won */
+	assert_int_equal(caad_trial_verdict_cpu(&v, t, &banned, 2), 3);
+	assert_int_equal(caad_trial_verdict_cpu(&v, t, &banned, 5), 4);
+	caad_cpumask_set(&banned, 3);
+	assert_int_equal(caad_trial_verdict_cpu(&v, t, &banned, 2), CAAD_TRIAL_RULES);
+	v.relation = CAAD_RELATION_SAME_CORE;
+	assert_int_equal(caad_trial_verdict_cpu(&v, t, &banned, 2), 2);
+	caad_cpumask_clear(&t->usable, 2);
+	assert_int_equal(caad_trial_verdict_cpu(&v, t, &banned, 2), CAAD_TRIAL_RULES);
+	v.relation = CAAD_RELATION_HOST_STEERING;
+	assert_int_equal(caad_trial_verdict_cpu(&v, t, &banned, 2), CAAD_OVERRIDE_HOST);
+	v.relation = CAAD_RELATION_PEER_CORE_SAME_LLC;
+	assert_int_equal(caad_trial_verdict_cpu(&v, t, &banned, 2), CAAD_TRIAL_RULES);
 }
 
 /* ---- the schedule and the end of a trial -------------------------------- */
@@ -982,6 +1074,8 @@ int main(void)
 		cmocka_unit_test(test_three_candidates_and_too_few_rounds),
 		cmocka_unit_test(test_tied_alternatives_by_efficiency),
 		cmocka_unit_test(test_tied_alternatives_not_chained),
+		cmocka_unit_test(test_candidates),
+		cmocka_unit_test(test_verdict_cpu),
 		cmocka_unit_test(test_drift_cancels),
 		cmocka_unit_test(test_schedule_interleaves),
 		cmocka_unit_test(test_every_turn_after_a_move),
