@@ -84,6 +84,22 @@ int caad_trial_cpu_for_relation(const struct caad_topology *t, const struct caad
 unsigned caad_trial_candidates(const struct caad_topology *t, const struct caad_cpumask *banned, int c,
                                int prior_cpu, bool host, struct caad_trial_cand *cands);
 
+/*
+ * The time on CPU of the NAPI kthreads that processed a trial's flow, as
+ * its counters take it: each from when the trial first read it, not its
+ * whole life (a kthread that first shows up mid-trial would put all of
+ * its past into one turn), and nothing across a read that failed.
+ */
+struct caad_trial_kthread {
+	uint32_t pid;     /* the kthread read last (0: none, or that read failed) */
+	uint64_t seen_ns; /* its time on CPU then */
+	uint64_t sum_ns;  /* the time counted so far */
+};
+
+/* The kthread pid (0: none known) read ns on CPU (0: could not be read):
+ * returns the time counted so far. */
+uint64_t caad_trial_kthread_ns(struct caad_trial_kthread *k, uint32_t pid, uint64_t ns);
+
 /* caad_trial_verdict_cpu(): the planner's rules place the flow */
 #define CAAD_TRIAL_RULES (-2)
 

@@ -169,7 +169,8 @@ static void cpu_times(const char *sysroot, uint64_t *steal_ns, uint64_t *total_n
 	*total_ns = total * (NSEC_PER_SEC / (uint64_t)hz);
 }
 
-static void read_counters(struct daemon *d, const struct caad_flow *f, struct caad_trial_counters *c)
+static void read_counters(struct daemon *d, struct trial_record *rec, const struct caad_flow *f,
+                          struct caad_trial_counters *c)
 {
 	const char *root = d->args->sysroot;
 
@@ -180,9 +181,9 @@ static void read_counters(struct daemon *d, const struct caad_flow *f, struct ca
 	};
 	/* the consumer's time from BPF (ProtectProc=invisible hides its /proc);
 	 * a NAPI kthread is root's and visible */
-	c->cpu_ns = caad_observer_thread_ns(d->observer) + caad_observer_net_rx_ns(d->observer);
-	if (f->proc_kthread)
-		c->cpu_ns += thread_cpu_ns(root, f->proc_kthread, f->proc_kthread);
+	c->cpu_ns = caad_observer_thread_ns(d->observer) + caad_observer_net_rx_ns(d->observer) +
+	            caad_trial_kthread_ns(&rec->kthread, f->proc_kthread,
+	                                  thread_cpu_ns(root, f->proc_kthread, f->proc_kthread));
 	cpu_times(root, &c->steal_ns, &c->total_ns);
 }
 
@@ -625,7 +626,7 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 		cl->current->consumer_moves++;
 		cl->current->consumer_now = f->consumer_cpu;
 	}
-	read_counters(d, f, &c);
+	read_counters(d, cl->current, f, &c);
 	cand = caad_trial_step(t, now_ns, &c);
 	if (t->state == CAAD_TRIAL_RUNNING) {
 		cl->turn_cpu = turn_cpu(d, cl->current, cand);

@@ -33,6 +33,7 @@ struct trial_record {
 	bool unpinned;            /* its consumer may run on more than one CPU (see consumer_unpinned()) */
 	uint64_t started_sec;     /* CLOCK_REALTIME */
 	uint64_t rate_bps;        /* when it started */
+	struct caad_trial_kthread kthread; /* its NAPI kthreads' time, in its counters */
 };
 
 struct closed_loop {

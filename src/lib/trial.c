@@ -53,6 +53,15 @@ unsigned caad_trial_candidates(const struct caad_topology *t, const struct caad_
 	return n;
 }
 
+uint64_t caad_trial_kthread_ns(struct caad_trial_kthread *k, uint32_t pid, uint64_t ns)
+{
+	if (pid && ns && pid == k->pid && ns >= k->seen_ns)
+		k->sum_ns += ns - k->seen_ns;
+	k->pid = ns ? pid : 0;
+	k->seen_ns = ns;
+	return k->sum_ns;
+}
+
 int caad_trial_verdict_cpu(const struct caad_verdict *v, const struct caad_topology *t,
                            const struct caad_cpumask *banned, int c)
 {

@@ -580,6 +580,31 @@ static void test_verdict_cpu(void **state)
 	assert_int_equal(caad_trial_verdict_cpu(&v, t, &banned, 2), CAAD_TRIAL_RULES);
 }
 
+/*
+ * A NAPI kthread's time counts from when the trial first reads it: one
+ * that shows up mid-trial does not put its whole life into that turn, a
+ * failed read neither drops the counter nor puts its gap into the next
+ * turn, and another kthread starts from its own first read.
+ */
+static void test_kthread_time(void **state)
+{
+	struct caad_trial_kthread k = {};
+
+	(void)state;
+	assert_int_equal(caad_trial_kthread_ns(&k, 0, 0), 0);
+	assert_int_equal(caad_trial_kthread_ns(&k, 77, 5000000000), 0); /* 5 s before the trial saw it */
+	assert_int_equal(caad_trial_kthread_ns(&k, 77, 5000000300), 300);
+	assert_int_equal(caad_trial_kthread_ns(&k, 77, 0), 300);          /* not read */
+	assert_int_equal(caad_trial_kthread_ns(&k, 77, 5000009000), 300); /* counted again from here */
+	assert_int_equal(caad_trial_kthread_ns(&k, 77, 5000009100), 400);
+	assert_int_equal(caad_trial_kthread_ns(&k, 78, 9000000000), 400); /* another kthread */
+	assert_int_equal(caad_trial_kthread_ns(&k, 78, 9000000050), 450);
+	assert_int_equal(caad_trial_kthread_ns(&k, 0, 0), 450);           /* none now */
+	assert_int_equal(caad_trial_kthread_ns(&k, 78, 9000000080), 450);
+	assert_int_equal(caad_trial_kthread_ns(&k, 78, 100), 450);        /* a new kthread of that pid */
+	assert_int_equal(caad_trial_kthread_ns(&k, 78, 120), 470);
+}
+
 /* ---- the schedule and the end of a trial -------------------------------- */
 
 static const struct caad_trial_cand cands2[] = { { 0, CAAD_RELATION_PEER_CORE_SAME_LLC },
@@ -1076,6 +1101,7 @@ int main(void)
 		cmocka_unit_test(test_tied_alternatives_not_chained),
 		cmocka_unit_test(test_candidates),
 		cmocka_unit_test(test_verdict_cpu),
+		cmocka_unit_test(test_kthread_time),
 		cmocka_unit_test(test_drift_cancels),
 		cmocka_unit_test(test_schedule_interleaves),
 		cmocka_unit_test(test_every_turn_after_a_move),
