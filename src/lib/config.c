@@ -693,6 +693,14 @@ static bool line_ok(struct parse_ctx *ctx, char *p, size_t len, int max)
 		ctx_error(ctx, -EINVAL, "Invalid line '%s': expected Key=Value", p);
 		return false;
 	}
+	/* inih cuts a line at a ';' after whitespace: one in the key leaves
+	 * no '=' for it, which it would report only as the file's first error */
+	for (const char *q = p + 1; q < p + strcspn(p, "="); q++)
+		if (*q == ';' && strchr(WHITESPACE, q[-1])) {
+			ctx_error(ctx, -EINVAL, "Invalid line '%s': expected Key=Value (a ';' after whitespace starts a "
+			          "comment)", p);
+			return false;
+		}
 	if (*p == '=') {
 		ctx_error(ctx, -EINVAL, "Invalid line '%s': missing key before '='", p);
 		return false;
@@ -719,6 +727,10 @@ static char *read_line(char *str, int num, void *stream)
 	p = ctx->buf;
 	if ((size_t)n != strlen(p)) {
 		ctx_error(ctx, -EINVAL, "Invalid line: contains a NUL byte");
+		/* a section header: the keys after it belong to no section
+		 * caad knows, said once (as for any bad header) */
+		if (p[strspn(p, WHITESPACE)] == '[')
+			ctx->skip_keys = true;
 		str[0] = '\0';
 		return str;
 	}

@@ -678,6 +678,30 @@ static void test_parse_string(void **state)
 	if (!strstr(log, "nul.conf:2: Invalid line: contains a NUL byte"))
 		fail_msg("unexpected log:\n%s", log);
 	assert_int_equal(c.mode, CAAD_MODE_ENFORCE);
+
+	/* a NUL in a section header: its keys are that header's error, not
+	 * each one of the section before */
+	static const char header[] = "[Daemon]\nMode=observe\n[Trials]\0\nRounds=5\n";
+	free(log);
+	capture_begin(&cap, tmpdir);
+	assert_int_equal(caad_config_parse_string(&c, header, sizeof(header) - 1, "hdr.conf"), -EINVAL);
+	log = capture_end(&cap);
+	if (!strstr(log, "hdr.conf:3: Invalid line: contains a NUL byte") || count_lines(log) != 1)
+		fail_msg("unexpected log:\n%s", log);
+	caad_config_done(&c);
+}
+
+/* A ';' after whitespace in a key (inih takes it for a comment): its own
+ * error, also after another one (inih reports only its first). */
+static void test_parse_semicolon_in_key(void **state)
+{
+	struct caad_config c;
+	_cleanup_free_ char *path = NULL, *log = NULL;
+
+	caad_config_init(&c);
+	assert_int_equal(parse_string(&c, "[Daemon]\nMode=x\nMaxFlows ;c=5\nLogLevel=debug;x\n", &path, &log), -EINVAL);
+	if (count_lines(log) != 3 || !strstr(log, ":3: Invalid line 'MaxFlows ;c=5': expected Key=Value"))
+		fail_msg("unexpected log:\n%s", log);
 	caad_config_done(&c);
 }
 
@@ -888,6 +912,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_parse_file_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_string, setup, teardown),
+cmocka_unit_test_setup_teardown(test_parse_semicolon_in_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_explicit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_stack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_stack_errors, setup, teardown),
