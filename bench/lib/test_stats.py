@@ -185,6 +185,34 @@ class Pool(unittest.TestCase):
         a = self.source('a', 'd1', 7, [1e9])
         with self.assertRaises(SystemExit):
             self.pooled(a, a)
+        # nor a pooled dir again (its sources' own dates are inside it)
+        b = self.source('b', 'd2', 8, [2e9])
+        self.pooled(a, b)
+        other = os.path.join(self.tmp.name, 'other')
+        os.makedirs(other)
+        with self.assertRaises(SystemExit):
+            self.am.pool([os.path.join(self.tmp.name, 'out'), b], other)
+        # nor into one of its sources
+        with self.assertRaises(SystemExit):
+            self.am.pool([a, b], a)
+
+    def test_builds_that_ran_other_placements_do_not_pool(self):
+        a = self.source('a', 'd1', 7, [1e9], placement={'prior': {'accepted': True}, 'measure': {'accepted': True}})
+        b = self.source('b', 'd2', 8, [2e9], placement={'prior': {'accepted': True}, 'measure': {'accepted': False}})
+        with self.assertRaises(SystemExit):
+            self.pooled(a, b)
+
+    def test_bad_runs(self):
+        import json
+        a = self.source('a', 'd1', 7, [1e9])
+        b = self.source('b', 'd2', 8, [2e9])
+        with open(os.path.join(b, 'runs.json')) as f:
+            data = json.load(f)
+        data['runs'].append('not a run')
+        with open(os.path.join(b, 'runs.json'), 'w') as f:
+            json.dump(data, f)
+        with self.assertRaises(SystemExit):
+            self.pooled(a, b)
 
 
 if __name__ == '__main__':
