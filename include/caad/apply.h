@@ -51,8 +51,12 @@ int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *in
 /* Put back every original value this actuator changed and clear the journal. */
 int caad_actuator_restore(struct caad_actuator *a);
 /* Restore what a journal left by an earlier run records (crash recovery).
- * Returns the number of values restored; 0 when there is no journal. */
-int caad_journal_restore(const char *journal_path);
+ * With follow_renames (the journal is known to be of this boot: its
+ * ifindexes name the same devices still), a line whose interface is
+ * renamed since is restored under the name its ifindex has now; else it
+ * is skipped as gone. Returns the number of values restored; 0 when there
+ * is no journal. */
+int caad_journal_restore(const char *journal_path, bool follow_renames);
 /*
  * The runtime directory's journals (paths, n of them) belong to one boot
  * of the kernel, recorded in runtime_dir/boot_id. When that file names
@@ -66,10 +70,11 @@ int caad_journal_restore(const char *journal_path);
  * or not a boot id is replaced, and when this boot's id cannot be read the
  * record is removed (a later start that can read it restores).
  * This is the host kernel's boot, also under a --sysroot (a fake tree has
- * no boot of its own).
+ * no boot of its own). *ret_same_boot (may be NULL): whether the record
+ * named this boot, so that the journals are known to be of it.
  */
 int caad_journals_drop_other_boot(const char *runtime_dir, const char *boot_id_path, const char *const *journals,
-                                  size_t n);
+                                  size_t n, bool *ret_same_boot);
 /* Switch dry-run on or off (configuration reload). Turning it on restores
  * what was written so far. */
 int caad_actuator_set_dry_run(struct caad_actuator *a, bool dry_run);

@@ -1037,13 +1037,17 @@ int daemon_run(struct daemon *d)
 	/* A journal left by a crashed run comes first: put the host back,
 	 * and irqbalance's banned list; not one of an earlier boot (a
 	 * persistent --runtime-dir), which the reboot undid. */
-	r = caad_journals_drop_other_boot(a->runtime_dir, NULL, (const char *const[]){ journal, irqb_journal }, 2);
+	bool same_boot;
+	r = caad_journals_drop_other_boot(a->runtime_dir, NULL, (const char *const[]){ journal, irqb_journal }, 2,
+	                                  &same_boot);
 	if (r < 0)
 		return r;
 	r = caad_irqbalance_journal_restore(irqb_journal);
 	if (r < 0)
 		return r;
-	r = caad_journal_restore(journal);
+	/* a rename followed by ifindex only where the journal is known to be
+	 * of this boot: after a reboot an ifindex may name another device */
+	r = caad_journal_restore(journal, same_boot);
 	if (r < 0)
 		return r;
 	if (a->restore_only)

@@ -272,6 +272,8 @@ void caad_actuator_irq_exhausted(const struct caad_actuator *a, struct caad_cpum
 }
 
 static int journal_write(struct caad_actuator *a);
+/* follow_ifindex(): where an entry's interface is now */
+enum { FOLLOW_GONE, FOLLOW_RENAMED, FOLLOW_STILL };
 static int follow_ifindex(struct caad_actuator *a, struct journal_entry *e, bool all);
 static int iface_is(struct caad_actuator *a, const char *path, const struct caad_iface *iface);
 
@@ -1159,8 +1161,12 @@ static int give_back(struct caad_actuator *a, const struct caad_setting *s, cons
 		/* renamed since the inventory: the next one plans it under its
 		 * name now, with its entry */
 		r = follow_ifindex(a, e, true);
-		if (r != 0)
-			return MIN(r, 0);
+		if (r < 0)
+			return r;
+		if (r == FOLLOW_RENAMED) { /* the inventory again, to give it back under its name now */
+			a->wants |= CAAD_ACTUATOR_WANT_INVENTORY;
+			return 0;
+		}
 		log_info("%s: gone, nothing to give back", label);
 		entry_drop(a, e);
 		return 0;
@@ -1296,7 +1302,9 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 			a->wants |= CAAD_ACTUATOR_WANT_INVENTORY;
 			log_info("%s: %s is no longer ifindex %d, not written (the next inventory finds it)", label,
 			         iface->name, iface->ifindex);
-			return -ENODEV;
+			/* not "gone": what this apply wrote of the queue (its
+			 * IRQ, which goes by number) is put back */
+			return -ESTALE;
 		}
 		if (a->n_entries == a->cap_entries) {
 			size_t ncap = a->cap_entries ? a->cap_entries * 2 : 16;
@@ -1333,7 +1341,8 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		/* Nothing changed: a new entry goes again; a vanished object
 		 * takes its old one with it, unless its interface was only
 		 * renamed (then followed, to be restored under its new name) */
-		if (added || (setting_error_class(s->kind, r) == CAAD_ERROR_DEVICE_GONE && follow_ifindex(a, e, true) == 0))
+		if (added ||
+		    (setting_error_class(s->kind, r) == CAAD_ERROR_DEVICE_GONE && follow_ifindex(a, e, true) != FOLLOW_RENAMED))
 			entry_drop(a, e);
 		return r;
 	}
@@ -1829,13 +1838,15 @@ static int iface_is(struct caad_actuator *a, const char *path, const struct caad
 static int entry_rename(struct journal_entry *e, const char *from, const char *to);
 
 /*
- * An entry whose object is gone: its interface (by its ifindex) under
- * another name now, renamed while caad did not follow (between two
- * inventories, just before the exit's restore). Follows it: all, with
- * every entry of that interface (caad_actuator_rename_iface(), which
- * writes the journal again), else e alone (restores, which go entry by
- * entry and write the journal at their end). Returns 1, to be tried again
- * under the new name; 0 gone indeed; < 0 error.
+ * Where e's interface is now, by its ifindex, renamed perhaps while caad
+ * did not follow (between two inventories, just before the exit's
+ * restore; two interfaces may have swapped names). A rename is followed:
+ * all, with every entry of that interface (caad_actuator_rename_iface(),
+ * which writes the journal again), else e alone (the exit's restore, which
+ * goes entry by entry and writes the journal at its end). Returns
+ * FOLLOW_STILL (under its name still, or not an interface's object),
+ * FOLLOW_RENAMED (followed: e's object is under the new name now),
+ * FOLLOW_GONE (no device has its ifindex), or < 0 error.
  */
 static int follow_ifindex(struct caad_actuator *a, struct journal_entry *e, bool all)
 {
@@ -1843,15 +1854,15 @@ static int follow_ifindex(struct caad_actuator *a, struct journal_entry *e, bool
 	int r;
 
 	if (e->ifindex <= 0 || !obj_iface(e->path, name) || !entry_of_iface(e, e->ifindex, name))
-		return 0;
+		return FOLLOW_STILL;
 	r = caad_inventory_iface_fate(a->sysroot, name, e->ifindex, now);
 	if (r < 0)
 		return r;
 	if (r != CAAD_IFACE_RENAMED)
-		return 0;
+		return r == CAAD_IFACE_STILL_THERE ? FOLLOW_STILL : FOLLOW_GONE;
 	log_notice("%s: interface %s (ifindex %d) is %s now, caad follows it", e->label, name, e->ifindex, now);
 	r = all ? caad_actuator_rename_iface(a, e->ifindex, name, now) : entry_rename(e, name, now);
-	return r < 0 ? r : 1;
+	return r < 0 ? r : FOLLOW_RENAMED;
 }
 
 /*
@@ -1896,24 +1907,27 @@ static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 		return 0;
 	}
 
-	for (int tries = 0;; tries++) {
-		free(TAKE_PTR(current));
-		r = obj_read(e->path, &current);
-		if (r >= 0 && held_by_others(a, e, current)) {
-			log_notice("%s: changed by someone else to \"%s\" since caad wrote it, leaving it", e->label,
-			           current);
-			return 0;
-		}
-		if (!gone(r))
-			r = obj_write(e->path, e->original);
-		if (!gone(r))
-			break;
-		/* renamed since caad last looked (between two inventories, or
-		 * after the last one, at exit): restored under its new name */
-		if (tries == 0 && (r = follow_ifindex(a, e, false)) > 0)
-			continue;
-		if (r < 0 && !gone(r))
-			return log_error_errno(r, "%s: failed to restore \"%s\": %m", e->label, e->original);
+	/* its interface renamed since caad last looked (after the last
+	 * inventory): restored under its name now, and never onto another
+	 * device that has taken the old name */
+	r = follow_ifindex(a, e, false);
+	if (r < 0)
+		return log_error_errno(r, "%s: cannot tell where its interface is: %m", e->label);
+	if (r == FOLLOW_GONE) {
+		log_info("%s: gone, nothing to restore", e->label);
+		return 0;
+	}
+	r = obj_read(e->path, &current);
+	if (gone(r)) {
+		log_info("%s: gone, nothing to restore", e->label);
+		return 0;
+	}
+	if (r >= 0 && held_by_others(a, e, current)) {
+		log_notice("%s: changed by someone else to \"%s\" since caad wrote it, leaving it", e->label, current);
+		return 0;
+	}
+	r = obj_write(e->path, e->original);
+	if (gone(r)) { /* since the read */
 		log_info("%s: gone, nothing to restore", e->label);
 		return 0;
 	}
@@ -2026,7 +2040,7 @@ static void keep_line(FILE *f, const char *obj, const char *original, const char
 		fprintf(f, "%s\t%s\n", obj, original);
 }
 
-int caad_journal_restore(const char *journal_path)
+int caad_journal_restore(const char *journal_path, bool follow_renames)
 {
 	_cleanup_free_ char *text = NULL, *left = NULL;
 	FILE *lf;
@@ -2093,7 +2107,7 @@ int caad_journal_restore(const char *journal_path)
 			r = journal_obj_ifindex(line);
 			/* gone, or the name another device's: renamed while caad
 			 * was down, perhaps (ifindex want under another name) */
-			if (r == -ENODEV || (r > 0 && (unsigned long)r != want)) {
+			if (follow_renames && (r == -ENODEV || (r > 0 && (unsigned long)r != want))) {
 				int f = journal_follow(line, want, &moved);
 
 				if (f > 0) {
@@ -2206,11 +2220,14 @@ static int read_boot_id(const char *path, char *buf)
 }
 
 int caad_journals_drop_other_boot(const char *runtime_dir, const char *boot_id_path, const char *const *journals,
-                                  size_t n)
+                                  size_t n, bool *ret_same_boot)
 {
 	_cleanup_free_ char *mark = NULL;
 	char now[37 + 1], was[37];
 	int r, dropped = 0;
+
+	if (ret_same_boot)
+		*ret_same_boot = false;
 
 	if (!boot_id_path)
 		boot_id_path = "/proc/sys/kernel/random/boot_id";
@@ -2228,8 +2245,11 @@ int caad_journals_drop_other_boot(const char *runtime_dir, const char *boot_id_p
 		return 0;
 	}
 	r = read_boot_id(mark, was);
-	if (r == 0 && streq(was, now))
+	if (r == 0 && streq(was, now)) {
+		if (ret_same_boot)
+			*ret_same_boot = true;
 		return 0;
+	}
 	if (r == -EBADMSG)
 		log_warning("%s: not a boot id, ignored", mark);
 	else if (r < 0 && r != -ENOENT)

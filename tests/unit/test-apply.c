@@ -1139,7 +1139,7 @@ static void test_restore_failure_keeps_journal(void **state)
 	/* Next start: the file is back, the journal puts the original back. */
 	assert_int_equal(rmdir(irq101), 0);
 	write_file(fx->root, IRQ101, "0\n");
-	assert_int_equal(caad_journal_restore(fx->journal), (int)n);
+	assert_int_equal(caad_journal_restore(fx->journal, true), (int)n);
 	assert_content(fx->root, IRQ101, "1\n");
 	assert_content(fx->root, RX0, "0\n");
 	assert_false(exists(fx->journal));
@@ -1198,20 +1198,20 @@ static void test_journal_restore_keeps_failed_lines(void **state)
 	assert_true(asprintf(&text, "%s/%s\t0\n%s\t0\n", fx->root, RX1, dir) > 0);
 	write_file(fx->root, "run/journal", text);
 
-	assert_int_equal(caad_journal_restore(fx->journal), -EIO);
+	assert_int_equal(caad_journal_restore(fx->journal, true), -EIO);
 	assert_content(fx->root, RX1, "0\n");
 	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
 	assert_true(journal_has(lines, 1, fx, "proc/irq/103/smp_affinity_list", "0"));
 
 	/* the operator sets rx-1 meanwhile; the next attempt leaves it */
 	write_file(fx->root, RX1, "1\n");
-	assert_int_equal(caad_journal_restore(fx->journal), -EIO);
+	assert_int_equal(caad_journal_restore(fx->journal, true), -EIO);
 	assert_content(fx->root, RX1, "1\n");
 
 	/* the object is fixed: the journal is done */
 	assert_int_equal(rmdir(dir), 0);
 	write_file(fx->root, "proc/irq/103/smp_affinity_list", "1\n");
-	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 1);
 	assert_content(fx->root, "proc/irq/103/smp_affinity_list", "0\n");
 	assert_false(exists(fx->journal));
 }
@@ -1234,14 +1234,14 @@ static void test_journal_restore_managed_irq(void **state)
 	write_file(fx->root, "run/journal", text);
 
 	fault_set("irq/103/smp_affinity_list", -EIO, 0);
-	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 1);
 	assert_content(fx->root, RX1, "0\n");
 	assert_content(fx->root, "proc/irq/103/smp_affinity_list", "0-1\n");
 	assert_false(exists(fx->journal));
 
 	write_file(fx->root, "run/journal", text);
 	fault_set(RX1, -EIO, 0);
-	assert_int_equal(caad_journal_restore(fx->journal), -EIO);
+	assert_int_equal(caad_journal_restore(fx->journal, true), -EIO);
 	assert_content(fx->root, "proc/irq/103/smp_affinity_list", "1\n");
 	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
 	assert_true(journal_has(lines, 1, fx, RX1, "0"));
@@ -1270,7 +1270,7 @@ static void test_journal_irq_identity(void **state)
 	caad_actuator_free(a);
 	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
 	assert_string_equal(lines[0], want);
-	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 1);
 	assert_content(fx->root, IRQ101, "1\n");
 
 	/* another device's handlers on that number now: left as it is */
@@ -1278,7 +1278,7 @@ static void test_journal_irq_identity(void **state)
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
 	caad_actuator_free(a);
 	write_file(fx->root, "sys/kernel/irq/101/actions", "nvme0q3\n");
-	assert_int_equal(caad_journal_restore(fx->journal), 0);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 0);
 	assert_content(fx->root, IRQ101, "0\n");
 	assert_false(exists(fx->journal));
 
@@ -1289,7 +1289,7 @@ static void test_journal_irq_identity(void **state)
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
 	caad_actuator_free(a);
 	assert_int_equal(unlink(actions), 0);
-	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 1);
 	assert_content(fx->root, IRQ101, "1\n");
 }
 
@@ -1310,42 +1310,48 @@ static void test_journals_drop_other_boot(void **state)
 	write_file(fx->root, "run/journal", "/x\t1\n");
 	write_file(fx->root, "run/irqbalance", "/s\tNONE\n");
 
-	/* no boot recorded (a first start, an older caad's journal): kept, this boot recorded */
-	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 2), 0);
+	bool same = true;
+
+	/* no boot recorded (a first start, an older caad's journal): kept, this
+	 * boot recorded; not known to be of this boot */
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 2, &same), 0);
+	assert_false(same);
 	assert_true(exists(fx->journal) && exists(irqb));
 	assert_content(fx->root, "run/boot_id", "b3e82d90-b8c9-4388-bc48-42a1ef2f4b38\n");
 
-	/* the same boot: kept */
-	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 2), 0);
+	/* the same boot: kept, and known to be of it */
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 2, &same), 0);
+	assert_true(same);
 	assert_true(exists(fx->journal) && exists(irqb));
 
 	/* the host restarted: both removed, the new boot recorded */
 	write_file(fx->top, "boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
-	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 2), 2);
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 2, &same), 2);
+	assert_false(same);
 	assert_false(exists(fx->journal));
 	assert_false(exists(irqb));
 	assert_content(fx->root, "run/boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
 	/* and none there to remove: nothing to do, not an error */
 	write_file(fx->top, "boot_id", "b3e82d90-b8c9-4388-bc48-42a1ef2f4b38\n");
-	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 2), 0);
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 2, NULL), 0);
 
 	/* this boot cannot be told: nothing removed, nor the earlier boot's
 	 * record kept (it would take this boot's journal for its own later) */
 	write_file(fx->root, "run/journal", "/x\t1\n");
 	write_file(fx->top, "boot_id", "not a boot id\n");
-	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 1), 0);
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 1, NULL), 0);
 	assert_true(exists(fx->journal));
 	assert_false(exists(mark));
 	assert_int_equal(unlink(now), 0);
 	write_file(fx->root, "run/boot_id", "b3e82d90-b8c9-4388-bc48-42a1ef2f4b38\n");
-	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 1), 0);
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 1, NULL), 0);
 	assert_true(exists(fx->journal));
 	assert_false(exists(mark));
 
 	/* a record that is not a boot id: ignored (kept), then replaced */
 	write_file(fx->top, "boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
 	write_file(fx->root, "run/boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-and-more\n");
-	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 1), 0);
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 1, NULL), 0);
 	assert_true(exists(fx->journal));
 	assert_content(fx->root, "run/boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
 
@@ -1353,7 +1359,7 @@ static void test_journals_drop_other_boot(void **state)
 	 * here): an error, and the record stays, for the next start to try */
 	write_file(fx->root, "run/irqbalance/x", "\n");
 	write_file(fx->top, "boot_id", "b3e82d90-b8c9-4388-bc48-42a1ef2f4b38\n");
-	assert_true(caad_journals_drop_other_boot(dir, now, journals, 2) < 0);
+	assert_true(caad_journals_drop_other_boot(dir, now, journals, 2, NULL) < 0);
 	assert_content(fx->root, "run/boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
 }
 
@@ -1577,7 +1583,8 @@ static void test_restore_follows_rename(void **state)
 	caad_actuator_free(a);
 
 	/* after a crash: the journal's line follows, and the name's new
-	 * device (ifindex 9) is not written */
+	 * device (ifindex 9) is not written; only with a journal known to be
+	 * of this boot (after a reboot, ifindex 2 may be another device) */
 	assert_int_equal(rename(vz, vb), 0);
 	a = actuator(fx->root, fx->journal, false);
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
@@ -1585,7 +1592,12 @@ static void test_restore_follows_rename(void **state)
 	assert_int_equal(rename(vb, vz), 0);
 	write_file(fx->root, "sys/class/net/vb/ifindex", "9\n");
 	write_file(fx->root, RX0, "1\n");
-	assert_int_equal(caad_journal_restore(fx->journal), 2);
+	_cleanup_free_ char *saved = read_all(fx->journal);
+	assert_int_equal(caad_journal_restore(fx->journal, false), 1); /* the IRQ's */
+	assert_content(fx->root, "sys/class/net/vz/queues/rx-0/rps_cpus", "1\n");
+	write_file(fx->root, IRQ101, "0\n");
+	write_file(fx->root, "run/journal", saved); /* as the crash left it */
+	assert_int_equal(caad_journal_restore(fx->journal, true), 2);
 	assert_content(fx->root, "sys/class/net/vz/queues/rx-0/rps_cpus", "0\n");
 	assert_content(fx->root, RX0, "1\n"); /* the other device's */
 	assert_content(fx->root, IRQ101, "1\n");
@@ -1614,6 +1626,27 @@ static void test_restore_follows_rename(void **state)
 	caad_actuator_free(a);
 }
 
+/* A name another device took just before the exit, unseen: the original
+ * goes onto its own device (by ifindex), not onto the new holder of the
+ * name. */
+static void test_restore_follows_swap(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *vb = path_in(fx->root, "sys/class/net/vb"), *vx = path_in(fx->root, "sys/class/net/vx");
+	struct caad_setting s[] = { rps(0, "0") };
+	struct caad_plan plan = PLAN(s);
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(rename(vb, vx), 0);
+	write_file(fx->root, "sys/class/net/vb/ifindex", "3\n");
+	write_file(fx->root, RX0, "3\n");
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, "sys/class/net/vx/queues/rx-0/rps_cpus", "0\n");
+	assert_content(fx->root, RX0, "3\n");
+	assert_false(exists(fx->journal));
+}
+
 /*
  * Two interfaces swapped names after the inventory: nothing is written or
  * journaled under a name that is another device's now (its value would
@@ -1625,7 +1658,7 @@ static void test_apply_name_swapped(void **state)
 	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
 	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
 	char *names[] = { "vb", "vx" };
-	struct caad_setting s[] = { rps(0, "1") };
+	struct caad_setting s[] = { irq(101, 0, "0"), rps(0, "1") };
 	struct caad_plan plan = PLAN(s);
 
 	write_file(fx->root, "sys/class/net/vx/ifindex", "3\n");
@@ -1635,6 +1668,7 @@ static void test_apply_name_swapped(void **state)
 	write_file(fx->root, "sys/class/net/vb/ifindex", "3\n");
 	write_file(fx->root, "sys/class/net/vx/ifindex", "2\n");
 	(void)caad_actuator_apply(a, inv, &plan);
+	assert_content(fx->root, IRQ101, "1\n"); /* written with the queue, put back with it */
 	assert_content(fx->root, RX0, "0\n");
 	assert_content(fx->root, "sys/class/net/vx/queues/rx-0/rps_cpus", "3\n");
 	assert_int_equal(caad_actuator_n_changed(a), 0);
@@ -1655,7 +1689,7 @@ static void test_journal_restore_after_crash(void **state)
 	assert_true(exists(fx->journal));
 	assert_content(fx->root, RX0, "1\n");
 
-	assert_int_equal(caad_journal_restore(fx->journal), 3);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 3);
 	assert_content(fx->root, RX0, "0\n");
 	assert_content(fx->root, RX1, "0\n");
 	assert_content(fx->root, IRQ101, "1\n");
@@ -1663,7 +1697,7 @@ static void test_journal_restore_after_crash(void **state)
 	assert_false(exists(fx->journal));
 
 	/* No journal: nothing to do. */
-	assert_int_equal(caad_journal_restore(fx->journal), 0);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 0);
 	caad_actuator_free(NULL);
 
 	/* an empty original on the journal's last line ("PATH\t") is one too */
@@ -1673,7 +1707,7 @@ static void test_journal_restore_after_crash(void **state)
 	a = actuator(fx->root, fx->journal, false);
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &p1), 1);
 	caad_actuator_free(a);
-	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 1);
 	assert_content(fx->root, RX1, "\n");
 	assert_false(exists(fx->journal));
 }
@@ -1696,7 +1730,7 @@ static void test_journal_restore_other_device(void **state)
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
 	caad_actuator_free(a); /* "crash" */
 	write_file(fx->root, "sys/class/net/vb/ifindex", "9\n"); /* vb is another device now */
-	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 1);
 	assert_content(fx->root, RX0, "1\n");    /* the other device's: left alone */
 	assert_content(fx->root, IRQ101, "1\n"); /* restored */
 	assert_false(exists(fx->journal));
@@ -1708,7 +1742,7 @@ static void test_journal_restore_other_device(void **state)
 	assert_non_null(f);
 	fprintf(f, "%s\t0\t2\n%s\t1\n", rx0, irq101);
 	assert_int_equal(fclose(f), 0);
-	assert_int_equal(caad_journal_restore(fx->journal), 2);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 2);
 	assert_content(fx->root, RX0, "0\n");
 	assert_content(fx->root, IRQ101, "1\n");
 }
@@ -1741,7 +1775,7 @@ static void test_journal_restore_malformed(void **state)
 	write_file(fx->root, "run/journal", text);
 
 	capture_begin(&cap, fx->root);
-	r = caad_journal_restore(fx->journal);
+	r = caad_journal_restore(fx->journal, true);
 	log = capture_end(&cap);
 	assert_int_equal(r, 2);
 	assert_content(fx->root, RX0, "0\n");
@@ -1766,7 +1800,7 @@ static void test_journal_restore_malformed(void **state)
 		assert_true(asprintf(&want1, "%s/sys/class/net/vb\t0\t2", fx->root) > 0);
 		assert_true(asprintf(&odd, "%s\n%s\n", want0, want1) > 0);
 		write_file(fx->root, "run/journal", odd);
-		assert_int_equal(caad_journal_restore(fx->journal), -EIO);
+		assert_int_equal(caad_journal_restore(fx->journal, true), -EIO);
 		assert_content(fx->root, RX0, "3\n");
 		assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 2);
 		assert_string_equal(lines[0], want0);
@@ -1776,12 +1810,12 @@ static void test_journal_restore_malformed(void **state)
 
 	/* Only garbage: nothing restored, the journal is consumed. */
 	write_file(fx->root, "run/journal", "junk\njunk again\n");
-	assert_int_equal(caad_journal_restore(fx->journal), 0);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 0);
 	assert_false(exists(fx->journal));
 
 	/* Empty journal. */
 	write_file(fx->root, "run/journal", "");
-	assert_int_equal(caad_journal_restore(fx->journal), 0);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 0);
 	assert_false(exists(fx->journal));
 
 	/* A line that cannot be restored: an error, the journal is kept. */
@@ -1793,7 +1827,7 @@ static void test_journal_restore_malformed(void **state)
 		write_file(fx->root, RX1, "1\n");
 		assert_true(asprintf(&dir_line, "%s\t0\n%s/%s\t0\n", dir, fx->root, RX1) > 0);
 		write_file(fx->root, "run/journal", dir_line);
-		assert_int_equal(caad_journal_restore(fx->journal), -EIO);
+		assert_int_equal(caad_journal_restore(fx->journal, true), -EIO);
 		assert_content(fx->root, RX1, "0\n");
 		assert_true(exists(fx->journal));
 	}
@@ -1926,7 +1960,7 @@ static void test_nothing_outside_root(void **state)
 		assert_int_equal(caad_actuator_restore(a), 0);
 		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 3);
 		caad_actuator_free(a); /* crash */
-		assert_int_equal(caad_journal_restore(fx->journal), 3);
+		assert_int_equal(caad_journal_restore(fx->journal, true), 3);
 	}
 
 	after = snapshot(fx->top, fx->root);
@@ -2366,7 +2400,7 @@ static void test_rfs_restore(void **state)
 	write_file(fx->root, RFS_TABLE, "2048\n");
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 3);
 	caad_actuator_free(a); /* "crash" */
-	assert_int_equal(caad_journal_restore(fx->journal), 3);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 3);
 	assert_content(fx->root, RFS1, "0\n");
 	assert_content(fx->root, RFS_TABLE, "2048\n");
 	assert_false(exists(fx->journal));
@@ -2724,7 +2758,7 @@ static void test_ntuple_crash_restore(void **state)
 	caad_actuator_free(a); /* "crash" */
 	/* someone replaced caad's rule at location 1 */
 	nic.rules[1].ring_cookie = 5;
-	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 1);
 	assert_false(nic.used[0]);
 	assert_true(nic.used[1]);
 	assert_false(exists(fx->journal));
@@ -2738,7 +2772,7 @@ static void test_ntuple_crash_restore(void **state)
 	      "ntuple:vb:any\ttcp4 10.0.0.9:1 > 10.0.0.2:5201 queue 1\n"
 	      "ntuple:vb\tbroken\n", f);
 	assert_int_equal(fclose(f), 0);
-	assert_int_equal(caad_journal_restore(fx->journal), 1);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 1);
 	assert_int_equal(nic_count(), 0);
 }
 
@@ -2937,6 +2971,7 @@ int main(void)
 		T(test_rename_swap),
 		T(test_restore_follows_rename),
 		T(test_apply_name_swapped),
+		T(test_restore_follows_swap),
 		T(test_journal_restore_after_crash),
 		T(test_journal_restore_other_device),
 		T(test_journal_restore_malformed),
