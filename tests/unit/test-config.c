@@ -912,7 +912,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_parse_file_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_string, setup, teardown),
-cmocka_unit_test_setup_teardown(test_parse_semicolon_in_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_semicolon_in_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_explicit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_stack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_stack_errors, setup, teardown),
