@@ -45,12 +45,10 @@ void ctl_format_bytes(uint64_t bytes, char *buf, size_t size)
 
 void ctl_format_usec(uint64_t usec, char *buf, size_t size)
 {
-	if (usec < 1000)
-		snprintf(buf, size, "%" PRIu64 " us", usec);
-	else if (usec < 1000000)
-		snprintf(buf, size, "%.*f ms", usec < 10000 ? 2 : usec < 100000 ? 1 : 0, (double)usec / 1e3);
-	else
-		snprintf(buf, size, "%.*f s", usec < 10000000 ? 2 : usec < 100000000 ? 1 : 0, (double)usec / 1e6);
+	static const char *const units[] = { "us", "ms", "s" };
+
+	/* the unit and digits of the value as rounded: 999999 us is "1.00 s" */
+	si(usec, units, ARRAY_SIZE(units), buf, size);
 }
 
 void ctl_format_int(int v, char *buf, size_t size)
