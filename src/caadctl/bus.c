@@ -18,6 +18,18 @@ static const char *bus_address(void)
 	return a && *a ? a : "unix:path=/run/dbus/system_bus_socket";
 }
 
+/* A method of caad's that changes what it does (root's alone, by caad's
+ * own check and the bus policy it ships). */
+static bool changes_caad(const char *method)
+{
+	static const char *const changing[] = { "Reload", "Pause", "Resume", "RestoreAll", "SetMode", "SetPlacement" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(changing); i++)
+		if (streq(method, changing[i]))
+			return true;
+	return false;
+}
+
 int ctl_bus_fail(struct ctl *c, const char *method, const sd_bus_error *error, int r)
 {
 	const char *name = error && error->name ? error->name : NULL;
@@ -32,11 +44,22 @@ int ctl_bus_fail(struct ctl *c, const char *method, const sd_bus_error *error, i
 		/* caad's own refusal says why; the bus policy's is a rule dump. */
 		if (msg && strstr(msg, "only root may"))
 			return ctl_fail(c, "%s: permission denied: %s", method, msg);
-		return ctl_fail(c, "%s: permission denied: only root may change what caad does%s%s%s", method,
+		if (!name) /* the bus itself: its socket */
+			return ctl_fail(c, "caad is not reachable: the system D-Bus at %s refused this user (%s)",
+			                bus_address(), strerror(-r));
+		if (changes_caad(method))
+			return ctl_fail(c, "%s: permission denied: only root may change what caad does%s%s%s", method,
+			                msg ? " (D-Bus: " : "", msg ? msg : "", msg ? ")" : "");
+		/* a read: the host's bus policy keeps this user from caad */
+		return ctl_fail(c, "%s: permission denied by the system D-Bus policy%s%s%s", method,
 		                msg ? " (D-Bus: " : "", msg ? msg : "", msg ? ")" : "");
 	}
-	if (name && streq(name, SD_BUS_ERROR_NO_REPLY))
+	/* sd-bus's own timeout of the call; NoReply: the bus gave up on caad,
+	 * which went away or hung */
+	if (name && streq(name, SD_BUS_ERROR_TIMEOUT))
 		return ctl_fail(c, "%s: caad did not answer in time", method);
+	if (name && streq(name, SD_BUS_ERROR_NO_REPLY))
+		return ctl_fail(c, "%s: caad went away or did not answer", method);
 	if (msg)
 		return ctl_fail(c, "%s: %s", method, msg);
 	return ctl_fail(c, "%s failed: %s", method, strerror(r < 0 ? -r : EIO));

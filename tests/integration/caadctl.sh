@@ -343,6 +343,23 @@ rps_is 0 1 && [ "$("$CTL" -j mode | jq -c .)" = '{"mode":"enforce","paused":fals
 	[ "$("$CTL" placement)" = prior ] || fail "a refused call changed something"
 info "nobody: pause, resume, restore, reload, mode, placement refused (exit 1, permission denied)"
 
+# a read the host's bus policy denies: said so, not taken for a change
+cat >"$TMP/bus/local.conf" <<'EOF'
+<busconfig>
+  <policy user="nobody">
+    <deny send_destination="org.caad1" send_interface="org.freedesktop.DBus.Properties"/>
+  </policy>
+</busconfig>
+EOF
+dbus-send --bus="$ADDR" --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig >/dev/null
+run 1 as_nobody "$CTL" status
+grep -q "^caadctl: GetAll: permission denied by the system D-Bus policy (D-Bus: " <<<"$ERR" &&
+	! grep -q "only root may" <<<"$ERR" || fail "nobody's status under a denying policy: $ERR"
+rm "$TMP/bus/local.conf"
+dbus-send --bus="$ADDR" --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig >/dev/null
+run 0 as_nobody "$CTL" status
+info "nobody: a read the bus policy denies is said to be the policy's (exit 1)"
+
 run 0 "$CTL" pau
 [ -z "$OUT" ] || fail "pause printed: $OUT"
 [ "$("$CTL" -j status | jq .paused)" = true ] || fail "not paused"
