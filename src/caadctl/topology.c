@@ -158,6 +158,17 @@ static struct libscols_line *row(struct drawing *d, struct libscols_line *parent
 	return ln;
 }
 
+/* m as a cpulist at its whole length (RPS on one node of 256 CPUs numbered
+ * across sockets is "0,2,4,...,254"): a new string, NULL without memory. */
+static char *cpulist(const struct caad_cpumask *m)
+{
+	char *list = malloc(CAAD_CPULIST_MAX);
+
+	if (list && caad_cpumask_format_list(m, list, CAAD_CPULIST_MAX) < 0)
+		list[0] = '\0';
+	return list;
+}
+
 static int draw_pu(struct drawing *d, struct libscols_line *parent, struct json_object *pu, bool kinds)
 {
 	_cleanup_free_ char *queues = NULL, *flows = NULL;
@@ -176,17 +187,18 @@ static int draw_pu(struct drawing *d, struct libscols_line *parent, struct json_
 
 static int draw_queue(struct drawing *d, struct libscols_line *parent, const char *ifname, struct json_object *q)
 {
-	_cleanup_free_ char *what = NULL, *flows = NULL;
+	_cleanup_free_ char *what = NULL, *flows = NULL, *list = NULL, *rps_line = NULL;
 	struct caad_cpumask m;
 	int index = get_int(q, "index"), irq = get_int(q, "irq");
-	char name[32], list[256] = "", line[96];
+	char name[32], line[96];
 	struct json_object *managed = get(q, "managed");
 
 	snprintf(name, sizeof(name), "rx-%d", index);
-	if (queue_irq_cpus(q, &m))
-		(void)caad_cpumask_format_list(&m, list, sizeof(list));
-	else if (cpus(q, "rps_cpus", &m) && !caad_cpumask_empty(&m))
-		(void)caad_cpumask_format_list(&m, list, sizeof(list));
+	if (!queue_irq_cpus(q, &m) && !cpus(q, "rps_cpus", &m))
+		caad_cpumask_zero(&m);
+	list = cpulist(&m);
+	if (!list)
+		return -ENOMEM;
 	if (irq >= 0) {
 		snprintf(line, sizeof(line), "IRQ %d%s", irq, managed && json_object_get_boolean(managed) ? " (managed)" : "");
 		if (append(&what, line) < 0)
@@ -194,8 +206,9 @@ static int draw_queue(struct drawing *d, struct libscols_line *parent, const cha
 	}
 	if (get_str(q, "rps_cpus")) {
 		const char *rps = get_str(q, "rps_cpus");
-		snprintf(line, sizeof(line), "RPS %s", *rps ? rps : "off");
-		if (append(&what, line) < 0)
+		if (asprintf(&rps_line, "RPS %s", *rps ? rps : "off") < 0)
+			return -ENOMEM;
+		if (append(&what, rps_line) < 0)
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < d->n_flows; i++) {
@@ -316,9 +329,9 @@ int ctl_topology_draw(struct libscols_table *tb, struct json_object *topo, const
 		}
 		/* cores no cache of the LLC level covers (E-cores without L3) */
 		if (get_len(pkg, "cores_without_llc") > 0) {
+			_cleanup_free_ char *list = NULL;
 			struct libscols_line *nl;
 			struct caad_cpumask m;
-			char list[256] = "";
 
 			caad_cpumask_zero(&m);
 			for (size_t k = 0; k < get_len(pkg, "cores_without_llc"); k++) {
@@ -327,7 +340,9 @@ int ctl_topology_draw(struct libscols_table *tb, struct json_object *topo, const
 				for (size_t u = 0; u < get_len(core, "pus"); u++)
 					caad_cpumask_set(&m, (unsigned)get_int(get_idx(core, "pus", u), "cpu"));
 			}
-			(void)caad_cpumask_format_list(&m, list, sizeof(list));
+			list = cpulist(&m);
+			if (!list)
+				return -ENOMEM;
 			snprintf(name, sizeof(name), "no shared L%d", llc_level);
 			nl = row(&d, pl, name, list, NULL, NULL);
 			if (!nl || draw_cores(&d, nl, pkg, "cores_without_llc", kinds) < 0)

@@ -79,6 +79,35 @@ static void rstrip_lines(char *s)
 	*o = '\0';
 }
 
+/* A queue's CPUs at their whole length: RPS on every other CPU of a
+ * 256-CPU machine ("0,2,4,...,254", 455 characters), not cut or blank. */
+static void test_long_cpulist(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	struct caad_queue rx = { .index = 0, .irq = -1, .has_rps = true };
+	struct caad_iface ifc = { .name = "eth0", .ifindex = 2, .rx = &rx, .n_rx = 1, .numa_node = -1 };
+	struct caad_inventory inv = { .ifaces = &ifc, .n_ifaces = 1 };
+	_cleanup_(ctl_json_putp) struct json_object *topo = NULL;
+	_cleanup_free_ char *text = NULL, *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(caad_topology_load_synthetic("package:2 l3:1 core:64 pu:2", &t), 0);
+	for (unsigned c = 0; c < 256; c += 2)
+		caad_cpumask_set(&rx.rps, c);
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(caad_topology_to_json(t, &inv, f), 0);
+	assert_int_equal(fclose(f), 0);
+	topo = json_tokener_parse(text);
+	assert_non_null(topo);
+	out = draw(topo, NULL, NULL, 0);
+	/* the CPUS cell (not wrapped) whole; the QUEUES cell from its start */
+	if (!strstr(out, "0,2,4,6,8,10,") || !strstr(out, ",250,252,254 ") || !strstr(out, "RPS 0,2,4,6,"))
+		fail_msg("the list was cut:\n%s", out);
+}
+
 static void test_tree(void **state)
 {
 	_cleanup_(ctl_json_putp) struct json_object *topo = topology_json();
@@ -166,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_no_locality_no_flows),
 		cmocka_unit_test(test_two_flows_one_cpu),
 		cmocka_unit_test(test_not_a_topology),
+		cmocka_unit_test(test_long_cpulist),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
