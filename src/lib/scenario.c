@@ -833,6 +833,85 @@ static void line_col(const char *text, size_t off, unsigned *line, unsigned *col
 	}
 }
 
+/*
+ * What json-c's strict mode lets through that JSON does not allow, or reads
+ * otherwise than the text says, in text (parsed by it already): a key twice
+ * in one object (the last would win, silently), a single-quoted string,
+ * and \u0000 in a string (which would cut it there). 1 with *ret_at and
+ * *ret_what for the first such place, 0 none, -ENOMEM.
+ */
+static int not_strict(const char *text, size_t len, size_t *ret_at, const char **ret_what)
+{
+	struct key {
+		size_t at, len; /* the key's text, quotes excluded */
+	};
+	_cleanup_free_ struct key *keys = NULL; /* of the objects open, innermost last */
+	_cleanup_free_ size_t *open = NULL;     /* per nesting level: its first key's index; SIZE_MAX: an array */
+	size_t n_keys = 0, cap_keys = 0, depth = 0, cap_open = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char ch = text[i];
+
+		if (ch == '\'') {
+			*ret_at = i;
+			*ret_what = "a single quote: strings take double quotes";
+			return 1;
+		}
+		if (ch == '{' || ch == '[') {
+			if (depth == cap_open) {
+				size_t c = cap_open ? 2 * cap_open : 16, *n = reallocarray(open, c, sizeof(*n));
+
+				if (!n)
+					return -ENOMEM;
+				open = n;
+				cap_open = c;
+			}
+			open[depth++] = ch == '{' ? n_keys : SIZE_MAX;
+			continue;
+		}
+		if (ch == '}' || ch == ']') {
+			if (depth > 0 && open[--depth] != SIZE_MAX)
+				n_keys = open[depth];
+			continue;
+		}
+		if (ch != '"')
+			continue;
+		size_t start = ++i;
+		for (; i < len && text[i] != '"'; i++) {
+			if (text[i] != '\\')
+				continue;
+			if (i + 5 < len && strncmp(text + i + 1, "u0000", 5) == 0) {
+				*ret_at = i;
+				*ret_what = "\\u0000 in a string";
+				return 1;
+			}
+			i++; /* the escaped character */
+		}
+		size_t k = i + 1;
+		while (k < len && isspace((unsigned char)text[k]))
+			k++;
+		if (depth == 0 || open[depth - 1] == SIZE_MAX || k >= len || text[k] != ':')
+			continue; /* a value */
+		for (size_t j = open[depth - 1]; j < n_keys; j++)
+			if (keys[j].len == i - start && memcmp(text + keys[j].at, text + start, i - start) == 0) {
+				*ret_at = start - 1;
+				*ret_what = "a key twice in one object";
+				return 1;
+			}
+		if (n_keys == cap_keys) {
+			size_t c = cap_keys ? 2 * cap_keys : 64;
+			struct key *n = reallocarray(keys, c, sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			keys = n;
+			cap_keys = c;
+		}
+		keys[n_keys++] = (struct key){ start, i - start };
+	}
+	return 0;
+}
+
 int caad_scenario_parse(const char *text, size_t len, const char *filename, const struct caad_topology *t,
                         struct caad_scenario **ret, char **ret_error)
 {
@@ -863,7 +942,7 @@ int caad_scenario_parse(const char *text, size_t len, const char *filename, cons
 	tok = json_tokener_new();
 	if (!tok)
 		return -ENOMEM;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT); /* no trailing commas, no single quotes */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT); /* no trailing commas (the rest: not_strict()) */
 	root = json_tokener_parse_ex(tok, text, (int)len);
 	enum json_tokener_error jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
@@ -887,6 +966,21 @@ int caad_scenario_parse(const char *text, size_t len, const char *filename, cons
 		if (asprintf(ret_error, "%s:%u:%u: invalid JSON: text after the top-level value", p.file, line, col) < 0)
 			*ret_error = NULL;
 		return -EINVAL;
+	}
+	{
+		const char *what = NULL;
+		size_t at;
+
+		r = not_strict(text, len, &at, &what);
+		if (r != 0) {
+			json_object_put(root);
+			if (r < 0)
+				return r;
+			line_col(text, at, &line, &col);
+			if (asprintf(ret_error, "%s:%u:%u: invalid JSON: %s", p.file, line, col, what) < 0)
+				*ret_error = NULL;
+			return -EINVAL;
+		}
 	}
 
 	s = calloc(1, sizeof(*s));

@@ -447,6 +447,28 @@ static void test_bad_json(void **state)
 	expect_error("{\"a\": tru}", "invalid JSON", -EINVAL);
 	expect_error("{\"flows\": \"\\ud800\"", "invalid JSON", -EINVAL);
 
+	/* what json-c's strict mode takes and JSON does not, or reads otherwise:
+	 * a key twice (the last would win), single quotes, \u0000 (cut there) */
+	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1,\n \"rate_bps\": 2}",
+	                  ":2:2: invalid JSON: a key twice in one object");
+	expect_error("{\"interfaces\": [], \"flows\": [], \"flows\": []}", ":1:33: invalid JSON: a key twice",
+	             -EINVAL);
+	expect_error("{'interfaces': [], 'flows': []}", ":1:2: invalid JSON: a single quote", -EINVAL);
+	expect_error("{\"now_ms\\u0000x\": 5, \"interfaces\": [], \"flows\": []}", ":1:9: invalid JSON: \\u0000 in a string",
+	             -EINVAL);
+	/* the same key in other objects, and escapes, are JSON */
+	{
+		struct caad_scenario *s = NULL;
+		_cleanup_free_ char *error = NULL, *text = NULL;
+
+		assert_true(asprintf(&text, "{%s, \"flows\": [%s, {\"id\": \"it's \\\"f2\\\" \\\\\", \"iface\": "
+		                            "\"eth0\", \"consumer_cpu\": 2, \"rate_bps\": 1}]}",
+		                     iface_ok, flow_ok) > 0);
+		if (caad_scenario_parse(text, strlen(text), F, topo, &s, &error) != 0)
+			fail_msg("%s: %s", text, error);
+		caad_scenario_free(s);
+	}
+
 	/* a NUL byte */
 	{
 		struct caad_scenario *s = NULL;
