@@ -26,7 +26,10 @@ static int kernel_ioctl(void *userdata, const char *ifname, void *cmd)
 	(void)userdata;
 	if (strlen(ifname) >= sizeof(ifr.ifr_name))
 		return -EINVAL;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	/* any socket takes SIOCETHTOOL: an AF_UNIX one, which the unit's
+	 * RestrictAddressFamilies=AF_UNIX AF_NETLINK allows (AF_INET it
+	 * refuses, EAFNOSUPPORT: every NIC read as one without ntuple) */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	memcpy(ifr.ifr_name, ifname, strlen(ifname));
@@ -179,8 +182,15 @@ int caad_ntuple_get(const char *ifname, uint32_t loc, struct caad_ntuple_flow *r
 	if (r < 0)
 		return r;
 	/* exactly caad's kind of rule: no VLAN/user-def or MAC extension, and
-	 * a queue, not an offset into an RSS context */
-	switch (get.fs.flow_type) {
+	 * a queue, not an offset into an RSS context. A driver may say
+	 * FLOW_EXT of every rule, also with nothing in its extension (ixgbe,
+	 * txgbe): masks all 0 match nothing more. */
+	static const struct ethtool_flow_ext no_ext;
+	uint32_t type = get.fs.flow_type;
+
+	if ((type & FLOW_EXT) && memcmp(&get.fs.m_ext, &no_ext, sizeof(no_ext)) == 0)
+		type &= ~(uint32_t)FLOW_EXT;
+	switch (type) {
 	case TCP_V4_FLOW:
 		f.family = AF_INET;
 		memcpy(f.raddr, &get.fs.h_u.tcp_ip4_spec.ip4src, 4);

@@ -27,8 +27,13 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include <cmocka.h>
 
@@ -2478,6 +2483,7 @@ static void test_rfs_refused(void **state)
 static struct fake_nic {
 	bool ntuple_feature, loc_any, no_rxnfc;
 	bool size_in_all_only; /* GRXCLSRLCNT says 0 for the table's size (ixgbe) */
+	bool says_ext;         /* GRXCLSRULE says FLOW_EXT of every rule, its masks 0 (ixgbe) */
 	int insert_error;
 	bool used[NIC_SIZE];
 	struct ethtool_rx_flow_spec rules[NIC_SIZE];
@@ -2525,6 +2531,8 @@ static int fake_ethtool(void *userdata, const char *ifname, void *cmd)
 		if (loc >= NIC_SIZE || !nic.used[loc])
 			return -ENOENT;
 		rx->fs = nic.rules[loc];
+		if (nic.says_ext)
+			rx->fs.flow_type |= FLOW_EXT;
 		return 0;
 	case ETHTOOL_SRXCLSRLINS:
 		assert_true(nic.inserts < ARRAY_SIZE(nic.inserted));
@@ -2702,6 +2710,16 @@ static void test_ntuple_delete(void **state)
 	assert_int_equal(nic_count(), 1);
 	assert_false(exists(fx->journal));
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &none), 0);
+
+	/* a NIC that says FLOW_EXT of every rule (ixgbe): caad's are still
+	 * its own, kept while planned and deleted at the end */
+	nic.says_ext = true;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(nic_count(), 3);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_int_equal(nic_count(), 1);
+	assert_false(exists(fx->journal));
 }
 
 /*
@@ -2804,12 +2822,19 @@ static void test_ntuple_location(void **state)
 
 	/* an operator's rule for the same 4-tuple and queue with a VLAN match
 	 * (FLOW_EXT), or into an RSS context, is not caad's to find (and
-	 * delete after a crash); the plain one is */
+	 * delete after a crash); the plain one is, also said with an empty
+	 * FLOW_EXT */
 	uint32_t loc = 99;
 	nic.used[0] = true;
 	caad_ntuple_spec(&s[0].rule, 1, 0, &nic.rules[0]);
 	nic.rules[0].flow_type |= FLOW_EXT;
+	nic.rules[0].h_ext.vlan_tci = htons(5);
+	nic.rules[0].m_ext.vlan_tci = htons(0xfff);
 	assert_int_equal(caad_ntuple_find("vb", &s[0].rule, 1, &loc), -ENOENT);
+	memset(&nic.rules[0].h_ext, 0, sizeof(nic.rules[0].h_ext));
+	memset(&nic.rules[0].m_ext, 0, sizeof(nic.rules[0].m_ext));
+	assert_int_equal(caad_ntuple_find("vb", &s[0].rule, 1, &loc), 0);
+	assert_int_equal(loc, 0);
 	nic.rules[0].flow_type = TCP_V4_FLOW | FLOW_RSS;
 	assert_int_equal(caad_ntuple_find("vb", &s[0].rule, 1, &loc), -ENOENT);
 	nic.rules[0].flow_type = TCP_V4_FLOW;
@@ -2907,6 +2932,52 @@ static void test_ntuple_supported(void **state)
 	}
 }
 
+/* A filter that refuses AF_INET and AF_INET6 sockets with EAFNOSUPPORT, as
+ * the unit's RestrictAddressFamilies=AF_UNIX AF_NETLINK does. */
+static void deny_inet_sockets(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAFNOSUPPORT),
+	};
+	struct sock_fprog prog = { .len = ARRAY_SIZE(f), .filter = f };
+
+	assert_int_equal(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	assert_int_equal(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+}
+
+/*
+ * The NIC's features read through the kernel under the shipped unit's
+ * address families (no AF_INET): loopback's ntuple feature reads as off,
+ * not as unreadable (which every NIC would be). In a child, whose filter
+ * goes with it.
+ */
+static void test_ntuple_ioctl_without_inet(void **state)
+{
+	pid_t pid;
+	int status;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		const char *why = NULL;
+
+		deny_inet_sockets();
+		if (socket(AF_INET, SOCK_DGRAM, 0) >= 0 || errno != EAFNOSUPPORT)
+			_exit(3); /* the filter does not hold */
+		_exit(caad_ntuple_supported("lo", &why) == 0 && why && strstr(why, "feature off") ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* The journal's text of a rule, both ways. */
 static void test_ntuple_text(void **state)
 {
@@ -2998,6 +3069,7 @@ int main(void)
 		TN(test_ntuple_dry_run_and_sysroot),
 		TN(test_ntuple_supported),
 		cmocka_unit_test(test_ntuple_text),
+		cmocka_unit_test(test_ntuple_ioctl_without_inet),
 	};
 #undef T
 #undef TN
