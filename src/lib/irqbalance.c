@@ -381,11 +381,15 @@ int caad_irqbalance_journal_restore(const char *journal)
 	size_t n;
 	int r;
 
+	/* what fails here is logged and is no reason not to start: caad's own
+	 * journal, restored after this, puts the host's values back */
 	r = caad_read_file(journal, &text);
 	if (r == -ENOENT)
 		return 0;
-	if (r < 0)
-		return log_warning_errno(r, "Failed to read %s: %m", journal);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to read %s, kept: %m", journal);
+		return 0;
+	}
 	r = journal_parse(journal, text, &socket, &irqs, &n);
 	if (r == -ENOMEM)
 		return r;
@@ -393,16 +397,17 @@ int caad_irqbalance_journal_restore(const char *journal)
 		r = caad_irqbalance_set_banned(socket, irqs, n);
 		if (r == -ENOENT || r == -ECONNREFUSED)
 			log_info("irqbalance of %s is gone, and the IRQs caad banned with it", socket);
-		else if (r < 0)
+		else if (r < 0) {
 			/* kept: the next start tries again, and caad does not
 			 * take its old bans for irqbalance's own meanwhile */
-			return log_warning_errno(r, "Failed to give irqbalance at %s its banned IRQs back (%s kept): %m",
-			                         socket, journal);
-		else
+			log_warning_errno(r, "Failed to give irqbalance at %s its banned IRQs back (%s kept): %m", socket,
+			                  journal);
+			return r == -ENOMEM ? r : 0;
+		} else
 			log_notice("irqbalance at %s: its banned IRQs put back (%zu) from %s", socket, n, journal);
 	}
 	if (unlink(journal) < 0 && errno != ENOENT)
-		return log_warning_errno(errno, "Failed to remove %s: %m", journal);
+		log_warning_errno(errno, "Failed to remove %s: %m", journal);
 	return r < 0 ? 0 : 1;
 }
 

@@ -371,6 +371,26 @@ static void test_sync_journal(void **state)
 	assert_int_equal(caad_irqbalance_journal_restore(journal), 0);
 	assert_int_equal(access(journal, F_OK), -1);
 	assert_string_equal(f->banned, "5 7");
+
+	/* an irqbalance that does not answer (it listens, never accepts): the
+	 * journal is kept for the next start, and this one goes on (no error:
+	 * caad's own journal, restored next, must not wait on irqbalance) */
+	{
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		_cleanup_close_ int mute = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/run/irqbalance/irqbalance77.sock", f->root);
+		assert_true(mute >= 0);
+		assert_int_equal(bind(mute, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(listen(mute, 4), 0);
+		free(text);
+		assert_true(asprintf(&text, "%s\t1 2\n", sa.sun_path) > 0);
+		assert_int_equal(caad_write_file_atomic(journal, text, strlen(text), 0600), 0);
+		assert_int_equal(caad_irqbalance_journal_restore(journal), 0);
+		assert_int_equal(access(journal, F_OK), 0);
+		assert_int_equal(unlink(journal), 0);
+		assert_int_equal(unlink(sa.sun_path), 0);
+	}
 }
 
 static void test_absent(void **state)
