@@ -163,6 +163,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 		fprintf(stderr, "caad: --simulate cannot be combined with --restore or --print-topology\n");
 		return -EINVAL;
 	}
+	/* one would be left undone: the print exits before any restore */
+	if (a->restore_only && a->print_topology) {
+		fprintf(stderr, "caad: --restore cannot be combined with --print-topology\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -220,13 +225,31 @@ int main(int argc, char **argv)
 	int r;
 
 	r = parse_args(argc, argv, &args);
-	if (r < 0)
+	if (r < 0) {
+		free(args.interfaces); /* those given before the bad option */
 		return r == -ENOMEM ? EXIT_FAILURE : 2;
+	}
 	if (args.log_level >= 0)
 		caad_log_set_max_level(args.log_level);
 
 	caad_config_init(&d.config);
 	r = caad_config_load(&d.config, args.config_path);
+	if (r < 0 && !args.simulate_path && !args.print_topology) {
+		/* The host first: a crashed run's journal needs no configuration,
+		 * and a broken one (a bad drop-in that a reload refused while
+		 * the crashed run went on) must not leave its values in place
+		 * (systemd does not restart caad after status 78). --restore
+		 * does only that, whatever the configuration. */
+		bool only = args.restore_only;
+
+		args.restore_only = true;
+		int rr = daemon_run(&d);
+		daemon_done(&d);
+		free(args.interfaces);
+		if (only)
+			return rr < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+		return EX_CONFIG;
+	}
 	if (r < 0) {
 		daemon_done(&d); /* the config keeps its error's text */
 		free(args.interfaces);
@@ -272,6 +295,8 @@ int main(int argc, char **argv)
 		args.state_dir = absolute(args.state_dir, &abs_state);
 		if (daemon(0, 0) < 0) {
 			log_error_errno(errno, "Failed to go to the background: %m");
+			daemon_done(&d);
+			free(args.interfaces);
 			return EXIT_FAILURE;
 		}
 		caad_log_open_syslog("caad"); /* stderr is /dev/null now */

@@ -137,7 +137,17 @@ finish() {
 	CAAD_PID=
 	kill "$CLI" "$SRV" 2>/dev/null || true
 	wait "$CLI" "$SRV" 2>/dev/null || true
-	if [ "$how" = kill ]; then
+	if [ "$how" = kill ] && [ "${RESTORE_BY:-}" = broken-config ]; then
+		# the next start, with a configuration that became broken while
+		# the crashed run went on: the journal restored, then status 78
+		printf '[Daemon]\nMode=nonsense\n' >"$TMP/broken.conf"
+		rc=0
+		ip netns exec "$TB_B" "$CAAD" --foreground --config "$TMP/broken.conf" --interface fk0 --sysroot "$R" \
+			--runtime-dir "$RT" >"$TMP/restore-$name.log" 2>&1 || rc=$?
+		[ "$rc" = 78 ] && grep -q "broken.conf:2: Invalid Mode= value 'nonsense'" "$TMP/restore-$name.log" &&
+			grep -q "from the journal of an earlier run" "$TMP/restore-$name.log" ||
+			{ cat "$TMP/restore-$name.log"; fail "$name: a start with a broken configuration: status $rc"; }
+	elif [ "$how" = kill ]; then
 		"$CAAD" --restore --runtime-dir "$RT" >"$TMP/restore-$name.log" 2>&1 ||
 			{ cat "$TMP/restore-$name.log"; fail "$name: caad --restore failed"; }
 	fi
@@ -232,6 +242,8 @@ for how in term kill; do
 done
 read_only term eacces
 info "mode 0444 (EACCES): rx-0 left whole, logged once"
+RESTORE_BY=broken-config managed_irq kill
+info "managed IRQ (kill, then a start with a broken configuration): restored before status 78"
 
 # A thread that a library starts while caad loads its topology (hwloc's GPU
 # plugins do, through the vendor's driver; seen on a 16-CPU host with an
