@@ -49,7 +49,9 @@ void caad_irqbalance_sync_free(struct caad_irqbalance_sync *s);
 /*
  * After a crash: give irqbalance the list the journal kept, and remove
  * the journal (also when that irqbalance is gone: its bans went with it).
- * Kept when irqbalance does not answer. Returns 1 when given back, 0
- * when there was nothing to do or it could not be, < 0 on ENOMEM.
+ * Kept when irqbalance does not answer, or the journal cannot be read.
+ * Returns 1 when given back, 0 when there was nothing to do (or that
+ * irqbalance is gone), < 0 when it could not be (logged, the journal
+ * kept: a start goes on, caad --restore fails) or on ENOMEM.
  */
 int caad_irqbalance_journal_restore(const char *journal);

@@ -1042,16 +1042,18 @@ int daemon_run(struct daemon *d)
 	                                  &same_boot);
 	if (r < 0)
 		return r;
-	r = caad_irqbalance_journal_restore(irqb_journal);
-	if (r < 0)
-		return r;
+	/* kept when irqbalance does not answer: no reason not to put the
+	 * host's own values back now (nor, for a start, not to start) */
+	int irqb = caad_irqbalance_journal_restore(irqb_journal);
+	if (irqb == -ENOMEM)
+		return irqb;
 	/* a rename followed by ifindex only where the journal is known to be
 	 * of this boot: after a reboot an ifindex may name another device */
 	r = caad_journal_restore(journal, same_boot);
 	if (r < 0)
 		return r;
 	if (a->restore_only)
-		return 0;
+		return MIN(irqb, 0); /* a journal not fully restored: status 1 */
 
 	r = closed_loop_init(&d->loop, a->state_dir);
 	if (r < 0)

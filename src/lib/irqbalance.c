@@ -381,15 +381,11 @@ int caad_irqbalance_journal_restore(const char *journal)
 	size_t n;
 	int r;
 
-	/* what fails here is logged and is no reason not to start: caad's own
-	 * journal, restored after this, puts the host's values back */
 	r = caad_read_file(journal, &text);
 	if (r == -ENOENT)
 		return 0;
-	if (r < 0) {
-		log_warning_errno(r, "Failed to read %s, kept: %m", journal);
-		return 0;
-	}
+	if (r < 0)
+		return log_warning_errno(r, "Failed to read %s, kept: %m", journal);
 	r = journal_parse(journal, text, &socket, &irqs, &n);
 	if (r == -ENOMEM)
 		return r;
@@ -400,14 +396,13 @@ int caad_irqbalance_journal_restore(const char *journal)
 		else if (r < 0) {
 			/* kept: the next start tries again, and caad does not
 			 * take its old bans for irqbalance's own meanwhile */
-			log_warning_errno(r, "Failed to give irqbalance at %s its banned IRQs back (%s kept): %m", socket,
-			                  journal);
-			return r == -ENOMEM ? r : 0;
+			return log_warning_errno(r, "Failed to give irqbalance at %s its banned IRQs back (%s kept): %m",
+			                         socket, journal);
 		} else
 			log_notice("irqbalance at %s: its banned IRQs put back (%zu) from %s", socket, n, journal);
 	}
 	if (unlink(journal) < 0 && errno != ENOENT)
-		log_warning_errno(errno, "Failed to remove %s: %m", journal);
+		return log_warning_errno(errno, "Failed to remove %s: %m", journal);
 	return r < 0 ? 0 : 1;
 }
 
@@ -449,11 +444,23 @@ static int sync_attach(struct caad_irqbalance_sync *s)
 	 * irqbalance holds now (caad's old bans among them). */
 	if (s->journal) {
 		_cleanup_free_ char *text = NULL;
-		int *kept;
+		int *kept, k;
 		char *socket;
 		size_t n;
 
-		if (caad_read_file(s->journal, &text) == 0 && journal_parse(s->journal, text, &socket, &kept, &n) == 0) {
+		/* kept but unreadable: irqbalance's own list is not known, and
+		 * what it holds now has caad's old bans in it; saved as its
+		 * own, they would stay for good */
+		k = caad_read_file(s->journal, &text);
+		if (k < 0 && k != -ENOENT) {
+			if (first_failure(s, path))
+				log_warning_errno(k, "%s cannot be read, so irqbalance's own bans are not known: caad bans "
+				                     "nothing in irqbalance (%s), which may move caad's IRQs: %m",
+				                  s->journal, path);
+			free(orig);
+			return k;
+		}
+		if (k == 0 && journal_parse(s->journal, text, &socket, &kept, &n) == 0) {
 			if (streq(socket, path)) {
 				free(orig);
 				orig = kept;
