@@ -840,12 +840,27 @@ static void line_col(const char *text, size_t off, unsigned *line, unsigned *col
  * and \u0000 in a string (which would cut it there). 1 with *ret_at and
  * *ret_what for the first such place, 0 none, -ENOMEM.
  */
+struct json_key {
+	size_t at, len; /* the key's text, quotes excluded */
+};
+
+/* By text, then by place: a repeat comes right after its twin. */
+static int cmp_json_key(const void *a, const void *b, void *text)
+{
+	const struct json_key *x = a, *y = b;
+	int c;
+
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	c = memcmp((const char *)text + x->at, (const char *)text + y->at, x->len);
+	if (c)
+		return c;
+	return (x->at > y->at) - (x->at < y->at);
+}
+
 static int not_strict(const char *text, size_t len, size_t *ret_at, const char **ret_what)
 {
-	struct key {
-		size_t at, len; /* the key's text, quotes excluded */
-	};
-	_cleanup_free_ struct key *keys = NULL; /* of the objects open, innermost last */
+	_cleanup_free_ struct json_key *keys = NULL; /* of the objects open, innermost last */
 	_cleanup_free_ size_t *open = NULL;     /* per nesting level: its first key's index; SIZE_MAX: an array */
 	size_t n_keys = 0, cap_keys = 0, depth = 0, cap_open = 0;
 
@@ -870,8 +885,26 @@ static int not_strict(const char *text, size_t len, size_t *ret_at, const char *
 			continue;
 		}
 		if (ch == '}' || ch == ']') {
-			if (depth > 0 && open[--depth] != SIZE_MAX)
-				n_keys = open[depth];
+			size_t first, dup = SIZE_MAX;
+
+			if (depth == 0 || open[--depth] == SIZE_MAX)
+				continue;
+			/* an object's keys, sorted when it closes: n log n, where
+			 * each key against every one before it was n^2 (a
+			 * million keys in one object: hours) */
+			first = open[depth];
+			if (n_keys - first > 1)
+				qsort_r(keys + first, n_keys - first, sizeof(*keys), cmp_json_key, (void *)text);
+			for (size_t j = first + 1; j < n_keys; j++)
+				if (keys[j].len == keys[j - 1].len &&
+				    memcmp(text + keys[j].at, text + keys[j - 1].at, keys[j].len) == 0)
+					dup = MIN(dup, keys[j].at);
+			if (dup != SIZE_MAX) {
+				*ret_at = dup - 1; /* its opening quote */
+				*ret_what = "a key twice in one object";
+				return 1;
+			}
+			n_keys = first;
 			continue;
 		}
 		if (ch != '"')
@@ -892,22 +925,16 @@ static int not_strict(const char *text, size_t len, size_t *ret_at, const char *
 			k++;
 		if (depth == 0 || open[depth - 1] == SIZE_MAX || k >= len || text[k] != ':')
 			continue; /* a value */
-		for (size_t j = open[depth - 1]; j < n_keys; j++)
-			if (keys[j].len == i - start && memcmp(text + keys[j].at, text + start, i - start) == 0) {
-				*ret_at = start - 1;
-				*ret_what = "a key twice in one object";
-				return 1;
-			}
 		if (n_keys == cap_keys) {
 			size_t c = cap_keys ? 2 * cap_keys : 64;
-			struct key *n = reallocarray(keys, c, sizeof(*n));
+			struct json_key *n = reallocarray(keys, c, sizeof(*n));
 
 			if (!n)
 				return -ENOMEM;
 			keys = n;
 			cap_keys = c;
 		}
-		keys[n_keys++] = (struct key){ start, i - start };
+		keys[n_keys++] = (struct json_key){ start, i - start };
 	}
 	return 0;
 }
