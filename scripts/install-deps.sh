@@ -20,8 +20,8 @@ PACKAGES=(
 	dbus-daemon dbus-bin systemd man-db util-linux
 	# caadctl tests: tables in a real terminal; man pages rendered without warnings
 	tmux mandoc groff-base
-	# bench/affinity-matrix's bubble chart (bench/README.md)
-	python3-matplotlib
+	# bench/affinity-matrix's bubble chart; bench/bundle's RPATHs (bench/README.md)
+	python3-matplotlib patchelf
 )
 
 if [ "$(id -u)" != 0 ]; then
