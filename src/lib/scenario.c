@@ -1052,6 +1052,20 @@ int caad_scenario_load(const char *path, const struct caad_topology *t, struct c
 			char *n;
 
 			if (size >= CAAD_SCENARIO_SIZE_MAX) {
+				char more;
+
+				/* at the limit: a file of exactly that size is taken */
+				do
+					k = read(fd, &more, 1);
+				while (k < 0 && errno == EINTR);
+				if (k < 0) {
+					int r = -errno;
+					if (asprintf(ret_error, "%s: cannot read: %s", path, strerror(errno)) < 0)
+						*ret_error = NULL;
+					return r;
+				}
+				if (k == 0)
+					break;
 				if (asprintf(ret_error, "%s: larger than %u bytes", path, CAAD_SCENARIO_SIZE_MAX) < 0)
 					*ret_error = NULL;
 				return -EFBIG;

@@ -699,6 +699,22 @@ static void test_load(void **state)
 	assert_int_equal(caad_scenario_load(path, topo, &s, &error), -EINVAL);
 	assert_int_equal(strncmp(error, path, strlen(path)), 0);
 	assert_non_null(strstr(error, ": flows[0].id: missing"));
+	free(TAKE_PTR(error));
+
+	/* CAAD_SCENARIO_SIZE_MAX bytes are read whole (here: invalid at
+	 * once, its second byte a NUL); one more is too large */
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs("x", f);
+	assert_int_equal(ftruncate(fileno(f), CAAD_SCENARIO_SIZE_MAX), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(caad_scenario_load(path, topo, &s, &error), -EINVAL);
+	assert_non_null(strstr(error, ":1:2: invalid JSON: a NUL byte"));
+	free(TAKE_PTR(error));
+	assert_int_equal(truncate(path, (off_t)CAAD_SCENARIO_SIZE_MAX + 1), 0);
+	assert_int_equal(caad_scenario_load(path, topo, &s, &error), -EFBIG);
+	assert_non_null(strstr(error, ": larger than 67108864 bytes"));
+	assert_null(s);
 	free(error);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(rmdir(dir), 0);
