@@ -86,6 +86,10 @@ int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size
  * 0, and too high at the next one. Otherwise, as caad_observer_snapshot().
  */
 int caad_observer_snapshot_early(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n);
+/* Snapshots that failed in a row (0: the last one did not). The first
+ * failure is logged at LOG_ERR, the next ones at LOG_DEBUG (and one every
+ * 10 minutes at LOG_ERR again), the end of them at LOG_INFO. */
+unsigned caad_observer_snapshot_fails(const struct caad_observer *o);
 /*
  * A snapshot is due soon: where flows are handed over, each flow that is
  * read or processed from now on is handed over again, so that the next

@@ -546,8 +546,17 @@ static int scan(struct daemon *d)
 	d->n_flows = 0;
 	r = (d->scan_is_early ? caad_observer_snapshot_early : caad_observer_snapshot)(d->observer, &flows, &n);
 	d->scan_is_early = false;
-	if (r < 0)
+	if (r == -ENOMEM)
 		return r;
+	if (r < 0) {
+		/* what is in place stays (restored at exit as ever); nothing is
+		 * shown as planned, and the flows are unknown, not none */
+		sd_notifyf(false, "STATUS=%s: flows unreadable for %u scans (caad's log says why); steering kept",
+		           caad_mode_to_string(d->config.mode), caad_observer_snapshot_fails(d->observer));
+		d->no_plan = "the BPF flow table could not be read (caad's log says why)";
+		keep_scan(d, &flows, 0, &plan);
+		return r;
+	}
 
 	/* Re-read the queues when rtnetlink says a link changed, after caad
 	 * wrote, and every 20 scans in case an event was missed. */

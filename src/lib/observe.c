@@ -48,6 +48,12 @@ struct caad_observer {
 	size_t n_samples, cap_samples;
 	uint64_t period_ns;          /* the scan period (caad_observer_set_scan_period()), 0 unknown */
 	unsigned snapshot_calls;     /* read() calls of the iterator the last snapshot took */
+	/* snapshots that failed in a row: the first says why at LOG_ERR, the
+	 * rest at LOG_DEBUG but one every SNAP_REMIND_NS (a failure at every
+	 * scan would say so every IntervalMSec= otherwise) */
+	unsigned snap_fails;
+	uint64_t snap_said_ns;       /* when one last said why at snap_level's LOG_ERR */
+	int snap_level;              /* what this snapshot's failure is logged at */
 	uint64_t thread_ns_last;     /* caad_observer_thread_ns() said so last */
 	uint64_t thread_base;        /* the watched thread's sum_exec_runtime when the watch began */
 	bool thread_base_known;
@@ -299,6 +305,7 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
+	o->snap_level = LOG_ERR;
 	o->irq_time = kernel_irq_time_accounting();
 	o->n_cpus = libbpf_num_possible_cpus();
 	if (o->n_cpus <= 0)
@@ -431,7 +438,7 @@ static int read_flows(struct caad_observer *o, uint64_t now, struct caad_flow **
 	o->skel->bss->dump_us = 0;
 	fd = bpf_iter_create(bpf_link__fd(o->dump));
 	if (fd < 0)
-		return log_error_errno(errno, "Failed to read the BPF flow table: %m");
+		return log_full_errno(o->snap_level, errno, "Failed to read the BPF flow table: %m");
 	for (;;) {
 		ssize_t got;
 
@@ -440,18 +447,18 @@ static int read_flows(struct caad_observer *o, uint64_t now, struct caad_flow **
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
-			return log_error_errno(errno, "Failed to read the BPF flow table: %m");
+			return log_full_errno(o->snap_level, errno, "Failed to read the BPF flow table: %m");
 		if (got == 0)
 			break;
 		if (got % sizeof(uint64_t))
-			return log_error_errno(EIO, "The BPF flow table's iterator said %zd bytes, not counts", got);
+			return log_full_errno(o->snap_level, EIO, "The BPF flow table's iterator said %zd bytes, not counts", got);
 		count = buf[got / sizeof(uint64_t) - 1];
 		any = true;
 	}
 	if (!any)
-		return log_error_errno(EIO, "The BPF flow table's iterator did not say how many flows it copied");
+		return log_full_errno(o->snap_level, EIO, "The BPF flow table's iterator did not say how many flows it copied");
 	if (count > o->dump_max)
-		return log_error_errno(EIO, "The BPF flow table's iterator copied %" PRIu64 " flows, more than %u",
+		return log_full_errno(o->snap_level, EIO, "The BPF flow table's iterator copied %" PRIu64 " flows, more than %u",
 		                       count, o->dump_max);
 	if (count == 0)
 		return 0;
@@ -471,7 +478,7 @@ static int read_flows(struct caad_observer *o, uint64_t now, struct caad_flow **
 		/* a batch starts after the key its token names: the last one read */
 		r = bpf_map_lookup_batch(map, at ? &token : NULL, &token, keys, vals, &want, &opts);
 		if (r < 0 && errno != ENOENT)
-			return log_error_errno(errno, "Failed to read the BPF flow table's copy: %m");
+			return log_full_errno(o->snap_level, errno, "Failed to read the BPF flow table's copy: %m");
 		if (want == 0)
 			break;
 		for (__u32 i = 0; i < want; i++) {
@@ -596,7 +603,7 @@ static int drain_recent(struct caad_observer *o, struct merge *m)
 		bool end = r < 0 && errno == ENOENT;
 
 		if (r < 0 && !end)
-			return log_error_errno(errno, "Failed to read the flows handed over by the BPF programs: %m");
+			return log_full_errno(o->snap_level, errno, "Failed to read the flows handed over by the BPF programs: %m");
 		for (__u32 k = 0; m && k < got; k++) {
 			r = merge_record(m, &vals[k]);
 			if (r < 0)
@@ -854,14 +861,44 @@ static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret
 	return 0;
 }
 
+#define SNAP_REMIND_NS (600ull * 1000000000ull)
+
+/* A snapshot, with its failures said once (and again every 10 minutes
+ * while they go on) rather than at every scan, and the end of them. */
+static int snapshot_said(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n, bool early)
+{
+	uint64_t now = now_ns();
+	int r;
+
+	o->snap_level = !o->snap_fails || now - o->snap_said_ns >= SNAP_REMIND_NS ? LOG_ERR : LOG_DEBUG;
+	if (o->snap_fails && o->snap_level == LOG_ERR)
+		log_warning("The BPF flow table has not been readable for %u scans; this one's failure:", o->snap_fails);
+	r = snapshot(o, ret, ret_n, early);
+	o->snap_level = LOG_ERR;
+	if (r < 0 && r != -ENOMEM) {
+		if (o->snap_level == LOG_ERR)
+			o->snap_said_ns = now;
+		o->snap_fails++;
+	} else if (r >= 0 && o->snap_fails) {
+		log_info("The BPF flow table is readable again, after %u failed scans", o->snap_fails);
+		o->snap_fails = 0;
+	}
+	return r;
+}
+
 int caad_observer_snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n)
 {
-	return snapshot(o, ret, ret_n, false);
+	return snapshot_said(o, ret, ret_n, false);
 }
 
 int caad_observer_snapshot_early(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n)
 {
-	return snapshot(o, ret, ret_n, true);
+	return snapshot_said(o, ret, ret_n, true);
+}
+
+unsigned caad_observer_snapshot_fails(const struct caad_observer *o)
+{
+	return o ? o->snap_fails : 0;
 }
 
 void caad_observer_pass_cost(const struct caad_observer *o, uint64_t *cpu_usec, uint64_t *every_usec)

@@ -15,6 +15,10 @@
  *             read    opening it for reading fails with ERRNO
  *             vanish  it is unlinked as it is opened for writing, so the
  *                     open fails with ENOENT (ERRNO is not used: write ENOENT)
+ *             readfd  read(2) fails with ERRNO on an fd whose /proc/self/fd
+ *                     link ends with SUFFIX, whatever opened it: e.g.
+ *                     "bpf_iter" for the BPF iterators caad reads its flow
+ *                     table through (made by a bpf(2) call, not an open)
  *     ERRNO   a name (EIO, EINVAL, ENOSPC, ...) or a number
  *     SKIP    let the first SKIP matching calls through (default 0)
  *     TIMES   then fail this many (default 0: every one)
@@ -25,7 +29,7 @@
  *                          threads): one that took signals would kill caad
  *
  * Only the libc entry points caad's sysfs.c uses are wrapped (open,
- * openat, their 64-bit and fortified forms, write, close).
+ * openat, their 64-bit and fortified forms, write, close), and read.
  */
 /* meson's -D_FILE_OFFSET_BITS=64 renames open to open64 in the headers:
  * here both are defined, as themselves */
@@ -41,7 +45,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum op { OP_OPEN, OP_WRITE, OP_READ, OP_VANISH };
+enum op { OP_OPEN, OP_WRITE, OP_READ, OP_VANISH, OP_READFD };
 
 struct rule {
 	char suffix[256];
@@ -56,7 +60,7 @@ struct rule {
 
 static struct rule rules[RULES_MAX];
 static size_t n_rules;
-static bool loaded;
+static bool loaded, any_readfd;
 static signed char fd_rule[FDS_MAX]; /* fd -> 1 + index of its "write" rule, 0 none */
 static bool fd_trunc[FDS_MAX];       /* O_TRUNC held back until a write goes through */
 
@@ -65,6 +69,7 @@ static int (*real_open64)(const char *, int, ...);
 static int (*real_openat)(int, const char *, int, ...);
 static int (*real_openat64)(int, const char *, int, ...);
 static ssize_t (*real_write)(int, const void *, size_t);
+static ssize_t (*real_read)(int, void *, size_t);
 static int (*real_close)(int);
 
 static const struct {
@@ -117,8 +122,11 @@ static void parse_rule(char *text)
 		r->op = OP_READ;
 	else if (!strcmp(field[1], "vanish"))
 		r->op = OP_VANISH;
+	else if (!strcmp(field[1], "readfd"))
+		r->op = OP_READFD;
 	else
-		die("unknown OP (open, write, read, vanish)", copy);
+		die("unknown OP (open, write, read, vanish, readfd)", copy);
+	any_readfd |= r->op == OP_READFD;
 	r->error = 0;
 	for (size_t i = 0; i < sizeof(errnos) / sizeof(errnos[0]); i++)
 		if (!strcmp(field[2], errnos[i].name))
@@ -146,7 +154,8 @@ static void load(void)
 	real_openat64 = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat64");
 	real_write = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
 	real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
-	if (!real_open || !real_open64 || !real_openat || !real_openat64 || !real_write || !real_close)
+	real_read = (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
+	if (!real_open || !real_open64 || !real_openat || !real_openat64 || !real_write || !real_close || !real_read)
 		abort();
 	env = getenv("CAAD_FAULTS");
 	if (!env || !*env)
@@ -180,7 +189,7 @@ static bool fires(struct rule *r)
 
 static void note(const struct rule *r, const char *path)
 {
-	static const char *const ops[] = { "open", "write", "read", "vanish" };
+	static const char *const ops[] = { "open", "write", "read", "vanish", "readfd" };
 	const char *log = getenv("CAAD_FAULTS_LOG");
 	char line[4200];
 	int fd, n;
@@ -207,7 +216,7 @@ static int before_open(const char *path, int flags)
 	for (size_t i = 0; path && i < n_rules; i++) {
 		struct rule *r = &rules[i];
 
-		if (!ends_with(path, r->suffix))
+		if (r->op == OP_READFD || !ends_with(path, r->suffix))
 			continue;
 		if (r->op == OP_READ ? writing : (!writing || r->op == OP_WRITE))
 			continue;
@@ -338,6 +347,37 @@ ssize_t write(int fd, const void *buf, size_t count)
 		}
 	}
 	return real_write(fd, buf, count);
+}
+
+ssize_t read(int fd, void *buf, size_t count)
+{
+	load();
+	if (any_readfd && fd >= 0) {
+		char link[64], path[4096];
+		ssize_t k;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		k = readlink(link, path, sizeof(path) - 1);
+		path[k > 0 ? k : 0] = 0;
+		for (size_t i = 0; k > 0 && i < n_rules; i++) {
+			struct rule *r = &rules[i];
+
+			if (r->op != OP_READFD || !ends_with(path, r->suffix) || !fires(r))
+				continue;
+			note(r, path);
+			errno = r->error;
+			return -1;
+		}
+	}
+	return real_read(fd, buf, count);
+}
+
+/* the fortified form (-D_FORTIFY_SOURCE), where the buffer's size is known */
+ssize_t __read_chk(int fd, void *buf, size_t count, size_t size)
+{
+	if (count > size)
+		abort();
+	return read(fd, buf, count);
 }
 
 int close(int fd)

@@ -8,8 +8,9 @@
 # EROFS and EACCES (caad keeps no CAP_DAC_OVERRIDE after start).
 #
 # Each case is run twice: ended by SIGTERM, and by SIGKILL then
-# "caad --restore". Two more, ended by SIGTERM: a library's thread that
-# must not take the signal, and a log pipe whose reader went away.
+# "caad --restore". Three more, ended by SIGTERM: the BPF flow table
+# unreadable for some scans, a library's thread that must not take the
+# signal, and a log pipe whose reader went away.
 # Each checks the state caad ends in, its journal while
 # it runs, what it logged (once), and that the tree is byte for byte the
 # original afterwards.
@@ -244,6 +245,25 @@ read_only term eacces
 info "mode 0444 (EACCES): rx-0 left whole, logged once"
 RESTORE_BY=broken-config managed_irq kill
 info "managed IRQ (kill, then a start with a broken configuration): restored before status 78"
+
+# The BPF flow table unreadable for a while (its iterator's read() fails,
+# from the 31st on, 8 times: some seconds into the flow, once it is
+# steered): what is in place stays, the failure is said once and not at
+# every scan, and its end is said with how many scans failed.
+make_tree
+before=$(snapshot)
+start unreadable "bpf_iter:readfd:EIO:30:8"
+settle unreadable 8 "$IRQ100=0" "$RX0=0" "$IRQ101=0" "$RX1=0"
+wait_for 10 grep -q "Failed to read the BPF flow table" "$LOG" || { cat "$LOG" "$FLOG"; fail "unreadable: no read failed"; }
+state_is "$IRQ100=0" "$RX0=0" "$IRQ101=0" "$RX1=0" || { show_state; fail "unreadable: steering undone while the flows were unknown"; }
+wait_for 10 grep -q "readable again" "$LOG" || { cat "$LOG"; fail "unreadable: the end of the failures not said"; }
+[ "$(grep -c "^readfd EIO anon_inode:bpf_iter" "$FLOG")" = 8 ] || { cat "$FLOG"; fail "unreadable: not 8 failed reads"; }
+[ "$(count 'Failed to read the BPF flow table')" = 1 ] || { cat "$LOG"; fail "unreadable: the failure not said once"; }
+[ "$(count 'The BPF flow table is readable again, after 8 failed scans')" = 1 ] ||
+	{ cat "$LOG"; fail "unreadable: the end of 8 failed scans not said once"; }
+state_is "$IRQ100=0" "$RX0=0" "$IRQ101=0" "$RX1=0" || { show_state; fail "unreadable: not steered after"; }
+finish unreadable term "$before"
+info "the flow table unreadable for 8 scans: steering kept, said once, and its end"
 
 # A thread that a library starts while caad loads its topology (hwloc's GPU
 # plugins do, through the vendor's driver; seen on a 16-CPU host with an
