@@ -24,15 +24,17 @@ mkdir "$tmp/used"; touch "$tmp/used/f"
 "$src/bench/bundle" --build "$build" "$tmp/used" 2>"$tmp/err" && fail "a non-empty directory was written into"
 grep -q "exists and is not empty" "$tmp/err" || fail "non-empty: $(cat "$tmp/err")"
 
-"$src/bench/bundle" --build "$build" "$tmp/b" >"$tmp/out"
+# made through a symbolic link (ldd names the libraries by their real path)
+mkdir "$tmp/real"; ln -s "$tmp/real" "$tmp/ln"
+"$src/bench/bundle" --build "$build" "$tmp/ln/b" >"$tmp/out"
 grep -q "libraries" "$tmp/out" || fail "no summary line: $(cat "$tmp/out")"
-[ -n "$(ls "$tmp/b/lib")" ] || fail "no library was carried"
-for l in "$tmp"/b/lib/*; do
+[ -n "$(ls "$tmp/real/b/lib")" ] || fail "no library was carried"
+for l in "$tmp"/real/b/lib/*; do
 	case $(basename "$l") in
 	libc.so.*|libm.so.*|ld-linux*) fail "glibc's $(basename "$l") was carried: it must match the host's ld.so" ;;
 	esac
 done
-mv "$tmp/b" "$tmp/moved"
+mv "$tmp/real/b" "$tmp/moved"
 
 # The host's multiarch library dir, with glibc's files alone in its place.
 libc=$(ldd /bin/true | awk '$1 ~ /^libc\.so/ { print $3 }')
@@ -55,6 +57,7 @@ unshare -m bash -euo pipefail -c '
 	fi
 	. "$B/env.sh"
 	[ "$CAAD" = "$B/build/src/caad/caad" ] || no "env.sh: CAAD=$CAAD"
+	[ "$CAAD_BUILD_ROOT" = "$B/build" ] || no "env.sh: CAAD_BUILD_ROOT=$CAAD_BUILD_ROOT"
 	[ "$(command -v iperf3)" = "$B/bin/iperf3" ] || no "env.sh: PATH=$PATH"
 	has "$("$CAAD" --version)" "caad " "bundled caad"
 	has "$("$B/build/src/caadctl/caadctl" --version)" "caadctl " "bundled caadctl"
