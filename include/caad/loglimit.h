@@ -40,3 +40,23 @@ static inline bool caad_loglimit_active(const struct caad_loglimit *l, uint64_t 
 
 	return l->n && (now_ns < l->begin_ns || now_ns - l->begin_ns < keep);
 }
+
+/*
+ * A failure that may come back at every scan, e.g. a BPF iterator that
+ * cannot be read: said at its level the first time, and once every
+ * CAAD_LOGSTREAK_REMIND_NSEC while it goes on; the rest at debug level.
+ * Whoever ends the streak says so, with how many failures it had.
+ */
+#define CAAD_LOGSTREAK_REMIND_NSEC (600ull * 1000000000ull)
+
+struct caad_logstreak {
+	uint32_t fails;   /* failures in a row; 0: none now */
+	uint64_t said_ns; /* when one was last said at its level (CLOCK_MONOTONIC) */
+};
+
+/* The level a failure at now_ns is to be logged at: level or LOG_DEBUG. */
+int caad_logstreak_level(const struct caad_logstreak *s, uint64_t now_ns, int level);
+/* One more failure, at now_ns, logged at `logged` (caad_logstreak_level()'s). */
+void caad_logstreak_failed(struct caad_logstreak *s, uint64_t now_ns, int logged);
+/* A success: the failures its streak had (0: there was none), and none now. */
+uint32_t caad_logstreak_end(struct caad_logstreak *s);

@@ -549,25 +549,31 @@ static int scan(struct daemon *d)
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {
-		/* what is in place stays (restored at exit as ever); nothing is
-		 * shown as planned, and the flows are unknown, not none */
+		/* what is in place stays, and so does the plan that put it there:
+		 * the next one holds its flows by it (hysteresis, dwell), and it
+		 * is what D-Bus and the metrics show meanwhile; the flows are
+		 * none until they are readable again */
 		sd_notifyf(false, "STATUS=%s: flows unreadable for %u scans (caad's log says why); steering kept",
 		           caad_mode_to_string(d->config.mode), caad_observer_snapshot_fails(d->observer));
-		d->no_plan = "the BPF flow table could not be read (caad's log says why)";
-		keep_scan(d, &flows, 0, &plan);
+		caad_bus_sync_properties(d->bus);
 		return r;
 	}
 
 	/* Re-read the queues when rtnetlink says a link changed, after caad
-	 * wrote, and every 20 scans in case an event was missed. */
+	 * wrote, and every 20 scans in case an event was missed; when the
+	 * last read failed, at the next scan, then 2, 4, ... up to 20 scans
+	 * later (a passing failure costs a scan, a lasting one logs its
+	 * error every 20 scans, as before). */
 	follow_cpu_hotplug(d);
-	if (d->inventory_dirty || (d->scans % 20) == 0) {
+	if (d->inventory_dirty || (d->scans % 20) == 0 || (d->inventory_lost && d->scans >= d->inventory_retry)) {
 		r = reload_inventory(d);
 		d->inventory_dirty = false;
 		if (r < 0 && !d->inventory_lost)
 			log_warning_errno(r, "Queues unknown for now (%m): not steering until they are back");
 		else if (r >= 0 && d->inventory_lost)
 			log_info("Queues readable again: steering resumes");
+		d->inventory_gap = r < 0 ? MIN(d->inventory_lost ? 2 * d->inventory_gap : 1, (uint64_t)20) : 0;
+		d->inventory_retry = d->scans + d->inventory_gap;
 		d->inventory_lost = r < 0;
 	}
 	if (d->inventory_lost) {
@@ -1067,6 +1073,10 @@ int daemon_run(struct daemon *d)
 	r = closed_loop_init(&d->loop, a->state_dir);
 	if (r < 0)
 		return r;
+	/* before any flow is shown: their ids are hashed with it */
+	r = caad_flow_id_key_random();
+	if (r < 0)
+		return log_error_errno(r, "Failed to draw the key that flow ids are shown with: %m");
 	r = caad_topology_load(a->topology_path, a->sysroot, &d->topo);
 	if (r < 0)
 		return log_error_errno(r, "Failed to load the topology%s%s: %m", a->topology_path ? " from " : "",

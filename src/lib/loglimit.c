@@ -30,3 +30,27 @@ int caad_loglimit_level(struct caad_loglimit *l, uint64_t now_ns, int level, cha
 		         (unsigned long long)(CAAD_LOGLIMIT_WINDOW_NSEC / 1000000000ull));
 	return level;
 }
+
+int caad_logstreak_level(const struct caad_logstreak *s, uint64_t now_ns, int level)
+{
+	/* a clock that went back says it again too */
+	if (!s->fails || now_ns < s->said_ns || now_ns - s->said_ns >= CAAD_LOGSTREAK_REMIND_NSEC)
+		return level;
+	return LOG_DEBUG;
+}
+
+void caad_logstreak_failed(struct caad_logstreak *s, uint64_t now_ns, int logged)
+{
+	if (logged != LOG_DEBUG)
+		s->said_ns = now_ns;
+	if (s->fails < UINT32_MAX)
+		s->fails++;
+}
+
+uint32_t caad_logstreak_end(struct caad_logstreak *s)
+{
+	uint32_t n = s->fails;
+
+	s->fails = 0;
+	return n;
+}

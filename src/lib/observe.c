@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "caad/log.h"
+#include "caad/loglimit.h"
 #include "caad/observe.h"
 #include "caad/sysfs.h"
 #include "observer.skel.h"
@@ -49,10 +50,9 @@ struct caad_observer {
 	uint64_t period_ns;          /* the scan period (caad_observer_set_scan_period()), 0 unknown */
 	unsigned snapshot_calls;     /* read() calls of the iterator the last snapshot took */
 	/* snapshots that failed in a row: the first says why at LOG_ERR, the
-	 * rest at LOG_DEBUG but one every SNAP_REMIND_NS (a failure at every
-	 * scan would say so every IntervalMSec= otherwise) */
-	unsigned snap_fails;
-	uint64_t snap_said_ns;       /* when one last said why at snap_level's LOG_ERR */
+	 * rest at LOG_DEBUG but one every 10 minutes (a failure at every scan
+	 * would say so every IntervalMSec= otherwise) */
+	struct caad_logstreak snap_fails;
 	int snap_level;              /* what this snapshot's failure is logged at */
 	uint64_t thread_ns_last;     /* caad_observer_thread_ns() said so last */
 	uint64_t thread_base;        /* the watched thread's sum_exec_runtime when the watch began */
@@ -861,8 +861,6 @@ static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret
 	return 0;
 }
 
-#define SNAP_REMIND_NS (600ull * 1000000000ull)
-
 /* A snapshot, with its failures said once (and again every 10 minutes
  * while they go on) rather than at every scan, and the end of them. */
 static int snapshot_said(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n, bool early)
@@ -870,19 +868,19 @@ static int snapshot_said(struct caad_observer *o, struct caad_flow **ret, size_t
 	uint64_t now = now_ns();
 	int r;
 
-	o->snap_level = !o->snap_fails || now - o->snap_said_ns >= SNAP_REMIND_NS ? LOG_ERR : LOG_DEBUG;
-	if (o->snap_fails && o->snap_level == LOG_ERR)
-		log_warning("The BPF flow table has not been readable for %u scans; this one's failure:", o->snap_fails);
+	uint32_t failed;
+	int level = caad_logstreak_level(&o->snap_fails, now, LOG_ERR);
+
+	if (o->snap_fails.fails && level != LOG_DEBUG)
+		log_warning("The BPF flow table has not been readable for %" PRIu32 " scans; this one's failure:",
+		            o->snap_fails.fails);
+	o->snap_level = level;
 	r = snapshot(o, ret, ret_n, early);
 	o->snap_level = LOG_ERR;
-	if (r < 0 && r != -ENOMEM) {
-		if (o->snap_level == LOG_ERR)
-			o->snap_said_ns = now;
-		o->snap_fails++;
-	} else if (r >= 0 && o->snap_fails) {
-		log_info("The BPF flow table is readable again, after %u failed scans", o->snap_fails);
-		o->snap_fails = 0;
-	}
+	if (r < 0 && r != -ENOMEM)
+		caad_logstreak_failed(&o->snap_fails, now, level);
+	else if (r >= 0 && (failed = caad_logstreak_end(&o->snap_fails)))
+		log_info("The BPF flow table is readable again, after %" PRIu32 " failed scans", failed);
 	return r;
 }
 
@@ -898,7 +896,7 @@ int caad_observer_snapshot_early(struct caad_observer *o, struct caad_flow **ret
 
 unsigned caad_observer_snapshot_fails(const struct caad_observer *o)
 {
-	return o ? o->snap_fails : 0;
+	return o ? o->snap_fails.fails : 0;
 }
 
 void caad_observer_pass_cost(const struct caad_observer *o, uint64_t *cpu_usec, uint64_t *every_usec)

@@ -8,9 +8,10 @@
 # EROFS and EACCES (caad keeps no CAP_DAC_OVERRIDE after start).
 #
 # Each case is run twice: ended by SIGTERM, and by SIGKILL then
-# "caad --restore". Three more, ended by SIGTERM: the BPF flow table
-# unreadable for some scans, a library's thread that must not take the
-# signal, and a log pipe whose reader went away.
+# "caad --restore". Four more, ended by SIGTERM: the BPF flow table
+# unreadable for some scans, one failed read of the queues, a library's
+# thread that must not take the signal, and a log pipe whose reader went
+# away.
 # Each checks the state caad ends in, its journal while
 # it runs, what it logged (once), and that the tree is byte for byte the
 # original afterwards.
@@ -261,9 +262,31 @@ wait_for 10 grep -q "readable again" "$LOG" || { cat "$LOG"; fail "unreadable: t
 [ "$(count 'Failed to read the BPF flow table')" = 1 ] || { cat "$LOG"; fail "unreadable: the failure not said once"; }
 [ "$(count 'The BPF flow table is readable again, after 8 failed scans')" = 1 ] ||
 	{ cat "$LOG"; fail "unreadable: the end of 8 failed scans not said once"; }
+# the plan outlived the failures: the flow's decision is not new after them
+[ "$(count 'Heavy flow .* -> CPU 0')" = 1 ] || { cat "$LOG"; fail "unreadable: the flow decided anew after the failures"; }
+[ "$(count 'IRQ 100 CPUs 0-1 -> 0 ')" = 1 ] || { cat "$LOG"; fail "unreadable: IRQ 100 not moved once"; }
 state_is "$IRQ100=0" "$RX0=0" "$IRQ101=0" "$RX1=0" || { show_state; fail "unreadable: not steered after"; }
 finish unreadable term "$before"
 info "the flow table unreadable for 8 scans: steering kept, said once, and its end"
+
+# One failed read of the queues (EIO on rx-1's rps_cpus, which only the
+# inventory reads here, once, at the first reload after steering, a
+# periodic one): read again at the next scan,
+# not at the next periodic reload 20 scans (5 s) later; steering kept.
+make_tree
+before=$(snapshot)
+start blip "rx-1/rps_cpus:read:EIO:2:1"
+settle blip 8 "$IRQ100=0" "$RX0=0" "$IRQ101=0" "$RX1=0"
+wait_for 12 grep -q "Queues unknown for now" "$LOG" || { cat "$LOG" "$FLOG"; fail "blip: no failed read of the queues"; }
+t0=$(now_ms)
+wait_for 5 grep -q "Queues readable again" "$LOG" || { cat "$LOG"; fail "blip: the queues not read again"; }
+waited=$(( $(now_ms) - t0 ))
+# a scan is 250 ms; 20 of them 5 s
+[ "$waited" -lt 2500 ] || { cat "$LOG"; fail "blip: the queues read again only after $waited ms"; }
+[ "$(wc -l <"$FLOG")" = 1 ] || { cat "$FLOG"; fail "blip: not one failed read"; }
+state_is "$IRQ100=0" "$RX0=0" "$IRQ101=0" "$RX1=0" || { show_state; fail "blip: not steered after"; }
+finish blip term "$before"
+info "one failed read of the queues: read again after $waited ms, steering kept"
 
 # A thread that a library starts while caad loads its topology (hwloc's GPU
 # plugins do, through the vendor's driver; seen on a 16-CPU host with an

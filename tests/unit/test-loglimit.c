@@ -129,6 +129,43 @@ static void test_note_truncated(void **state)
 	assert_int_equal(strlen(note), sizeof(note) - 1);
 }
 
+/* A failure at every scan: said the first time and every 10 minutes,
+ * the rest at debug level; its end tells how many; the next streak is
+ * said at once. */
+static void test_streak(void **state)
+{
+	struct caad_logstreak s = { 0 };
+	const uint64_t t0 = 50 * SEC, scan = SEC / 4, remind = CAAD_LOGSTREAK_REMIND_NSEC;
+	uint64_t t = t0;
+	unsigned said = 0;
+	int level;
+
+	(void)state;
+	assert_int_equal(caad_logstreak_end(&s), 0);
+	for (unsigned i = 0; i < 2401; i++, t += scan) { /* 600 s of scans, and one */
+		level = caad_logstreak_level(&s, t, LOG_ERR);
+		assert_true(level == LOG_ERR || level == LOG_DEBUG);
+		if (level == LOG_ERR)
+			said++;
+		caad_logstreak_failed(&s, t, level);
+	}
+	/* at t0, and at t0 + 600 s (the 2401st) */
+	assert_int_equal(said, 2);
+	assert_int_equal(s.said_ns, t0 + remind);
+	assert_int_equal(caad_logstreak_level(&s, t0 + remind + scan, LOG_ERR), LOG_DEBUG);
+	assert_int_equal(caad_logstreak_level(&s, t0 + 2 * remind - 1, LOG_ERR), LOG_DEBUG);
+	assert_int_equal(caad_logstreak_level(&s, t0 + 2 * remind, LOG_ERR), LOG_ERR);
+	/* a clock that went back says it again */
+	assert_int_equal(caad_logstreak_level(&s, t0, LOG_ERR), LOG_ERR);
+	assert_int_equal(caad_logstreak_end(&s), 2401);
+	assert_int_equal(caad_logstreak_end(&s), 0);
+	/* the next streak, soon after: said at once, at the level asked for */
+	assert_int_equal(caad_logstreak_level(&s, t, LOG_WARNING), LOG_WARNING);
+	caad_logstreak_failed(&s, t, LOG_WARNING);
+	assert_int_equal(caad_logstreak_level(&s, t + scan, LOG_WARNING), LOG_DEBUG);
+	assert_int_equal(s.fails, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +176,7 @@ int main(void)
 		cmocka_unit_test(test_active),
 		cmocka_unit_test(test_clock_zero_and_backwards),
 		cmocka_unit_test(test_note_truncated),
+		cmocka_unit_test(test_streak),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
