@@ -24,7 +24,7 @@
  * interleaved).
  */
 struct caad_flow {
-	uint64_t id;           /* kernel socket address: unique while it lives */
+	uint64_t id;           /* kernel socket address: unique while it lives; never shown (caad_flow_public_id()) */
 	uint64_t rate_bps;     /* read rate over the last interval (or between two hand-overs), bit/s */
 	uint64_t first_ns;     /* when it was first seen (CLOCK_MONOTONIC), 0 unknown */
 	int consumer_cpu;      /* -1 unknown */
@@ -48,6 +48,20 @@ struct caad_flow {
 
 	uint64_t bytes;        /* total read by the consumer */
 };
+
+/*
+ * The id a flow goes by outside caad (D-Bus, state.json, its log): a keyed
+ * hash of its id, the kernel socket's address, which would tell any local
+ * user where the kernel's memory lies (and undo KASLR). SipHash-2-4 with a
+ * key that caad_flow_id_key_random() draws at start (until then, and in
+ * tests, a key of zeros): the same for a flow while caad runs, another in
+ * the next run; two flows share one with a chance of about n^2 / 2^65.
+ */
+uint64_t caad_flow_public_id(uint64_t id);
+int caad_flow_id_key_random(void); /* 0, or -errno of getrandom(2) */
+void caad_flow_id_key_set(const uint8_t key[16]);
+/* SipHash-2-4 (Aumasson and Bernstein, 2012) of len bytes at data. */
+uint64_t caad_siphash24(const uint8_t key[16], const void *data, size_t len);
 
 /* "10.0.0.2:5201 <- 10.0.0.1:40312" (local <- remote). */
 int caad_flow_format_tuple(const struct caad_flow *f, char *buf, size_t size);

@@ -114,10 +114,11 @@ static void undecided_reason(const struct daemon *d, const struct caad_flow *f, 
 		snprintf(buf, size, "not on a managed interface");
 }
 
-static const struct caad_flow *find_flow(const struct daemon *d, uint64_t id)
+/* The flow that goes by public_id (caad_flow_public_id()) outside caad. */
+static const struct caad_flow *find_flow(const struct daemon *d, uint64_t public_id)
 {
 	for (size_t i = 0; i < d->n_flows; i++)
-		if (d->flows[i].id == id)
+		if (caad_flow_public_id(d->flows[i].id) == public_id)
 			return &d->flows[i];
 	return NULL;
 }
@@ -267,7 +268,7 @@ static int method_list_flows(sd_bus_message *m, void *userdata, sd_bus_error *er
 		const struct caad_decision *dec = caad_plan_find(d->plan, f->id);
 		char id[32], ifname[IF_NAMESIZE], src[80], dst[80], comm[CAAD_COMM_LEN], reason[CAAD_REASON_MAX];
 
-		snprintf(id, sizeof(id), "%#" PRIx64, f->id);
+		snprintf(id, sizeof(id), "%#" PRIx64, caad_flow_public_id(f->id));
 		flow_iface(d, f, ifname);
 		flow_endpoints(f, src, dst, sizeof(src));
 		if (dec)
@@ -436,7 +437,7 @@ static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error
 		return -ENOMEM;
 	flow_iface(d, fl, ifname);
 	flow_endpoints(fl, src, dst, sizeof(src));
-	fprintf(f, "Flow %#" PRIx64 ": %s <- %s\n", fl->id, dst, src);
+	fprintf(f, "Flow %#" PRIx64 ": %s <- %s\n", caad_flow_public_id(fl->id), dst, src);
 	fprintf(f, "  received on: %s", *ifname ? ifname : "an unknown interface");
 	if (fl->rx_queue >= 0)
 		fprintf(f, " rx-%d\n", fl->rx_queue);
@@ -764,7 +765,7 @@ void caad_bus_flow_steered(struct caad_bus *b, uint64_t flow_id, int steer_cpu, 
 
 	if (!b || !b->serving)
 		return;
-	snprintf(id, sizeof(id), "%#" PRIx64, flow_id);
+	snprintf(id, sizeof(id), "%#" PRIx64, caad_flow_public_id(flow_id));
 	(void)sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "FlowSteered", "sis", id, steer_cpu,
 	                         caad_relation_to_string(relation));
 }

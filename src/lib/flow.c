@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 
 #include "caad/macro.h"
@@ -18,6 +19,104 @@
 
 #define NSEC_PER_SEC UINT64_C(1000000000)
 #define NSEC_PER_MSEC UINT64_C(1000000)
+
+static uint8_t id_key[16];
+
+void caad_flow_id_key_set(const uint8_t key[16])
+{
+	memcpy(id_key, key, sizeof(id_key));
+}
+
+int caad_flow_id_key_random(void)
+{
+	uint8_t key[16];
+	size_t got = 0;
+
+#ifdef GRND_INSECURE
+	unsigned flags = GRND_INSECURE; /* no wait for the pool at early boot (5.6) */
+#else
+	unsigned flags = 0;
+#endif
+
+	while (got < sizeof(key)) {
+		ssize_t k = getrandom(key + got, sizeof(key) - got, flags);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && errno == EINVAL && flags) {
+			flags = 0; /* a kernel before GRND_INSECURE */
+			continue;
+		}
+		if (k < 0)
+			return -errno;
+		got += (size_t)k;
+	}
+	caad_flow_id_key_set(key);
+	return 0;
+}
+
+uint64_t caad_flow_public_id(uint64_t id)
+{
+	uint8_t le[8];
+
+	for (unsigned i = 0; i < 8; i++)
+		le[i] = (uint8_t)(id >> (8 * i));
+	return caad_siphash24(id_key, le, sizeof(le));
+}
+
+static uint64_t rotl64(uint64_t x, unsigned b)
+{
+	return (x << b) | (x >> (64 - b));
+}
+
+static uint64_t load_le64(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static void sip_rounds(uint64_t v[4], unsigned n)
+{
+	while (n--) {
+		v[0] += v[1];
+		v[1] = rotl64(v[1], 13) ^ v[0];
+		v[0] = rotl64(v[0], 32);
+		v[2] += v[3];
+		v[3] = rotl64(v[3], 16) ^ v[2];
+		v[0] += v[3];
+		v[3] = rotl64(v[3], 21) ^ v[0];
+		v[2] += v[1];
+		v[1] = rotl64(v[1], 17) ^ v[2];
+		v[2] = rotl64(v[2], 32);
+	}
+}
+
+uint64_t caad_siphash24(const uint8_t key[16], const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint64_t k0 = load_le64(key, 8), k1 = load_le64(key + 8, 8), m;
+	uint64_t v[4] = { k0 ^ UINT64_C(0x736f6d6570736575), k1 ^ UINT64_C(0x646f72616e646f6d),
+		          k0 ^ UINT64_C(0x6c7967656e657261), k1 ^ UINT64_C(0x7465646279746573) };
+	size_t whole = len - len % 8;
+
+	for (size_t at = 0; at < whole; at += 8) {
+		m = load_le64(p + at, 8);
+		v[3] ^= m;
+		sip_rounds(v, 2);
+		v[0] ^= m;
+	}
+	/* the last 0-7 bytes, with the length's low byte on top */
+	m = load_le64(p + whole, len % 8) | ((uint64_t)(len & 0xff) << 56);
+	v[3] ^= m;
+	sip_rounds(v, 2);
+	v[0] ^= m;
+	v[2] ^= 0xff;
+	sip_rounds(v, 4);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
 
 int caad_flow_format_tuple(const struct caad_flow *f, char *buf, size_t size)
 {

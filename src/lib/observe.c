@@ -216,8 +216,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		return 0;
 	o->consumers_left++;
 	o->consumers_left_total++;
-	log_debug("flow %#llx: its reader left the CPUs its steering holds for (now on CPU %u)",
-	          (unsigned long long)e->sk, e->cpu);
+	log_debug("flow %#" PRIx64 ": its reader left the CPUs its steering holds for (now on CPU %u)",
+	          caad_flow_public_id(e->sk), e->cpu);
 	return 0;
 }
 
@@ -965,7 +965,8 @@ int caad_observer_set_stay(struct caad_observer *o, const uint64_t *ids, const s
 		_Static_assert(sizeof(v.cpus) == sizeof(cpus[i].w), "one layout");
 		memcpy(v.cpus, cpus[i].w, sizeof(v.cpus));
 		if (bpf_map_update_elem(fd, &ids[i], &v, BPF_ANY) < 0) {
-			r = log_debug_errno(errno, "Failed to follow flow %#llx's reader: %m", (unsigned long long)ids[i]);
+			r = log_debug_errno(errno, "Failed to follow flow %#" PRIx64 "'s reader: %m",
+			                    caad_flow_public_id(ids[i]));
 			continue;
 		}
 		kept[n_kept++] = ids[i];

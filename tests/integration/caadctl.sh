@@ -206,6 +206,12 @@ jq -e --arg dst "$TB_DST:5201" '[.[] | select(.destination == $dst and .comm == 
 	.relation == "peer-core-same-llc" and .rate_bps > 0 and .bytes > 0 and (.reason | length) > 0 and
 	(.source | startswith("10.81.0.1:")))' <<<"$OUT" >/dev/null || fail "flows -j: $OUT"
 ID=$(jq -r --arg dst "$TB_DST:5201" '[.[] | select(.destination == $dst and .steer_cpu == 0)][0].id' <<<"$OUT")
+# the id shown is a keyed hash of the kernel socket's address, never the
+# address (a direct-map one on x86-64: 0xffff8...), and state.json shows
+# the same one
+[[ $ID != 0xffff8* ]] || fail "flows: the id $ID looks like a kernel address"
+jq -e --arg id "$ID" '[.flows[] | select(.id == $id)] | length == 1' "$RT/state.json" >/dev/null ||
+	fail "state.json has no flow $ID: $(cat "$RT/state.json")"
 run 0 "$CTL" -j fl s "$ID"
 jq -e --arg id "$ID" '.id == $id and .steer_cpu == 0 and .consumer_cpu == 1 and .interface == "vb"' <<<"$OUT" \
 	>/dev/null || fail "flows show -j: $OUT"

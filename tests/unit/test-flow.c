@@ -814,6 +814,49 @@ static void test_read_delta(void **state)
 	assert_int_equal(caad_read_delta(1000 + 10, 1000, 0, 5000), 10);
 }
 
+/* SipHash-2-4's reference vectors (the paper's key 00..0f, messages
+ * 00, 01, ... of length 0 to 15): the empty one, one of 8 bytes (a flow's
+ * id), and the paper's worked example of 15. */
+static void test_siphash(void **state)
+{
+	uint8_t key[16], msg[15];
+
+	(void)state;
+	for (unsigned i = 0; i < 16; i++)
+		key[i] = (uint8_t)i;
+	for (unsigned i = 0; i < 15; i++)
+		msg[i] = (uint8_t)i;
+	assert_true(caad_siphash24(key, msg, 0) == UINT64_C(0x726fdb47dd0e0e31));
+	assert_true(caad_siphash24(key, msg, 8) == UINT64_C(0x93f5f5799a932462));
+	assert_true(caad_siphash24(key, msg, 15) == UINT64_C(0xa129ca6149be45e5));
+}
+
+/* The id shown is not the address, is the same for one flow under one
+ * key, another for the next key, and tells flows apart. */
+static void test_public_id(void **state)
+{
+	const uint64_t addr = UINT64_C(0xffff888109eaeb40);
+	uint8_t key[16] = { 0 };
+	uint64_t a, b;
+
+	(void)state;
+	caad_flow_id_key_set(key);
+	a = caad_flow_public_id(addr);
+	assert_true(a != addr);
+	assert_true(a == caad_flow_public_id(addr));
+	assert_true(a != caad_flow_public_id(addr + 0x40));
+	/* the key's 16 bytes in little-endian order, as caad_siphash24 reads them */
+	assert_true(a == caad_siphash24(key, (const uint8_t[8]){ 0x40, 0xeb, 0xea, 0x09, 0x81, 0x88, 0xff, 0xff }, 8));
+	key[15] = 1;
+	caad_flow_id_key_set(key);
+	b = caad_flow_public_id(addr);
+	assert_true(b != a);
+	assert_int_equal(caad_flow_id_key_random(), 0);
+	assert_true(caad_flow_public_id(addr) != b);
+	caad_flow_id_key_set((const uint8_t[16]){ 0 });
+	assert_true(caad_flow_public_id(addr) == a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -843,6 +886,8 @@ int main(void)
 		cmocka_unit_test(test_lower_bound),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_read_delta),
+		cmocka_unit_test(test_siphash),
+		cmocka_unit_test(test_public_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

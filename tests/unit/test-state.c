@@ -77,6 +77,14 @@ static void test_bounded_list(void **state)
 				assert_int_equal(json_object_get_int(h), 5);
 			else
 				assert_null(h); /* JSON null */
+			/* its id as shown: the hash of the socket's address, never the address */
+			char want[32], raw[32];
+			snprintf(want, sizeof(want), "%#llx",
+			         (unsigned long long)caad_flow_public_id(flows[n - 3 + heavy].id));
+			snprintf(raw, sizeof(raw), "%#llx", (unsigned long long)flows[n - 3 + heavy].id);
+			assert_true(json_object_object_get_ex(fl, "id", &h));
+			assert_string_equal(json_object_get_string(h), want);
+			assert_string_not_equal(want, raw);
 		}
 	}
 	assert_int_equal(heavy, 2);
