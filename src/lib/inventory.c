@@ -287,13 +287,19 @@ static int load_rx_queues(const char *sysroot, struct caad_iface *iface)
 			}
 			continue;
 		}
-		if (r < 0)
+		if (r < 0 && r != -EBADMSG)
 			return log_error_errno(r, "%s: failed to read %s: %m", iface->name, path);
-		/* odd content costs that queue its RPS, not the interface */
-		r = caad_cpumask_parse_hex(value, &rx[i].rps);
-		if (r < 0)
-			log_warning_errno(r, "%s: unexpected content \"%s\" in %s, not steering rx-%u with RPS: %m",
-			                  iface->name, value, path, rx[i].index);
+		/* odd content costs that queue its RPS, not the interface; a NUL
+		 * byte in it (-EBADMSG) too */
+		if (r == -EBADMSG)
+			log_warning("%s: unexpected content (a NUL byte) in %s, not steering rx-%u with RPS", iface->name,
+			            path, rx[i].index);
+		else {
+			r = caad_cpumask_parse_hex(value, &rx[i].rps);
+			if (r < 0)
+				log_warning_errno(r, "%s: unexpected content \"%s\" in %s, not steering rx-%u with RPS: %m",
+				                  iface->name, value, path, rx[i].index);
+		}
 		rx[i].has_rps = r >= 0;
 
 		free(path);

@@ -856,16 +856,25 @@ static void test_errors(void **state)
 	}
 
 	/* Garbage in rps_cpus: that queue is not steered with RPS, the
-	 * interface is still managed. */
+	 * interface is still managed. A NUL byte in it too (caad_read_file's
+	 * -EBADMSG), which failed the whole inventory: no steering anywhere. */
 	{
 		char *names[] = { "garbage" };
+		FILE *f;
+		_cleanup_free_ char *nul_path = NULL;
+
+		assert_true(asprintf(&nul_path, "%s/sys/class/net/garbage/queues/rx-0/rps_cpus", root) > 0);
+		f = fopen(nul_path, "we");
+		assert_non_null(f);
+		assert_int_equal(fwrite("0\0\n", 1, 3, f), 3);
+		assert_int_equal(fclose(f), 0);
 
 		inv = NULL;
 		assert_int_equal(caad_inventory_load(root, names, 1, &inv), 0);
 		assert_non_null(inv);
 		assert_int_equal(inv->n_ifaces, 1);
 		assert_int_equal(inv->ifaces[0].n_rx, 2);
-		assert_true(inv->ifaces[0].rx[0].has_rps);
+		assert_false(inv->ifaces[0].rx[0].has_rps);
 		assert_false(inv->ifaces[0].rx[1].has_rps);
 		caad_inventory_free(inv);
 	}
