@@ -107,11 +107,12 @@ static void undecided_reason(const struct daemon *d, const struct caad_flow *f, 
 		snprintf(buf, size, "observe mode: nothing is planned");
 	else if (!d->plan)
 		snprintf(buf, size, "%s: nothing is planned", d->no_plan ?: "no scan yet");
-	else if (f->rate_bps < d->config.policy.rate_threshold_bps)
-		snprintf(buf, size, "not heavy: %.3f Gbit/s is below RateThreshold= (%.3f Gbit/s)", f->rate_bps / 1e9,
-		         d->config.policy.rate_threshold_bps / 1e9);
-	else
+	else if (!d->inv || !caad_inventory_find_ifindex(d->inv, f->ifindex))
 		snprintf(buf, size, "not on a managed interface");
+	/* the planner's own test: too slow (a steered flow keeps its place
+	 * down to half the threshold), or too young */
+	else if (!caad_plan_light_reason(f, &d->config.policy, d->plan, d->plan->now_ns, buf, size))
+		snprintf(buf, size, "not heavy");
 }
 
 /* The flow that goes by public_id (caad_flow_public_id()) outside caad. */

@@ -205,6 +205,10 @@ jq -e --arg dst "$TB_DST:5201" '[.[] | select(.destination == $dst and .comm == 
 	length >= 1 and all((.id | test("^0x[0-9a-f]+$")) and .interface == "vb" and .consumer_cpu == 1 and
 	.relation == "peer-core-same-llc" and .rate_bps > 0 and .bytes > 0 and (.reason | length) > 0 and
 	(.source | startswith("10.81.0.1:")))' <<<"$OUT" >/dev/null || fail "flows -j: $OUT"
+# iperf3's control connection, light, on the managed vb: the planner's reason
+jq -e --arg dst "$TB_DST:5201" '[.[] | select(.destination == $dst and .steer_cpu == null)] | length >= 1 and
+	all(.reason | test("^light: [0-9.]+ [MG]?bit/s, below RateThreshold=1.0 Gbit/s$"))' <<<"$OUT" >/dev/null ||
+	fail "flows -j: the light flow's reason: $OUT"
 ID=$(jq -r --arg dst "$TB_DST:5201" '[.[] | select(.destination == $dst and .steer_cpu == 0)][0].id' <<<"$OUT")
 # the id shown is a keyed hash of the kernel socket's address, never the
 # address (a direct-map one on x86-64: 0xffff8...), and state.json shows
