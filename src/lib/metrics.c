@@ -10,20 +10,33 @@
 
 #include "caad/macro.h"
 #include "caad/metrics.h"
+#include "caad/utf8.h"
 
-/* A label value: backslash, double quote and newline escaped. */
+/* A label value: backslash, double quote and newline escaped; a byte
+ * that is no UTF-8 (an interface name may hold any but '/', ':' and
+ * whitespace), or another control character, as the four characters
+ * \xHH: Prometheus refuses a file with invalid UTF-8 in it, and '?' for
+ * each would make eth\xfe and eth\xff one series twice. */
 static void label_value(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (; s && *s; s++) {
+	while (s && *s) {
+		size_t n = caad_utf8_sequence(s);
+
 		if (*s == '\\')
 			fputs("\\\\", f);
 		else if (*s == '"')
 			fputs("\\\"", f);
 		else if (*s == '\n')
 			fputs("\\n", f);
-		else
-			fputc(*s, f);
+		else if (n == 0 || (unsigned char)*s < 0x20 || *s == 0x7f)
+			fprintf(f, "\\\\x%02x", (unsigned char)*s);
+		else {
+			fwrite(s, 1, n, f);
+			s += n;
+			continue;
+		}
+		s++;
 	}
 	fputc('"', f);
 }

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "caad/macro.h"
+#include "caad/utf8.h"
 #include "caad/metrics.h"
 
 #define MAX_SAMPLES 64
@@ -377,6 +378,33 @@ static void test_label_escapes(void **state)
 	find(&e, "caad_info", "version=1.0\"x\\,mode=enforce,placement=prior");
 }
 
+/* Bytes that are no UTF-8 in a name (Linux allows them): the file stays
+ * valid UTF-8, and two such names stay two series. */
+static void test_label_not_utf8(void **state)
+{
+	static const char *const odd[] = { "eth\xfe", "eth\xff", "t\x01" "b", "\xc3\xa9t\xc3" };
+	struct caad_metrics m = sample_metrics();
+	_cleanup_free_ char *text = NULL, *copy = NULL;
+	struct exposition e;
+
+	(void)state;
+	m.interfaces = odd;
+	m.n_interfaces = ARRAY_SIZE(odd);
+	text = format(&m);
+	copy = strdup(text);
+	assert_non_null(copy);
+	assert_string_equal(caad_utf8_sanitize(copy, true), text);
+	assert_non_null(strstr(text, "caad_interface_managed{interface=\"eth\\\\xfe\"} 1\n"));
+	assert_non_null(strstr(text, "caad_interface_managed{interface=\"eth\\\\xff\"} 1\n"));
+	assert_non_null(strstr(text, "caad_interface_managed{interface=\"t\\\\x01b\"} 1\n"));
+	/* é kept whole, the lone lead byte after it spelled out */
+	assert_non_null(strstr(text, "caad_interface_managed{interface=\"\xc3\xa9t\\\\xc3\"} 1\n"));
+	parse(text, &e);
+	find(&e, "caad_interface_managed", "interface=eth\\xfe");
+	find(&e, "caad_interface_managed", "interface=eth\\xff");
+	assert_int_equal(count(&e, "caad_interface_managed"), 4);
+}
+
 /* Nothing set: still a complete, valid exposition; a family without
  * samples keeps its HELP and TYPE. NULL strings are empty labels. */
 static void test_empty(void **state)
@@ -446,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_every_field),
 		cmocka_unit_test(test_classes_verdicts_queues),
 		cmocka_unit_test(test_label_escapes),
+		cmocka_unit_test(test_label_not_utf8),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_seconds),
 		cmocka_unit_test(test_stream),
