@@ -461,11 +461,25 @@ static void follow_cpu_hotplug(struct daemon *d)
 		d->cpus_online = TAKE_PTR(online);
 		return;
 	}
-	if (streq(d->cpus_online, online))
+	if (streq(d->cpus_online, online)) {
+		free(d->cpus_online_failed);
+		d->cpus_online_failed = NULL;
 		return;
-	log_notice("Online CPUs changed from %s to %s: reading the topology again", d->cpus_online, online);
-	if (reload_topology(d) < 0)
+	}
+	/* a topology that failed to load for these CPUs: said once, and
+	 * tried again every 20 scans (as the queues), not at every scan */
+	bool again = d->cpus_online_failed && streq(d->cpus_online_failed, online);
+	if (again && d->scans % 20 != 0)
 		return;
+	if (!again)
+		log_notice("Online CPUs changed from %s to %s: reading the topology again", d->cpus_online, online);
+	if (reload_topology(d) < 0) {
+		free(d->cpus_online_failed);
+		d->cpus_online_failed = TAKE_PTR(online);
+		return;
+	}
+	free(d->cpus_online_failed);
+	d->cpus_online_failed = NULL;
 	free(d->cpus_online);
 	d->cpus_online = TAKE_PTR(online);
 }
@@ -1192,6 +1206,7 @@ void daemon_done(struct daemon *d)
 	caad_topology_free(d->topo);
 	caad_config_done(&d->config);
 	free(d->cpus_online);
+	free(d->cpus_online_failed);
 	free(d->autoselected);
 	free(d->ntuple_noted);
 	free(d->state_path);

@@ -51,6 +51,7 @@ struct daemon {
 	char *state_path;
 	bool inventory_dirty;
 	char *cpus_online;         /* SYSROOT/sys/devices/system/cpu/online as last read */
+	char *cpus_online_failed;  /* ... as read when the topology then failed to load, NULL none */
 	char *autoselected; /* interfaces picked without Interfaces=, space-separated */
 	char *ntuple_noted; /* interfaces said to take no ntuple rules, " name " each */
 	bool inventory_lost; /* last re-read failed: a managed interface is gone */

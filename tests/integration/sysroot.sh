@@ -226,6 +226,31 @@ wait "$CLI" || true
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
 irq100_is 0-1 || fail "IRQ 100 not restored after the hotplug run"
 
+# 4c. online CPUs that the topology cannot be read with ("zz"): said once,
+#     the previous topology kept, tried again every 20 scans, not at every
+#     one (12 lines a second before); steering stays; back to 0-23: quiet.
+make_tree
+echo 0-23 >"$R/sys/devices/system/cpu/possible"
+echo 0-23 >"$R/sys/devices/system/cpu/online"
+caad_on 8 --interface fk0 --topology "$CAAD_TOPOLOGIES/24em64t-2n6c2t-pci.xml"
+start_flow 6
+wait_for 5 irq100_moved || { cat "$TMP/caad8.log"; fail "not steered before the online CPUs went odd"; }
+first=$(cat "$R/proc/irq/100/smp_affinity_list")
+echo zz >"$R/sys/devices/system/cpu/online"
+sleep 3 # 12 scans
+[ "$(grep -c "Online CPUs changed" "$TMP/caad8.log")" = 1 ] || { cat "$TMP/caad8.log"; fail "odd online CPUs: not said once"; }
+kept=$(grep -c "Keeping the previous topology" "$TMP/caad8.log" || true)
+[ "$kept" -ge 1 ] && [ "$kept" -le 2 ] || { cat "$TMP/caad8.log"; fail "odd online CPUs: tried $kept times in 3 s"; }
+irq100_is "$first" || fail "odd online CPUs: IRQ 100 moved from CPU $first"
+echo 0-23 >"$R/sys/devices/system/cpu/online"
+sleep 1
+kill -0 "$CAAD_PID" || fail "caad died over odd online CPUs"
+[ "$(grep -c "Online CPUs changed" "$TMP/caad8.log")" = 1 ] || { cat "$TMP/caad8.log"; fail "back to 0-23: said again"; }
+info "online CPUs \"zz\": said once, topology kept ($kept tries in 3 s), IRQ 100 stays on CPU $first"
+wait "$CLI" || true
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
+irq100_is 0-1 || fail "IRQ 100 not restored after the odd online CPUs run"
+
 # 5. the interface vanishes mid-run: caad keeps running, says so once,
 #    stops steering it, and still restores what remains on exit.
 make_tree
