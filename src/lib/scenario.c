@@ -1051,26 +1051,14 @@ int caad_scenario_load(const char *path, const struct caad_topology *t, struct c
 		if (len == size) {
 			char *n;
 
-			if (size >= CAAD_SCENARIO_SIZE_MAX) {
-				char more;
-
-				/* at the limit: a file of exactly that size is taken */
-				do
-					k = read(fd, &more, 1);
-				while (k < 0 && errno == EINTR);
-				if (k < 0) {
-					int r = -errno;
-					if (asprintf(ret_error, "%s: cannot read: %s", path, strerror(errno)) < 0)
-						*ret_error = NULL;
-					return r;
-				}
-				if (k == 0)
-					break;
+			/* room for one byte past the limit: a file of exactly
+			 * CAAD_SCENARIO_SIZE_MAX bytes is taken, one more is not */
+			if (size > CAAD_SCENARIO_SIZE_MAX) {
 				if (asprintf(ret_error, "%s: larger than %u bytes", path, CAAD_SCENARIO_SIZE_MAX) < 0)
 					*ret_error = NULL;
 				return -EFBIG;
 			}
-			size = size ? size * 2 : 65536;
+			size = size ? MIN(size * 2, (size_t)CAAD_SCENARIO_SIZE_MAX + 1) : 65536;
 			n = realloc(buf, size + 1);
 			if (!n)
 				return -ENOMEM;
