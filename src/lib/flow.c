@@ -2,12 +2,14 @@
 #include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "caad/macro.h"
 #include "caad/flow.h"
@@ -32,10 +34,14 @@ int caad_flow_id_key_random(void)
 	uint8_t key[16];
 	size_t got = 0;
 
+	/* The key hides kernel addresses: an early boot's randomness is
+	 * enough, and no wait for the pool (a start timeout) is worth it.
+	 * GRND_INSECURE (5.6), else GRND_NONBLOCK, else /dev/urandom (a
+	 * kernel or seccomp filter without getrandom(2), a pool not ready). */
 #ifdef GRND_INSECURE
-	unsigned flags = GRND_INSECURE; /* no wait for the pool at early boot (5.6) */
+	unsigned flags = GRND_INSECURE;
 #else
-	unsigned flags = 0;
+	unsigned flags = GRND_NONBLOCK;
 #endif
 
 	while (got < sizeof(key)) {
@@ -43,9 +49,28 @@ int caad_flow_id_key_random(void)
 
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k < 0 && errno == EINVAL && flags) {
-			flags = 0; /* a kernel before GRND_INSECURE */
+		if (k < 0 && errno == EINVAL && flags != GRND_NONBLOCK) {
+			flags = GRND_NONBLOCK; /* a kernel before GRND_INSECURE */
 			continue;
+		}
+		if (k < 0 && (errno == EAGAIN || errno == ENOSYS || errno == EPERM)) {
+			int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+			if (fd < 0)
+				return -errno;
+			while (got < sizeof(key)) {
+				k = read(fd, key + got, sizeof(key) - got);
+				if (k < 0 && errno == EINTR)
+					continue;
+				if (k <= 0) {
+					int r = k < 0 ? -errno : -EIO;
+					close(fd);
+					return r;
+				}
+				got += (size_t)k;
+			}
+			close(fd);
+			break;
 		}
 		if (k < 0)
 			return -errno;
