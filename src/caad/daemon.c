@@ -437,6 +437,17 @@ static int reload_topology(struct daemon *d)
 	caad_topology_fingerprint(t, after, sizeof(after));
 	caad_topology_free(d->topo);
 	d->topo = t;
+	/* the online CPUs it was loaded with, whoever asked for the load: a
+	 * change back to those that follow_cpu_hotplug() knew is one too */
+	_cleanup_free_ char *path = NULL, *online = NULL;
+	if (caad_path(&path, d->args->sysroot, "/sys/devices/system/cpu/online") >= 0 &&
+	    caad_read_file(path, &online) >= 0) {
+		free(d->cpus_online);
+		d->cpus_online = TAKE_PTR(online);
+	}
+	free(d->cpus_online_failed);
+	d->cpus_online_failed = NULL;
+	d->topology_gap = 0;
 	/* read again after a refusal, it may be the same: a trial and the
 	 * verdicts hold on as long as the CPUs, caches and usable CPUs do */
 	if (!streq(before, after))
@@ -467,21 +478,20 @@ static void follow_cpu_hotplug(struct daemon *d)
 		return;
 	}
 	/* a topology that failed to load for these CPUs: said once, and
-	 * tried again every 20 scans (as the queues), not at every scan */
+	 * tried again at the next scan, then 2, 4, ... up to 20 scans later
+	 * (as the queues), not at every scan */
 	bool again = d->cpus_online_failed && streq(d->cpus_online_failed, online);
-	if (again && d->scans % 20 != 0)
+	if (again && d->scans < d->topology_retry)
 		return;
 	if (!again)
 		log_notice("Online CPUs changed from %s to %s: reading the topology again", d->cpus_online, online);
 	if (reload_topology(d) < 0) {
+		d->topology_gap = MIN(again ? 2 * d->topology_gap : 1, (uint64_t)20);
+		d->topology_retry = d->scans + d->topology_gap;
 		free(d->cpus_online_failed);
 		d->cpus_online_failed = TAKE_PTR(online);
-		return;
 	}
-	free(d->cpus_online_failed);
-	d->cpus_online_failed = NULL;
-	free(d->cpus_online);
-	d->cpus_online = TAKE_PTR(online);
+	/* else reload_topology() took the online CPUs it read */
 }
 
 /* What the kernel refused tells what to read again before the next plan:

@@ -52,6 +52,8 @@ struct daemon {
 	bool inventory_dirty;
 	char *cpus_online;         /* SYSROOT/sys/devices/system/cpu/online as last read */
 	char *cpus_online_failed;  /* ... as read when the topology then failed to load, NULL none */
+	uint64_t topology_retry;   /* cpus_online_failed: load again at this scan (1, 2, 4, ... up to 20 apart) */
+	uint64_t topology_gap;     /* ... after this many scans */
 	char *autoselected; /* interfaces picked without Interfaces=, space-separated */
 	char *ntuple_noted; /* interfaces said to take no ntuple rules, " name " each */
 	bool inventory_lost; /* last re-read failed: a managed interface is gone */
