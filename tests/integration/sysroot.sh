@@ -199,13 +199,18 @@ irq100_is 0-1 || fail "IRQ 100 not restored after --topology run"
 #     "kernel" moves the IRQ to the online CPUs; caad reads the topology
 #     again and moves the IRQ to another peer core (the kernel's move is
 #     not someone else's change: no back-off).
-make_tree
-echo 0-23 >"$R/sys/devices/system/cpu/possible"
-echo 0-23 >"$R/sys/devices/system/cpu/online"
-caad_on 7 --interface fk0 --topology "$CAAD_TOPOLOGIES/24em64t-2n6c2t-pci.xml"
-start_flow 6
-wait_for 5 irq100_moved || { cat "$TMP/caad7.log"; fail "not steered before the CPU went offline"; }
-first=$(cat "$R/proc/irq/100/smp_affinity_list")
+# steered_24 N WHAT: caad N on the 24-CPU topology, all online, a 6 s flow
+# steered; sets first, the CPU IRQ 100 went to
+steered_24() {
+	make_tree
+	echo 0-23 >"$R/sys/devices/system/cpu/possible"
+	echo 0-23 >"$R/sys/devices/system/cpu/online"
+	caad_on "$1" --interface fk0 --topology "$CAAD_TOPOLOGIES/24em64t-2n6c2t-pci.xml"
+	start_flow 6
+	wait_for 5 irq100_moved || { cat "$TMP/caad$1.log"; fail "not steered before $2"; }
+	first=$(cat "$R/proc/irq/100/smp_affinity_list")
+}
+steered_24 7 "the CPU went offline"
 online=$(python3 -c "print(','.join(str(c) for c in range(24) if c != $first))")
 # both at once for caad, as the kernel does them: a scan between the two
 # writes would move the IRQ itself, and the second write would undo that
@@ -230,13 +235,7 @@ irq100_is 0-1 || fail "IRQ 100 not restored after the hotplug run"
 #     the previous topology kept, tried again 1, 2, 4, ... scans later (4
 #     times in 12 scans), not at every one (4 lines a scan before);
 #     steering stays; back to 0-23: quiet.
-make_tree
-echo 0-23 >"$R/sys/devices/system/cpu/possible"
-echo 0-23 >"$R/sys/devices/system/cpu/online"
-caad_on 8 --interface fk0 --topology "$CAAD_TOPOLOGIES/24em64t-2n6c2t-pci.xml"
-start_flow 6
-wait_for 5 irq100_moved || { cat "$TMP/caad8.log"; fail "not steered before the online CPUs went odd"; }
-first=$(cat "$R/proc/irq/100/smp_affinity_list")
+steered_24 8 "the online CPUs went odd"
 echo zz >"$R/sys/devices/system/cpu/online"
 sleep 3 # 12 scans
 [ "$(grep -c "Online CPUs changed" "$TMP/caad8.log")" = 1 ] || { cat "$TMP/caad8.log"; fail "odd online CPUs: not said once"; }

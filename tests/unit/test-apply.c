@@ -48,6 +48,7 @@
 #include "caad/sysfs.h"
 
 #include "capture.h"
+#include "child.h"
 
 #define RX0 "sys/class/net/vb/queues/rx-0/rps_cpus"
 #define RX1 "sys/class/net/vb/queues/rx-1/rps_cpus"
@@ -2934,7 +2935,7 @@ static void test_ntuple_supported(void **state)
 
 /* A filter that refuses AF_INET and AF_INET6 sockets with EAFNOSUPPORT, as
  * the unit's RestrictAddressFamilies=AF_UNIX AF_NETLINK does. */
-static void deny_inet_sockets(void)
+static int deny_inet_sockets(void)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
@@ -2945,10 +2946,19 @@ static void deny_inet_sockets(void)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAFNOSUPPORT),
 	};
-	struct sock_fprog prog = { .len = ARRAY_SIZE(f), .filter = f };
 
-	assert_int_equal(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
-	assert_int_equal(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+	return seccomp_install(f, ARRAY_SIZE(f));
+}
+
+static int ntuple_without_inet(void)
+{
+	const char *why = NULL;
+
+	if (deny_inet_sockets() < 0)
+		return 4;
+	if (socket(AF_INET, SOCK_DGRAM, 0) >= 0 || errno != EAFNOSUPPORT)
+		return 3; /* the filter does not hold */
+	return caad_ntuple_supported("lo", &why) == 0 && why && strstr(why, "feature off") ? 0 : 1;
 }
 
 /*
@@ -2959,23 +2969,8 @@ static void deny_inet_sockets(void)
  */
 static void test_ntuple_ioctl_without_inet(void **state)
 {
-	pid_t pid;
-	int status;
-
 	(void)state;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		const char *why = NULL;
-
-		deny_inet_sockets();
-		if (socket(AF_INET, SOCK_DGRAM, 0) >= 0 || errno != EAFNOSUPPORT)
-			_exit(3); /* the filter does not hold */
-		_exit(caad_ntuple_supported("lo", &why) == 0 && why && strstr(why, "feature off") ? 0 : 1);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_child_ok(ntuple_without_inet);
 }
 
 /* The journal's text of a rule, both ways. */

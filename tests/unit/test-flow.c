@@ -5,19 +5,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <cmocka.h>
 
 #include "caad/macro.h"
 #include "caad/flow.h"
 #include "caad/observer-abi.h"
+#include "child.h"
 
 #define NSEC_PER_SEC UINT64_C(1000000000)
 #define NSEC_PER_MSEC UINT64_C(1000000)
@@ -864,40 +860,34 @@ static void test_public_id(void **state)
 	assert_true(caad_flow_public_id(addr) == a);
 }
 
+static int key_without_getrandom(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getrandom, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	const uint64_t addr = UINT64_C(0xffff888109eaeb40);
+	uint64_t zero;
+	char b;
+
+	caad_flow_id_key_set((const uint8_t[16]){ 0 });
+	zero = caad_flow_public_id(addr);
+	if (seccomp_install(f, ARRAY_SIZE(f)) < 0)
+		return 4;
+	if (getrandom(&b, 1, GRND_NONBLOCK) >= 0 || errno != ENOSYS)
+		return 3; /* the filter does not hold */
+	return caad_flow_id_key_random() == 0 && caad_flow_public_id(addr) != zero ? 0 : 1;
+}
+
 /* Without getrandom(2) (a seccomp filter, an old kernel: ENOSYS) the key
  * comes from /dev/urandom, and caad still starts. In a child, whose filter
  * goes with it. */
 static void test_public_id_without_getrandom(void **state)
 {
-	pid_t pid;
-	int status;
-
 	(void)state;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct sock_filter f[] = {
-			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getrandom, 0, 1),
-			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		};
-		struct sock_fprog prog = { .len = ARRAY_SIZE(f), .filter = f };
-		const uint64_t addr = UINT64_C(0xffff888109eaeb40);
-		uint64_t zero;
-		char b;
-
-		caad_flow_id_key_set((const uint8_t[16]){ 0 });
-		zero = caad_flow_public_id(addr);
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
-			_exit(4);
-		if (getrandom(&b, 1, GRND_NONBLOCK) >= 0 || errno != ENOSYS)
-			_exit(3); /* the filter does not hold */
-		_exit(caad_flow_id_key_random() == 0 && caad_flow_public_id(addr) != zero ? 0 : 1);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_child_ok(key_without_getrandom);
 }
 
 int main(void)
