@@ -459,6 +459,13 @@ static int reload_topology(struct daemon *d)
 	return 0;
 }
 
+/* Scans until a read that failed is tried again: 1 after a first failure,
+ * then twice the last gap, at most 20 (where the periodic reads are). */
+static uint64_t retry_gap(bool failed_before, uint64_t last_gap)
+{
+	return MIN(failed_before ? 2 * last_gap : 1, (uint64_t)20);
+}
+
 /* CPU hotplug: when the online CPUs change, the topology is read again
  * (the plan then moves what sat on a CPU that went away). */
 static void follow_cpu_hotplug(struct daemon *d)
@@ -486,7 +493,7 @@ static void follow_cpu_hotplug(struct daemon *d)
 	if (!again)
 		log_notice("Online CPUs changed from %s to %s: reading the topology again", d->cpus_online, online);
 	if (reload_topology(d) < 0) {
-		d->topology_gap = MIN(again ? 2 * d->topology_gap : 1, (uint64_t)20);
+		d->topology_gap = retry_gap(again, d->topology_gap);
 		d->topology_retry = d->scans + d->topology_gap;
 		free(d->cpus_online_failed);
 		d->cpus_online_failed = TAKE_PTR(online);
@@ -596,7 +603,7 @@ static int scan(struct daemon *d)
 			log_warning_errno(r, "Queues unknown for now (%m): not steering until they are back");
 		else if (r >= 0 && d->inventory_lost)
 			log_info("Queues readable again: steering resumes");
-		d->inventory_gap = r < 0 ? MIN(d->inventory_lost ? 2 * d->inventory_gap : 1, (uint64_t)20) : 0;
+		d->inventory_gap = r < 0 ? retry_gap(d->inventory_lost, d->inventory_gap) : 0;
 		d->inventory_retry = d->scans + d->inventory_gap;
 		d->inventory_lost = r < 0;
 	}
