@@ -866,10 +866,8 @@ static int snapshot(struct caad_observer *o, struct caad_flow **ret, size_t *ret
 static int snapshot_said(struct caad_observer *o, struct caad_flow **ret, size_t *ret_n, bool early)
 {
 	uint64_t now = now_ns();
-	int r;
-
+	int level = caad_logstreak_level(&o->snap_fails, now, LOG_ERR), r;
 	uint32_t failed;
-	int level = caad_logstreak_level(&o->snap_fails, now, LOG_ERR);
 
 	if (o->snap_fails.fails && level != LOG_DEBUG)
 		log_warning("The BPF flow table has not been readable for %" PRIu32 " scans; this one's failure:",

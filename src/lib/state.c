@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -53,7 +54,8 @@ int caad_state_format(FILE *f, const struct caad_flow *flows, size_t n_flows, co
 			continue;
 
 		caad_flow_format_tuple(fl, tuple, sizeof(tuple));
-		fprintf(f, "%s\n  {\"id\": \"%#llx\", \"tuple\": ", listed++ ? "," : "", (unsigned long long)caad_flow_public_id(fl->id));
+		fprintf(f, "%s\n  {\"id\": \"%#" PRIx64 "\", \"tuple\": ", listed++ ? "," : "",
+		        caad_flow_public_id(fl->id));
 		caad_json_string(f, tuple);
 		fputs(", \"comm\": ", f);
 		caad_json_string(f, fl->comm);

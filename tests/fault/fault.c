@@ -207,6 +207,18 @@ static void note(const struct rule *r, const char *path)
 	real_close(fd);
 }
 
+/* What fd names (its /proc/self/fd link) into path; false when unknown. */
+static bool fd_path(int fd, char *path, size_t size)
+{
+	char link[64];
+	ssize_t k;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	k = readlink(link, path, size - 1);
+	path[k > 0 ? k : 0] = 0;
+	return k > 0;
+}
+
 /* Before the real open: -1 with errno set when this open is to fail. */
 static int before_open(const char *path, int flags)
 {
@@ -330,12 +342,9 @@ ssize_t write(int fd, const void *buf, size_t count)
 		struct rule *r = &rules[fd_rule[fd] - 1];
 
 		if (fires(r)) {
-			char link[64], path[4096];
-			ssize_t k;
+			char path[4096];
 
-			snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-			k = readlink(link, path, sizeof(path) - 1);
-			path[k > 0 ? k : 0] = 0;
+			fd_path(fd, path, sizeof(path));
 			note(r, path);
 			errno = r->error;
 			return -1;
@@ -351,23 +360,19 @@ ssize_t write(int fd, const void *buf, size_t count)
 
 ssize_t read(int fd, void *buf, size_t count)
 {
+	char path[4096];
+
 	load();
-	if (any_readfd && fd >= 0) {
-		char link[64], path[4096];
-		ssize_t k;
+	if (!any_readfd || fd < 0 || !fd_path(fd, path, sizeof(path)))
+		return real_read(fd, buf, count);
+	for (size_t i = 0; i < n_rules; i++) {
+		struct rule *r = &rules[i];
 
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-		k = readlink(link, path, sizeof(path) - 1);
-		path[k > 0 ? k : 0] = 0;
-		for (size_t i = 0; k > 0 && i < n_rules; i++) {
-			struct rule *r = &rules[i];
-
-			if (r->op != OP_READFD || !ends_with(path, r->suffix) || !fires(r))
-				continue;
-			note(r, path);
-			errno = r->error;
-			return -1;
-		}
+		if (r->op != OP_READFD || !ends_with(path, r->suffix) || !fires(r))
+			continue;
+		note(r, path);
+		errno = r->error;
+		return -1;
 	}
 	return real_read(fd, buf, count);
 }
