@@ -413,6 +413,19 @@ static int flows_room(struct caad_flow **flows, size_t *cap, size_t n, size_t mo
 }
 
 /*
+ * The kernel failed a read of the flow table (said at the snapshot's
+ * level): this scan fails, and caad goes on. Its ENOMEM, an allocation of
+ * the kernel's for this read under memory pressure, too: -ENOMEM from a
+ * snapshot is caad's own allocation failing, which ends it. A macro, for
+ * the format's checks.
+ */
+#define kernel_failed(o, e, ...) not_enomem(log_full_errno((o)->snap_level, (e), __VA_ARGS__))
+static int not_enomem(int r)
+{
+	return r == -ENOMEM ? -ENOBUFS : r;
+}
+
+/*
  * Every flow's entry: one read() of the flow table's iterator has them
  * copied into the "dump" array, and says how many (the last __u64 of its
  * output); then DUMP_BATCH of them a batch lookup of the array (at 100k
@@ -438,7 +451,7 @@ static int read_flows(struct caad_observer *o, uint64_t now, struct caad_flow **
 	o->skel->bss->dump_us = 0;
 	fd = bpf_iter_create(bpf_link__fd(o->dump));
 	if (fd < 0)
-		return log_full_errno(o->snap_level, errno, "Failed to read the BPF flow table: %m");
+		return kernel_failed(o, errno, "Failed to read the BPF flow table: %m");
 	for (;;) {
 		ssize_t got;
 
@@ -447,7 +460,7 @@ static int read_flows(struct caad_observer *o, uint64_t now, struct caad_flow **
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
-			return log_full_errno(o->snap_level, errno, "Failed to read the BPF flow table: %m");
+			return kernel_failed(o, errno, "Failed to read the BPF flow table: %m");
 		if (got == 0)
 			break;
 		if (got % sizeof(uint64_t))
@@ -478,7 +491,7 @@ static int read_flows(struct caad_observer *o, uint64_t now, struct caad_flow **
 		/* a batch starts after the key its token names: the last one read */
 		r = bpf_map_lookup_batch(map, at ? &token : NULL, &token, keys, vals, &want, &opts);
 		if (r < 0 && errno != ENOENT)
-			return log_full_errno(o->snap_level, errno, "Failed to read the BPF flow table's copy: %m");
+			return kernel_failed(o, errno, "Failed to read the BPF flow table's copy: %m");
 		if (want == 0)
 			break;
 		for (__u32 i = 0; i < want; i++) {
@@ -603,7 +616,7 @@ static int drain_recent(struct caad_observer *o, struct merge *m)
 		bool end = r < 0 && errno == ENOENT;
 
 		if (r < 0 && !end)
-			return log_full_errno(o->snap_level, errno, "Failed to read the flows handed over by the BPF programs: %m");
+			return kernel_failed(o, errno, "Failed to read the flows handed over by the BPF programs: %m");
 		for (__u32 k = 0; m && k < got; k++) {
 			r = merge_record(m, &vals[k]);
 			if (r < 0)
