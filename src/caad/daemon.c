@@ -338,7 +338,8 @@ static int reload_inventory(struct daemon *d)
  * previous plan (d->plan) is looked up by flow id, O(log n) per flow. A
  * flow re-steered many times a minute (a reader the scheduler moves to
  * and fro) has its lines limited (caad_loglimit): its record follows it
- * from plan to plan beside its decision. The D-Bus signal goes each time.
+ * from plan to plan beside its decision. The D-Bus signal goes each time,
+ * and once more when a flow it told of leaves the plan.
  */
 static void log_decisions(struct daemon *d, const struct caad_flow *flows, const struct caad_plan *plan,
                           uint64_t now_ns)
@@ -372,6 +373,15 @@ static void log_decisions(struct daemon *d, const struct caad_flow *flows, const
 			log_full_errno(level, 0, "Heavy flow %s (%.1f Gbit/s, processed on CPU %d) left alone: %s%s",
 			               tuple, f->rate_bps / 1e9, f->proc_cpu, dec->reason, note);
 		caad_bus_flow_steered(d->bus, f->id, dec->steer_cpu, dec->relation);
+	}
+	/* a flow gone from the plan (closed, light again, off a managed
+	 * interface) that the signal said was steered, or left to the host:
+	 * told that caad no longer steers it */
+	for (size_t k = 0; d->plan && k < d->plan->n_decisions; k++) {
+		const struct caad_decision *old = &d->plan->decisions[k];
+
+		if ((old->steer_cpu >= 0 || old->host) && !caad_plan_find(plan, old->flow_id))
+			caad_bus_flow_steered(d->bus, old->flow_id, -1, CAAD_RELATION_UNSTEERED);
 	}
 	free(d->next_decision_logs);
 	d->next_decision_logs = logs;

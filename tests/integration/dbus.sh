@@ -398,6 +398,26 @@ grep -A3 "member=FlowSteered" "$TMP/signals.log" | grep -q 'string "peer-core-sa
 	{ cat "$TMP/signals.log"; fail "no FlowSteered signal"; }
 grep -A1 "member=PlanApplied" "$TMP/signals.log" | grep -q 'uint32 [1-9]' || fail "no PlanApplied signal"
 
+# 12b. The flow ends (on the restarted bus): FlowSteered says of that flow
+# that caad no longer steers it. A signal of the test's own on the
+# monitor's path shows the monitor is listening before the flow ends.
+id=$(grep -A1 "member=FlowSteered" "$TMP/signals.log" | grep -o 'string "0x[0-9a-f]*"' | head -1)
+[ -n "$id" ] || { cat "$TMP/signals.log"; fail "no flow id in the first FlowSteered"; }
+dbus-monitor --address "$ADDR" --monitor "type='signal',path='/org/caad1'" >"$TMP/signals2.log" 2>&1 &
+MON_PID="$MON_PID $!"
+listening() {
+	dbus-send --address="$ADDR" --type=signal /org/caad1 org.caad1.Test.Ready 2>/dev/null
+	grep -q "member=Ready" "$TMP/signals2.log"
+}
+wait_for 5 listening || { cat "$TMP/signals2.log"; fail "the second monitor does not listen"; }
+pkill -f "iperf3 -c $TB_DST" || fail "no iperf3 client to stop"
+told_unsteered() {
+	grep -A3 "member=FlowSteered" "$TMP/signals2.log" | tr -s ' \n' ' ' |
+		grep -q "member=FlowSteered $id int32 -1 string \"unsteered\""
+}
+wait_for 5 told_unsteered || { cat "$TMP/signals2.log"; fail "no FlowSteered(-1, unsteered) for flow $id once it ended"; }
+info "flow ${id#string } ended: FlowSteered(${id#string }, -1, unsteered)"
+
 # 13. Stop: STOPPING=1, values restored; then the notify protocol, in order.
 kill -TERM "$CAAD_PID"
 rc=0; wait "$CAAD_PID" || rc=$?
