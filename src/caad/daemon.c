@@ -1011,24 +1011,28 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
 	return 0;
 }
 
+void daemon_remove_leftovers(const char *path)
+{
+	int r = caad_remove_atomic_leftovers(path);
+
+	if (r > 0)
+		log_info("Removed %d temporary file%s that a killed write left beside %s", r, r == 1 ? "" : "s", path);
+	else if (r < 0)
+		log_warning_errno(r, "Failed to remove what a killed write left beside %s: %m", path);
+}
+
 /* caad's files in the runtime directory without the temporary files that
  * a killed write left beside them. */
-static void remove_leftovers(const char *runtime_dir)
+static void remove_runtime_leftovers(const char *runtime_dir)
 {
 	static const char *const files[] = { "journal", "irqbalance", "state.json", "trials.json", "boot_id" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		_cleanup_free_ char *path = NULL;
-		int r;
 
 		if (asprintf(&path, "%s/%s", runtime_dir, files[i]) < 0)
 			return;
-		r = caad_remove_atomic_leftovers(path);
-		if (r > 0)
-			log_info("Removed %d temporary file%s that a killed write left beside %s", r, r == 1 ? "" : "s",
-			         path);
-		else if (r < 0)
-			log_warning_errno(r, "Failed to remove what a killed write left beside %s: %m", path);
+		daemon_remove_leftovers(path);
 	}
 }
 
@@ -1088,7 +1092,7 @@ int daemon_run(struct daemon *d)
 	 * pile up there over restarts (RuntimeDirectoryPreserve=). Not beside
 	 * MetricsFile=, in a directory others write to ("caad.prom.old123"
 	 * may be theirs), whose reader takes *.prom files only. */
-	remove_leftovers(a->runtime_dir);
+	remove_runtime_leftovers(a->runtime_dir);
 
 	/* A journal left by a crashed run comes first: put the host back,
 	 * and irqbalance's banned list; not one of an earlier boot (a
