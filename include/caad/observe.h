@@ -137,6 +137,8 @@ enum caad_flow_iter caad_observer_flow_iter(const struct caad_observer *o);
  * 0 refused (the error is logged at debug level), < 0 could not tell. */
 int caad_probe_storage_iter(void);
 uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c);
+/* The same, < 0 where the map cannot be read (caad_observer_counter() says 0). */
+int caad_observer_counter_read(struct caad_observer *o, enum caad_counter c, uint64_t *ret);
 
 /*
  * On-CPU time of one thread (a trial's consumer): watch tid (0: stop), then
@@ -153,9 +155,10 @@ uint64_t caad_observer_thread_ns(struct caad_observer *o);
  * not hold already, in ns: on top of other tasks; on top of the watched
  * thread too only where the kernel accounts IRQ time apart (elsewhere the
  * scheduler billed that to the thread's sum_exec_runtime, and adding it
- * again made a same-core placement look costlier than it is).
+ * again made a same-core placement look costlier than it is). < 0 where
+ * its counters cannot be read.
  */
-uint64_t caad_observer_net_rx_ns(struct caad_observer *o);
+int caad_observer_net_rx_ns(struct caad_observer *o, uint64_t *ret);
 
 /*
  * Whether some interface caad follows has a threaded NAPI: only then does

@@ -39,7 +39,12 @@ struct caad_trial_counters {
 	uint64_t retrans; /* TCP segments retransmitted in caad's network namespace */
 	uint64_t steal_ns; /* the host's steal time, all CPUs */
 	uint64_t total_ns; /* all CPU time, all CPUs (for the steal share) */
+	unsigned unknown;  /* CAAD_TRIAL_UNKNOWN_*: not readable now; in a sample's deltas, at
+	                    * either end of the turn, whose delta is then 0 */
 };
+#define CAAD_TRIAL_UNKNOWN_CPU (1u << 0)     /* cpu_ns */
+#define CAAD_TRIAL_UNKNOWN_RETRANS (1u << 1) /* retrans */
+#define CAAD_TRIAL_UNKNOWN_STEAL (1u << 2)   /* steal_ns and total_ns */
 
 /* One measured turn. */
 struct caad_trial_sample {
@@ -119,8 +124,9 @@ struct caad_trial_score {
 	double goodput_bps;    /* median over its turns */
 	double efficiency;     /* median bytes per CPU-second, 0 unknown */
 	double goodput_ratio;  /* median over its turns of this / the prior's turns around it */
-	double efficiency_ratio; /* the same for efficiency, 0 unknown */
+	double efficiency_ratio; /* the same for efficiency, over the pairs that have one; 0 unknown */
 	unsigned pairs;        /* its turns paired so (the prior: its turns with goodput) */
+	unsigned efficiency_pairs; /* ... of which both sides had CPU time (rule (b) needs all) */
 	unsigned goodput_wins, efficiency_wins; /* ... where this one was ahead */
 	unsigned goodput_behind, efficiency_behind; /* ... where it was behind by more than the margin */
 	/* a one-sided lower confidence bound (ConfidencePercent=) on the
@@ -148,10 +154,11 @@ struct caad_trial_result {
  * (at least 2), (a) its median goodput ratio to the prior is at
  * least 1 + margin, it is not behind by more than the margin in at least
  * win_pct of its pairs (a pair within the margin is noise, not a loss),
- * and its median efficiency ratio is not below 1 - eff_loss_pct/100; or
- * (b) its median efficiency ratio is at least 1 + margin, it is not
- * behind in efficiency by more than the margin in at least win_pct of
- * its pairs, and its median goodput ratio is at least 1. With
+ * and its median efficiency ratio, where any pair has one, is not below
+ * 1 - eff_loss_pct/100; or (b) every pair has an efficiency ratio, their
+ * median is at least 1 + margin, it is not behind in efficiency by more
+ * than the margin in at least win_pct of its pairs, and its median
+ * goodput ratio is at least 1. With
  * confidence_pct, either also needs its confidence bound (goodput_low,
  * efficiency_low) above 1: the gain stands out of the pairs' noise. Of
  * several, the one with the higher goodput ratio; goodput ratios within

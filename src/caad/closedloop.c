@@ -124,33 +124,38 @@ static uint64_t thread_cpu_ns(const char *sysroot, uint32_t pid, uint32_t tid)
 	return ns;
 }
 
-/* TCP RetransSegs of /proc/net/snmp (caad's network namespace). */
-static uint64_t tcp_retrans(const char *sysroot)
+/* TCP RetransSegs of /proc/net/snmp (caad's network namespace); false
+ * where it cannot be read. */
+static bool tcp_retrans(const char *sysroot, uint64_t *ret)
 {
 	_cleanup_free_ char *path = NULL, *text = NULL;
-	char *hdr, *val, *save1 = NULL, *save2 = NULL;
+	char *hdr, *val, *save1 = NULL, *save2 = NULL, *end;
 
 	if (caad_path(&path, sysroot, "/proc/net/snmp") < 0 || caad_read_file(path, &text) < 0)
-		return 0;
+		return false;
 	hdr = strstr(text, "\nTcp: ");
 	if (!hdr)
-		return 0;
+		return false;
 	hdr++;
 	val = strstr(hdr + 1, "\nTcp: ");
 	if (!val)
-		return 0;
+		return false;
 	*val++ = '\0';
 	*strchrnul(val, '\n') = '\0';
 	for (char *h = strtok_r(hdr, " \n", &save1), *v = strtok_r(val, " ", &save2); h && v;
 	     h = strtok_r(NULL, " \n", &save1), v = strtok_r(NULL, " ", &save2)) {
-		if (streq(h, "RetransSegs"))
-			return strtoull(v, NULL, 10);
+		if (streq(h, "RetransSegs")) {
+			errno = 0;
+			*ret = strtoull(v, &end, 10);
+			return errno == 0 && end != v && *end == '\0';
+		}
 	}
-	return 0;
+	return false;
 }
 
-/* Steal and all CPU time from the "cpu" line of /proc/stat, ns. */
-static void cpu_times(const char *sysroot, uint64_t *steal_ns, uint64_t *total_ns)
+/* Steal and all CPU time from the "cpu" line of /proc/stat, ns; false
+ * where it cannot be read. */
+static bool cpu_times(const char *sysroot, uint64_t *steal_ns, uint64_t *total_ns)
 {
 	_cleanup_free_ char *path = NULL;
 	unsigned long long v[8] = {};
@@ -162,29 +167,37 @@ static void cpu_times(const char *sysroot, uint64_t *steal_ns, uint64_t *total_n
 	if (hz <= 0 || caad_path(&path, sysroot, "/proc/stat") < 0 || caad_read_line(path, line, sizeof(line)) < 0 ||
 	    sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
 	           &v[6], &v[7]) != 8)
-		return;
+		return false;
 	for (size_t i = 0; i < 8; i++)
 		total += v[i];
 	*steal_ns = v[7] * (NSEC_PER_SEC / (uint64_t)hz);
 	*total_ns = total * (NSEC_PER_SEC / (uint64_t)hz);
+	return true;
 }
 
+/* The trial's counters now; one not readable is marked so (its turn's
+ * delta is then unknown, not the 0 or the whole count it would read). */
 static void read_counters(struct daemon *d, struct trial_record *rec, const struct caad_flow *f,
                           struct caad_trial_counters *c)
 {
 	const char *root = d->args->sysroot;
+	uint64_t net_rx;
 
 	*c = (struct caad_trial_counters){
 		.bytes = f->bytes,
 		.ooo = f->ooo_packets,
-		.retrans = tcp_retrans(root),
 	};
+	if (!tcp_retrans(root, &c->retrans))
+		c->unknown |= CAAD_TRIAL_UNKNOWN_RETRANS;
 	/* the consumer's time from BPF (ProtectProc=invisible hides its /proc);
 	 * a NAPI kthread is root's and visible */
-	c->cpu_ns = caad_observer_thread_ns(d->observer) + caad_observer_net_rx_ns(d->observer) +
+	if (caad_observer_net_rx_ns(d->observer, &net_rx) < 0)
+		c->unknown |= CAAD_TRIAL_UNKNOWN_CPU;
+	c->cpu_ns = caad_observer_thread_ns(d->observer) + net_rx +
 	            caad_trial_kthread_ns(&rec->kthread, f->proc_kthread,
 	                                  thread_cpu_ns(root, f->proc_kthread, f->proc_kthread));
-	cpu_times(root, &c->steal_ns, &c->total_ns);
+	if (!cpu_times(root, &c->steal_ns, &c->total_ns))
+		c->unknown |= CAAD_TRIAL_UNKNOWN_STEAL;
 }
 
 /* ---- what a flow is ---------------------------------------------------- */
@@ -830,12 +843,13 @@ static void format_trial(FILE *f, const struct trial_record *rec)
 		fprintf(f,
 		        "%s{\"cpu\": %s, \"relation\": \"%s\", \"prior\": %s, \"goodput_bps\": %.0f, "
 		        "\"bytes_per_cpu_second\": %.0f, \"goodput_ratio\": %.4f, \"efficiency_ratio\": %.4f, "
-		        "\"pairs\": %u, \"goodput_wins\": %u, \"efficiency_wins\": %u, \"goodput_behind\": %u, "
+		        "\"pairs\": %u, \"efficiency_pairs\": %u, \"goodput_wins\": %u, \"efficiency_wins\": %u, "
+		        "\"goodput_behind\": %u, "
 		        "\"efficiency_behind\": %u, \"goodput_low\": %.4f, \"efficiency_low\": %.4f, "
 		        "\"ooo_packets\": %" PRIu64 ", \"retransmits\": %" PRIu64 ", \"steal_pct\": %.2f}",
 		        c ? ", " : "", cpu, caad_relation_to_string(t->cands[c].relation), c ? "false" : "true",
 		        have ? s->goodput_bps : 0, have ? s->efficiency : 0, have ? s->goodput_ratio : 0,
-		        have ? s->efficiency_ratio : 0, s->pairs, s->goodput_wins, s->efficiency_wins, s->goodput_behind,
+		        have ? s->efficiency_ratio : 0, s->pairs, s->efficiency_pairs, s->goodput_wins, s->efficiency_wins, s->goodput_behind,
 		        s->efficiency_behind, have ? s->goodput_low : 0, have ? s->efficiency_low : 0, s->ooo, s->retrans,
 		        s->steal_pct);
 	}

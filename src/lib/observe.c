@@ -1012,17 +1012,27 @@ enum caad_flow_iter caad_observer_flow_iter(const struct caad_observer *o)
 	return o->flow_iter;
 }
 
-uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c)
+int caad_observer_counter_read(struct caad_observer *o, enum caad_counter c, uint64_t *ret)
 {
 	__u32 key = c;
 	uint64_t sum = 0;
 	_cleanup_free_ uint64_t *vals = calloc((size_t)o->n_cpus, sizeof(uint64_t));
 
-	if (!vals || bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.counters), &key, vals) < 0)
-		return 0;
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.counters), &key, vals) < 0)
+		return -errno;
 	for (int i = 0; i < o->n_cpus; i++)
 		sum += vals[i];
-	return sum;
+	*ret = sum;
+	return 0;
+}
+
+uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c)
+{
+	uint64_t v;
+
+	return caad_observer_counter_read(o, c, &v) < 0 ? 0 : v;
 }
 
 /* The watched thread's se.sum_exec_runtime, from the task iterator (one
@@ -1085,16 +1095,21 @@ void caad_observer_set_napi_threads(struct caad_observer *o, bool on)
 		__atomic_store_n(&o->skel->bss->napi_threads, on ? 1u : 0u, __ATOMIC_RELAXED);
 }
 
-uint64_t caad_observer_net_rx_ns(struct caad_observer *o)
+int caad_observer_net_rx_ns(struct caad_observer *o, uint64_t *ret)
 {
-	uint64_t ns;
+	uint64_t ns, on = 0;
+	int r;
 
+	*ret = 0;
 	if (!o)
 		return 0;
-	ns = caad_observer_counter(o, CAAD_COUNTER_NET_RX_NS);
-	if (o->irq_time)
-		ns += caad_observer_counter(o, CAAD_COUNTER_NET_RX_ON_WATCHED_NS);
-	return ns;
+	r = caad_observer_counter_read(o, CAAD_COUNTER_NET_RX_NS, &ns);
+	if (r >= 0 && o->irq_time)
+		r = caad_observer_counter_read(o, CAAD_COUNTER_NET_RX_ON_WATCHED_NS, &on);
+	if (r < 0)
+		return r;
+	*ret = ns + on;
+	return 0;
 }
 
 uint64_t caad_observer_thread_ns(struct caad_observer *o)

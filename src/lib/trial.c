@@ -333,7 +333,11 @@ static void score(const struct caad_trial_params *p, const struct caad_trial_sam
 	sc->goodput_low = ratio_low(p, buf_a, ng, sharing_sum_w2(&sh_a, n), sh_a.sum_v);
 	sc->efficiency_low = ne == sc->pairs ? ratio_low(p, buf_b, ne, sharing_sum_w2(&sh_b, n), sh_b.sum_v) : 0;
 	sc->goodput_ratio = median(buf_a, ng);
-	sc->efficiency_ratio = ne == sc->pairs ? median(buf_b, ne) : 0; /* only when every pair has it */
+	/* over the pairs that have one: a turn whose CPU time was not
+	 * readable must not lift rule (a)'s bound on the cost of a goodput
+	 * win; rule (b), a win on efficiency, needs every pair's */
+	sc->efficiency_ratio = median(buf_b, ne);
+	sc->efficiency_pairs = (unsigned)ne;
 }
 
 /*
@@ -396,12 +400,13 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 	for (unsigned c = 1; c < n_cands; c++) {
 		const struct caad_trial_score *s = &ret->scores[c];
 		bool eff_known = s->efficiency_ratio > 0, by_goodput, by_efficiency;
+		bool eff_whole = eff_known && s->efficiency_pairs == s->pairs;
 
 		if (s->pairs < 2)
 			continue;
 		by_goodput = goodput_clear(p, s) && out_of_noise(p, s->goodput_low) &&
 		             (!eff_known || s->efficiency_ratio >= 1 - eff_loss);
-		by_efficiency = eff_known && s->efficiency_ratio >= 1 + margin &&
+		by_efficiency = eff_whole && s->efficiency_ratio >= 1 + margin &&
 		                held(p, s->pairs, s->efficiency_behind) && out_of_noise(p, s->efficiency_low) &&
 		                s->goodput_ratio >= 1;
 		won[c] = by_goodput || by_efficiency;
@@ -437,7 +442,9 @@ int caad_trial_decide(const struct caad_trial_params *p, const struct caad_trial
 		if (s->goodput_low > 0)
 			snprintf(g_low, sizeof(g_low), "; at least %.3fx with %u%% confidence", s->goodput_low,
 			         p->confidence_pct);
-		if (s->efficiency_low > 0)
+		if (s->efficiency_pairs < s->pairs)
+			snprintf(e_low, sizeof(e_low), "; known in %u of them", s->efficiency_pairs);
+		else if (s->efficiency_low > 0)
 			snprintf(e_low, sizeof(e_low), "; at least %.3fx", s->efficiency_low);
 		int len = snprintf(ret->reason, sizeof(ret->reason),
 		                   "candidate %u won: median goodput %.3fx the prior's (ahead in %u of %u turns, over %u%% "
@@ -550,15 +557,18 @@ void caad_trial_abort(struct caad_trial *t, uint64_t now_ns, const char *why)
 static void counters_sub(struct caad_trial_counters *d, const struct caad_trial_counters *a,
                          const struct caad_trial_counters *b)
 {
-	/* counters only grow; a reset (a re-created socket, say) counts as 0 */
-#define SUB(x) d->x = a->x >= b->x ? a->x - b->x : 0
-	SUB(bytes);
-	SUB(cpu_ns);
-	SUB(ooo);
-	SUB(retrans);
-	SUB(steal_ns);
-	SUB(total_ns);
+	/* counters only grow; a reset (a re-created socket, say) counts as 0,
+	 * and so does one not readable at either end */
+	unsigned unknown = a->unknown | b->unknown;
+#define SUB(x, u) d->x = !(unknown & (u)) && a->x >= b->x ? a->x - b->x : 0
+	SUB(bytes, 0);
+	SUB(cpu_ns, CAAD_TRIAL_UNKNOWN_CPU);
+	SUB(ooo, 0);
+	SUB(retrans, CAAD_TRIAL_UNKNOWN_RETRANS);
+	SUB(steal_ns, CAAD_TRIAL_UNKNOWN_STEAL);
+	SUB(total_ns, CAAD_TRIAL_UNKNOWN_STEAL);
 #undef SUB
+	d->unknown = unknown;
 }
 
 unsigned caad_trial_step(struct caad_trial *t, uint64_t now_ns, const struct caad_trial_counters *now)

@@ -24,6 +24,7 @@
 #include "caad/verdict.h"
 
 #define NSEC_PER_MSEC UINT64_C(1000000)
+#define NSEC_PER_SEC UINT64_C(1000000000)
 #define GBIT (1e9 / 8) /* bytes per second at 1 Gbit/s */
 
 /* A sample of goodput gbps (Gbit/s) over 1 s, at cpu_s CPU-seconds. */
@@ -380,6 +381,50 @@ static void test_goodput_win_at_efficiency_loss(void **state)
 	/* 100: the cost is not weighed */
 	assert_int_equal(decide_at_cost(10.6, 5.3, 100, &res), 1);
 	assert_int_equal(decide_at_cost(10.6, 5.3, 79, &res), 0);
+}
+
+/* One turn whose CPU time was not readable does not lift the bound on a
+ * goodput win's cost: the efficiency ratio is the median of the pairs
+ * that have one. A win on efficiency needs them all. */
+static void test_efficiency_of_some_pairs(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_sample s[8];
+	struct caad_trial_result res;
+
+	/* 6% faster at twice the CPU per byte; round 2's CPU time unknown */
+	for (unsigned r = 0; r < 4; r++) {
+		s[2 * r] = sample(r, 0, 10, 1.0);
+		s[2 * r + 1] = sample(r, 1, 10.6, r == 2 ? 0 : 2.12);
+	}
+	assert_int_equal(caad_trial_decide(&p, s, 8, 2, &res), 0);
+	assert_int_equal(res.scores[1].pairs, 4);
+	assert_int_equal(res.scores[1].efficiency_pairs, 3);
+	assert_float_equal(res.scores[1].efficiency_ratio, 0.5, 0.001);
+	assert_int_equal(res.winner, 0);
+	assert_non_null(strstr(res.reason, "EfficiencyLossPercent=20"));
+
+	/* as cheap per byte in the turns that tell: the goodput win stands,
+	 * and says in how many turns its cost was known */
+	s[1] = sample(0, 1, 10.6, 1.06);
+	s[3] = sample(1, 1, 10.6, 1.06);
+	s[7] = sample(3, 1, 10.6, 1.06);
+	assert_int_equal(caad_trial_decide(&p, s, 8, 2, &res), 0);
+	assert_int_equal(res.winner, 1);
+	assert_false(res.by_efficiency);
+	assert_non_null(strstr(res.reason, "known in 3 of them"));
+
+	/* same goodput, 20% cheaper in 3 of 4 turns: not an efficiency win */
+	for (unsigned r = 0; r < 4; r++)
+		s[2 * r + 1] = sample(r, 1, 10.01, r == 2 ? 0 : 0.8);
+	assert_int_equal(caad_trial_decide(&p, s, 8, 2, &res), 0);
+	assert_float_equal(res.scores[1].efficiency_ratio, 1.25, 0.02);
+	assert_int_equal(res.winner, 0);
+	/* with the fourth turn's CPU time it is */
+	s[5] = sample(2, 1, 10.01, 0.8);
+	assert_int_equal(caad_trial_decide(&p, s, 8, 2, &res), 0);
+	assert_int_equal(res.winner, 1);
+	assert_true(res.by_efficiency);
 }
 
 /* Same goodput, clearly cheaper: an efficiency win. */
@@ -760,6 +805,70 @@ static void test_trial_runs_to_verdict(void **state)
 	caad_trial_done(&t);
 }
 
+/* A counter not readable at either end of a turn gives that turn no
+ * delta of it, not the whole count (unknown at the start) or 0 by chance. */
+static void test_unknown_counters(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_counters c = { .bytes = 0, .cpu_ns = 5000 * NSEC_PER_SEC, .retrans = 1000000,
+		                         .steal_ns = 7 * NSEC_PER_SEC, .total_ns = 100 * NSEC_PER_SEC };
+	struct caad_trial t;
+	uint64_t now = 0;
+
+	p.rounds = 2;
+	p.turn_ms = 1000;
+	p.settle_ms = 0;
+	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 2, now), 0);
+	/* turn 0 starts: retransmits and CPU time unknown (read as 0) */
+	struct caad_trial_counters start = c;
+	start.retrans = 0;
+	start.cpu_ns = 0;
+	start.unknown = CAAD_TRIAL_UNKNOWN_RETRANS | CAAD_TRIAL_UNKNOWN_CPU;
+	(void)caad_trial_step(&t, now, &start);
+	/* it ends with them readable again, steal not */
+	now += 1000 * NSEC_PER_MSEC;
+	c.bytes += GBIT;
+	c.cpu_ns += NSEC_PER_SEC / 2;
+	c.retrans += 3;
+	c.steal_ns = 0;
+	c.total_ns = 0;
+	c.unknown = CAAD_TRIAL_UNKNOWN_STEAL;
+	(void)caad_trial_step(&t, now, &c);
+	assert_int_equal(t.n_samples, 1);
+	assert_int_equal(t.samples[0].d.bytes, GBIT);
+	assert_int_equal(t.samples[0].d.retrans, 0);
+	assert_int_equal(t.samples[0].d.cpu_ns, 0);
+	assert_int_equal(t.samples[0].d.total_ns, 0);
+	assert_int_equal(t.samples[0].d.unknown,
+	                 CAAD_TRIAL_UNKNOWN_RETRANS | CAAD_TRIAL_UNKNOWN_CPU | CAAD_TRIAL_UNKNOWN_STEAL);
+	assert_true(caad_trial_sample_efficiency(&t.samples[0]) == 0);
+	/* the next turn, all known at both ends: real deltas */
+	now += 1000 * NSEC_PER_MSEC;
+	c.bytes += GBIT;
+	c.cpu_ns += NSEC_PER_SEC / 4;
+	c.retrans += 5;
+	c.unknown = 0;
+	c.steal_ns = 8 * NSEC_PER_SEC;
+	c.total_ns = 110 * NSEC_PER_SEC;
+	(void)caad_trial_step(&t, now, &c); /* its start was the end above: steal unknown there */
+	now += 1000 * NSEC_PER_MSEC;
+	c.bytes += GBIT;
+	c.cpu_ns += NSEC_PER_SEC / 4;
+	c.retrans += 2;
+	c.steal_ns += NSEC_PER_SEC;
+	c.total_ns += 10 * NSEC_PER_SEC;
+	(void)caad_trial_step(&t, now, &c);
+	assert_int_equal(t.n_samples, 3);
+	assert_int_equal(t.samples[1].d.retrans, 5);
+	assert_int_equal(t.samples[1].d.cpu_ns, NSEC_PER_SEC / 4);
+	assert_int_equal(t.samples[1].d.unknown, CAAD_TRIAL_UNKNOWN_STEAL);
+	assert_int_equal(t.samples[2].d.retrans, 2);
+	assert_int_equal(t.samples[2].d.steal_ns, NSEC_PER_SEC);
+	assert_int_equal(t.samples[2].d.total_ns, 10 * NSEC_PER_SEC);
+	assert_int_equal(t.samples[2].d.unknown, 0);
+	caad_trial_done(&t);
+}
+
 static void test_flow_ends_mid_trial(void **state)
 {
 	struct caad_trial_params p = params();
@@ -1095,6 +1204,8 @@ int main(void)
 		cmocka_unit_test(test_three_candidates_bounds),
 		cmocka_unit_test(test_gain_within_noise_keeps_prior),
 		cmocka_unit_test(test_goodput_win_at_efficiency_loss),
+		cmocka_unit_test(test_efficiency_of_some_pairs),
+		cmocka_unit_test(test_unknown_counters),
 		cmocka_unit_test(test_efficiency_win),
 		cmocka_unit_test(test_three_candidates_and_too_few_rounds),
 		cmocka_unit_test(test_tied_alternatives_by_efficiency),
