@@ -90,6 +90,15 @@ unsigned caad_trial_candidates(const struct caad_topology *t, const struct caad_
                                int prior_cpu, bool host, struct caad_trial_cand *cands);
 
 /*
+ * Whether a reader with this CPU affinity may be moved by the scheduler
+ * (a trial follows it; verdicts for such readers are kept apart): more
+ * than one usable CPU in it. One pinned to a single CPU that caad does not
+ * use (isolated, disallowed) is pinned all the same: where no usable CPU
+ * is in it, its present CPUs count.
+ */
+bool caad_trial_reader_unpinned(const struct caad_topology *t, const struct caad_cpumask *allowed);
+
+/*
  * The time on CPU of the NAPI kthreads that processed a trial's flow, as
  * its counters take it: each from when the trial first read it, not its
  * whole life (a kthread that first shows up mid-trial would put all of

@@ -260,8 +260,8 @@ static int status_affinity(const char *sysroot, const struct caad_flow *f, struc
 }
 
 /*
- * Whether the thread that reads f may be moved by the scheduler: its CPU
- * affinity holds more than one usable CPU. Readers pinned to one CPU and
+ * Whether the thread that reads f may be moved by the scheduler
+ * (caad_trial_reader_unpinned()). Readers pinned to one CPU and
  * readers free to move get verdicts of their own: where processing goes
  * best differs when the reader follows the wakeups. The affinity comes
  * from sched_getaffinity(), which the service's ProtectProc=invisible
@@ -283,8 +283,7 @@ static bool consumer_unpinned(const struct daemon *d, const struct caad_flow *f)
 		          f->comm, strerror(-r));
 		return true;
 	}
-	caad_cpumask_and(&allowed, &allowed, &d->topo->usable);
-	return caad_cpumask_count(&allowed) != 1;
+	return caad_trial_reader_unpinned(d->topo, &allowed);
 }
 
 static bool in_cooldown(struct closed_loop *cl, const char *iface, const char *comm, uint64_t now_ns)
@@ -572,6 +571,8 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 	rec->unpinned = best_unpinned;
 	rec->started_sec = (uint64_t)time(NULL);
 	rec->rate_bps = best->rate_bps;
+	rec->first_ns = best->first_ns;
+	rec->tid = best->tid;
 	cl->current = rec;
 	cl->trials++;
 	caad_observer_watch_thread(d->observer, best->tid);
@@ -623,7 +624,17 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 
 	if (!f)
 		caad_trial_abort(t, now_ns, "the flow ended");
-	else if (f->consumer_cpu >= 0 && f->consumer_cpu != cl->current->consumer_now && !cl->current->unpinned) {
+	else if (f->first_ns != cl->current->first_ns)
+		/* its socket closed and a new one at the same address is read:
+		 * another connection, perhaps of another application */
+		caad_trial_abort(t, now_ns, "the flow ended (a new connection has its socket's address)");
+	else if (f->tid && f->tid != cl->current->tid) {
+		/* the time counted is the watched thread's: another one's
+		 * reading would go uncounted (or the old one's go on) */
+		snprintf(why, sizeof(why), "another thread reads the flow now (TID %u, was %u)", f->tid,
+		         cl->current->tid);
+		caad_trial_abort(t, now_ns, why);
+	} else if (f->consumer_cpu >= 0 && f->consumer_cpu != cl->current->consumer_now && !cl->current->unpinned) {
 		/* pinned when it started: someone moved it, the premise is gone */
 		snprintf(why, sizeof(why), "the consumer, pinned to CPU %d, moved to CPU %d", cl->current->consumer_now,
 		         f->consumer_cpu);

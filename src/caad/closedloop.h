@@ -33,6 +33,8 @@ struct trial_record {
 	bool unpinned;            /* its consumer may run on more than one CPU (see consumer_unpinned()) */
 	uint64_t started_sec;     /* CLOCK_REALTIME */
 	uint64_t rate_bps;        /* when it started */
+	uint64_t first_ns;        /* its flow's: another socket at the address has another */
+	uint32_t tid;             /* the consumer thread whose CPU time it counts */
 	struct caad_trial_kthread kthread; /* its NAPI kthreads' time, in its counters */
 };
 

@@ -53,6 +53,16 @@ unsigned caad_trial_candidates(const struct caad_topology *t, const struct caad_
 	return n;
 }
 
+bool caad_trial_reader_unpinned(const struct caad_topology *t, const struct caad_cpumask *allowed)
+{
+	struct caad_cpumask in;
+
+	caad_cpumask_and(&in, allowed, &t->usable);
+	if (caad_cpumask_empty(&in))
+		caad_cpumask_and(&in, allowed, &t->present);
+	return caad_cpumask_count(&in) != 1;
+}
+
 uint64_t caad_trial_kthread_ns(struct caad_trial_kthread *k, uint32_t pid, uint64_t ns)
 {
 	if (pid && ns && pid == k->pid && ns >= k->seen_ns)

@@ -10,7 +10,9 @@
 #     does not take that verdict: a trial of its own starts, for a pinned
 #     reader, and ends when someone pins the reader to another CPU;
 #  3. a later flow with an unpinned reader takes the unpinned verdict
-#     without a trial.
+#     without a trial;
+#  4. a trial ends when another thread of the reader takes over reading
+#     its flow (the CPU time it counts is the first thread's).
 # The trial is short (3 rounds of 1 s turns): what wins is not asked here.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -117,5 +119,53 @@ tb_wait_listen 5203
 in_a iperf3 -c "$TB_DST" -p 5203 -t 4 -A 0 -J >/dev/null 2>&1 || fail "iperf3 failed"
 grep -qE ":5203 .*\(iperf3 on vb, consumer not pinned\) takes the verdict of trial 1 without a trial of its own: $VERDICT" \
 	"$log" || { cat "$log"; fail "the unpinned reader did not take the unpinned verdict"; }
+# --- 4. another thread takes over the reading mid-trial: the trial ends ---------
+# (the CPU time it counts is the first thread's: the second one's would go
+# uncounted)
+cat >"$TMP/handoff.py" <<'EOF'
+import os, socket, sys, threading, time
+if sys.argv[1] == "client":
+    s = socket.create_connection((sys.argv[2], int(sys.argv[3])))
+    buf, end = bytes(1 << 20), time.monotonic() + float(sys.argv[4])
+    while time.monotonic() < end:
+        s.sendall(buf)
+    sys.exit(0)
+# server ADDR PORT FLAG: one thread reads until FLAG exists, then another one
+ls = socket.socket(socket.AF_INET6 if ":" in sys.argv[2] else socket.AF_INET)
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind((sys.argv[2], int(sys.argv[3])))
+ls.listen(1)
+c, _ = ls.accept()
+buf, turn = bytearray(1 << 20), threading.Event()
+def first():
+    while not os.path.exists(sys.argv[4]):
+        if c.recv_into(buf) == 0:
+            break
+    turn.set()
+def second():
+    turn.wait()
+    while c.recv_into(buf):
+        pass
+ts = [threading.Thread(target=first), threading.Thread(target=second)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+EOF
+in_b taskset -c 1 python3 "$TMP/handoff.py" server "$TB_DST" 5204 "$TMP/handoff" >"$TMP/handoff-srv.log" 2>&1 &
+tb_wait_listen 5204
+in_a taskset -c 0 python3 "$TMP/handoff.py" client "$TB_DST" 5204 30 >"$TMP/handoff-cli.log" 2>&1 &
+cli=$!
+wait_for 15 grep -qE "^Trial [0-9]+: .*:5204 .*python3 on vb" "$log" ||
+	{ cat "$log" "$TMP/handoff-srv.log" "$TMP/handoff-cli.log"; fail "no trial of the python3 flow"; }
+n=$(grep -m1 -E "^Trial [0-9]+: .*:5204 " "$log" | sed -E 's/^Trial ([0-9]+):.*/\1/')
+touch "$TMP/handoff"
+wait_for 5 grep -qE "^Trial $n .* aborted: another thread reads the flow now \(TID [0-9]+, was [0-9]+\); the prior stands$" \
+	"$log" || { grep "^Trial $n" "$log"; fail "trial $n went on when another thread took over the reading"; }
+grep -E "^Trial $n .* aborted" "$log" | sed 's/^/# /'
+for p in $(ip netns pids "$TB_A"); do kill -TERM "$p" 2>/dev/null || true; done
+wait "$cli" 2>/dev/null || true
+info "another thread took over the reading: trial $n ended"
+
 stop_caad unpinned
 echo "PASS: unpinned"

@@ -650,6 +650,29 @@ static void test_kthread_time(void **state)
 	assert_int_equal(caad_trial_kthread_ns(&k, 78, 120), 470);
 }
 
+/* Pinned: one usable CPU in its affinity; or, with none, one present CPU
+ * (a reader pinned to an isolated CPU is not free to move). */
+static void test_reader_unpinned(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = four_cores();
+	struct caad_cpumask m;
+
+	/* CPUs 6-7 not usable (isolated, say) */
+	caad_cpumask_clear(&t->usable, 6);
+	caad_cpumask_clear(&t->usable, 7);
+	assert_int_equal(caad_cpumask_parse_list("3", &m), 0);
+	assert_false(caad_trial_reader_unpinned(t, &m));
+	assert_int_equal(caad_cpumask_parse_list("0-7", &m), 0);
+	assert_true(caad_trial_reader_unpinned(t, &m));
+	assert_int_equal(caad_cpumask_parse_list("6", &m), 0);
+	assert_false(caad_trial_reader_unpinned(t, &m));
+	assert_int_equal(caad_cpumask_parse_list("6-7", &m), 0);
+	assert_true(caad_trial_reader_unpinned(t, &m));
+	/* one usable CPU and an isolated one: pinned, as far as the CPUs caad uses go */
+	assert_int_equal(caad_cpumask_parse_list("5-6", &m), 0);
+	assert_false(caad_trial_reader_unpinned(t, &m));
+}
+
 /* ---- the schedule and the end of a trial -------------------------------- */
 
 static const struct caad_trial_cand cands2[] = { { 0, CAAD_RELATION_PEER_CORE_SAME_LLC },
@@ -1206,6 +1229,7 @@ int main(void)
 		cmocka_unit_test(test_goodput_win_at_efficiency_loss),
 		cmocka_unit_test(test_efficiency_of_some_pairs),
 		cmocka_unit_test(test_unknown_counters),
+		cmocka_unit_test(test_reader_unpinned),
 		cmocka_unit_test(test_efficiency_win),
 		cmocka_unit_test(test_three_candidates_and_too_few_rounds),
 		cmocka_unit_test(test_tied_alternatives_by_efficiency),
