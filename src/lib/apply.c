@@ -40,6 +40,9 @@ struct journal_entry {
 	int ifindex;     /* of the interface whose value it is: renames and removals go by it */
 	char *actions;   /* an IRQ's: /sys/kernel/irq/N/actions when journaled (NULL: unknown), which
 	                  * tells after a crash whether the number still names that device's IRQ */
+	bool orphan;     /* an IRQ's or a kthread's whose interface left caad's view (another network
+	                  * namespace, or gone): the object may outlive it, and is put back at exit
+	                  * only if it still reads what caad wrote (ifindex 0: no interface's now) */
 };
 
 /* dry run: what was last announced per path, so each change is logged once */
@@ -272,6 +275,7 @@ void caad_actuator_irq_exhausted(const struct caad_actuator *a, struct caad_cpum
 }
 
 static int journal_write(struct caad_actuator *a);
+static int journal_irq_is_other(const char *obj, const char *was);
 /* follow_ifindex(): where an entry's interface is now */
 enum { FOLLOW_GONE, FOLLOW_RENAMED, FOLLOW_STILL };
 static int follow_ifindex(struct caad_actuator *a, struct journal_entry *e, bool all);
@@ -331,13 +335,24 @@ int caad_actuator_forget_iface(struct caad_actuator *a, int ifindex, const char 
 	int n = 0;
 
 	for (size_t i = 0; i < a->n_entries; i++) {
-		if (entry_of_iface(&a->entries[i], ifindex, ifname)) {
-			log_info("%s: its device is gone, nothing to restore", a->entries[i].label);
-			entry_done(&a->entries[i]);
+		struct journal_entry *e = &a->entries[i];
+
+		if (entry_of_iface(e, ifindex, ifname) &&
+		    (e->kind == CAAD_SETTING_IRQ_AFFINITY || e->kind == CAAD_SETTING_KTHREAD_AFFINITY)) {
+			/* a device moved to another network namespace keeps its
+			 * IRQs and NAPI kthreads, which are the host's */
+			log_info("%s: its interface left caad's view (another network namespace, or gone): put back at "
+			         "exit if it still reads what caad wrote",
+			         e->label);
+			e->orphan = true;
+			e->ifindex = 0;
+		} else if (entry_of_iface(e, ifindex, ifname)) {
+			log_info("%s: its device is gone, nothing to restore", e->label);
+			entry_done(e);
 			n++;
 			continue;
 		}
-		a->entries[k++] = a->entries[i];
+		a->entries[k++] = *e;
 	}
 	a->n_entries = k;
 
@@ -1085,6 +1100,30 @@ static bool held_by_others(const struct caad_actuator *a, const struct journal_e
 	       by_hotplug(a, e->kind, &e->written, &cur) == HOTPLUG_NO;
 }
 
+/*
+ * A managed queue's IRQ or kthread has an orphan's entry (its interface
+ * left caad's view): the device came back (from another network
+ * namespace), or another one has that IRQ now. Reading what caad wrote,
+ * it is caad's still, with its original: the entry is the queue's again
+ * (1). Else the object is not what caad changed (a new device's, at its
+ * defaults): the entry goes, and its value now is the original (0).
+ */
+static int adopt_orphan(struct caad_actuator *a, struct journal_entry *e, const struct caad_iface *iface,
+                        const char *label, const struct caad_cpumask *cur)
+{
+	if (caad_cpumask_equal(cur, &e->written)) {
+		log_info("%s: reads what caad wrote before its interface left, original \"%s\" kept", label, e->original);
+		e->orphan = false;
+		e->ifindex = iface->ifindex;
+		return 1;
+	}
+	log_info("%s: changed since its interface left caad's view (another device's now): its value is the original",
+	         label);
+	entry_done(e);
+	*e = a->entries[--a->n_entries];
+	return journal_write(a) < 0 ? -EIO : 0;
+}
+
 /* e's object (path, label, reading current) is someone else's now: its
  * entry goes, and caad backs off from path (taken). */
 static int leave_to_others(struct caad_actuator *a, struct journal_entry *e, char *path, const char *label,
@@ -1243,6 +1282,12 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	/* caad wrote it, and now it reads otherwise: someone else owns it,
 	 * unless the kernel moved it off CPUs that went offline */
 	struct journal_entry *prev = a->dry_run ? NULL : find_entry(a, path);
+	if (prev && prev->orphan) {
+		r = adopt_orphan(a, prev, iface, label, &cur);
+		if (r < 0)
+			return r;
+		prev = r ? prev : NULL;
+	}
 	bool others = prev && !a->go_ahead && !caad_cpumask_equal(&cur, &prev->written);
 	if (others) {
 		int h = by_hotplug(a, s->kind, &prev->written, &cur);
@@ -1922,8 +1967,16 @@ static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 		log_info("%s: gone, nothing to restore", e->label);
 		return 0;
 	}
+	/* its number another device's IRQ now (a driver reloaded) */
+	if (r >= 0 && e->kind == CAAD_SETTING_IRQ_AFFINITY && e->actions && journal_irq_is_other(e->path, e->actions))
+		return 0;
 	if (r >= 0 && held_by_others(a, e, current)) {
-		log_notice("%s: changed by someone else to \"%s\" since caad wrote it, leaving it", e->label, current);
+		if (e->orphan)
+			log_info("%s: reads \"%s\" since its interface left caad's view, not what caad wrote: left as it is",
+			         e->label, current);
+		else
+			log_notice("%s: changed by someone else to \"%s\" since caad wrote it, leaving it", e->label,
+			           current);
 		return 0;
 	}
 	r = obj_write(e->path, e->original);

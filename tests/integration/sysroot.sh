@@ -319,6 +319,55 @@ irq100_is 0-1 && [ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" = 3 ] ||
 	fail "the new fk0 not restored to its own originals"
 info "fk0 down, back as a new device (ifindex $old_ifindex -> $IFINDEX): old values forgotten, new one steered and restored"
 
+# 5d. no Interfaces=: fk0 leaves caad's view (moved to another network
+#     namespace: its sysfs directory is gone from here, fk1 stays) and
+#     takes its IRQs along, which are the host's. What caad wrote to IRQ
+#     100 is put back at exit if the IRQ still reads it; if the IRQ was
+#     changed meanwhile it is left, not taken for someone else's change;
+#     and when fk0 comes back, its original is the one from before caad.
+add_fk1() {
+	mkdir -p "$R/sys/class/net/fk1/queues/rx-0" "$R/sys/class/net/fk1/queues/rx-1" "$R/sys/devices/pci0000:00/0000:05:00.0"
+	echo 4242 >"$R/sys/class/net/fk1/ifindex"
+	echo 0x1003 >"$R/sys/class/net/fk1/flags"
+	echo 0 >"$R/sys/class/net/fk1/queues/rx-0/rps_cpus"
+	echo 0 >"$R/sys/class/net/fk1/queues/rx-1/rps_cpus"
+	ln -s "$R/sys/devices/pci0000:00/0000:05:00.0" "$R/sys/class/net/fk1/device"
+}
+# leave_fk0 N: fk0 out of caad N's view, and said so for IRQ 100
+leave_fk0() {
+	mv "$R/sys/class/net/fk0" "$TMP/fk0-away"
+	in_b ip link set vb mtu 1400 # a link event: caad reads its interfaces again
+	wait_for 3 grep -q "IRQ 100.*: its interface left caad's view" "$TMP/caad$1.log" ||
+		{ cat "$TMP/caad$1.log"; fail "fk0 left: IRQ 100 not kept for exit"; }
+}
+for how in kept changed back; do
+	make_tree
+	add_fk1
+	caad_on "10$how"
+	start_flow 3
+	steered "10$how" "fk0 left ($how)"
+	wait "$CLI" || true
+	leave_fk0 "10$how"
+	case $how in
+	changed) echo 1 >"$R/proc/irq/100/smp_affinity_list" ;;
+	back)
+		mv "$TMP/fk0-away" "$R/sys/class/net/fk0"
+		in_b ip link set vb mtu 1450 # another link event
+		start_flow 3 # steered again: IRQ 100 the queue's again
+		wait_for 5 grep -q "IRQ 100.*: reads what caad wrote before its interface left, original \"0-1\" kept" \
+			"$TMP/caad10$how.log" || { cat "$TMP/caad10$how.log"; fail "fk0 back: IRQ 100's original not kept"; }
+		wait "$CLI" || true
+		;;
+	esac
+	kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM ($how)"; CAAD_PID=
+	want=0-1
+	[ "$how" = changed ] && want=1
+	irq100_is "$want" || { cat "$TMP/caad10$how.log"; fail "fk0 left ($how): IRQ 100 is $(cat "$R/proc/irq/100/smp_affinity_list"), wanted $want"; }
+	if grep -q "changed by someone else" "$TMP/caad10$how.log"; then fail "fk0 left ($how): taken for someone else's change"; fi
+	rm -rf "$TMP/fk0-away"
+done
+info "fk0 left caad's view: IRQ 100 put back at exit, left when changed meanwhile, its original kept when fk0 came back"
+
 # 6. a bad sysroot: clear error naming the interface, nothing written
 make_tree
 rm "$R/sys/class/net/fk0/ifindex"
