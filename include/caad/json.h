@@ -1,7 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stddef.h>
 #include <stdio.h>
+
+struct json_object;
 
 /* Write s as a JSON string literal (quoted, escaped) to f. NULL -> null. */
 void caad_json_string(FILE *f, const char *s);
+
+/*
+ * Parse text[0..len) as one JSON document, as strictly as JSON is written:
+ * no NUL byte, no trailing comma, no text after the value, no key twice in
+ * one object, no single quotes, no \u0000 in a string (json-c lets the
+ * last four through, or reads them otherwise than the text says). On
+ * error -EINVAL with *ret_error "FILE:LINE:COL: invalid JSON: why" (FILE
+ * as given), -EFBIG for more than 2 GiB, or -ENOMEM.
+ */
+int caad_json_parse_text(const char *text, size_t len, const char *file, struct json_object **ret, char **ret_error);

@@ -63,8 +63,11 @@ void caad_topology_fingerprint(const struct caad_topology *t, char *buf, size_t 
  * Load path into ret for this kernel and topology. A missing file is an
  * empty set. Verdicts of another kernel or topology, or older than
  * max_age_sec (0: no limit) at now_sec, are dropped: ret_dropped counts
- * them and ret_why (may be NULL) says why. A file that cannot be parsed is
- * an error naming it (-EBADMSG); ret is then empty and usable.
+ * them and ret_why (may be NULL) says why. One dated more than 60 s ahead
+ * of now_sec (with an age limit) is kept but not found until the clock
+ * reaches it (caad_verdicts_ahead()). A file that cannot be parsed is an
+ * error naming it, with the line and column of a JSON syntax error
+ * (-EBADMSG); ret is then empty and usable.
  */
 int caad_verdicts_load(const char *path, const char *kernel, const char *topology, uint64_t now_sec,
                        uint64_t max_age_sec, struct caad_verdicts *ret, size_t *ret_dropped, char **ret_why);
@@ -79,4 +82,6 @@ const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const ch
                                               const char *comm, bool unpinned, uint64_t now_sec,
                                               uint64_t max_age_sec);
 /* Add v, replacing the verdict of the same interface, comm and kind of reader. */
+/* How many are dated more than 60 s ahead of now_sec (kept, not used). */
+size_t caad_verdicts_ahead(const struct caad_verdicts *vs, uint64_t now_sec, uint64_t max_age_sec);
 int caad_verdicts_put(struct caad_verdicts *vs, const struct caad_verdict *v);

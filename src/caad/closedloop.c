@@ -81,7 +81,7 @@ static void load_verdicts(struct daemon *d)
 	                       d->config.verdict_max_age_sec, &cl->verdicts, &dropped, &why);
 	cl->verdicts_loaded = true;
 	if (r == -EBADMSG)
-		log_warning("Ignoring the verdicts in %s, it cannot be used: %s", cl->verdicts_path, why ?: "bad");
+		log_warning("Ignoring the stored verdicts, which cannot be used: %s", why ?: cl->verdicts_path);
 	else if (r < 0)
 		log_warning_errno(r, "Cannot read %s, starting without verdicts: %m", cl->verdicts_path);
 	else if (dropped)
@@ -90,6 +90,11 @@ static void load_verdicts(struct daemon *d)
 	else if (cl->verdicts.n)
 		log_info("%zu verdict%s of earlier trials loaded from %s", cl->verdicts.n,
 		         cl->verdicts.n == 1 ? "" : "s", cl->verdicts_path);
+	size_t ahead = caad_verdicts_ahead(&cl->verdicts, (uint64_t)time(NULL), d->config.verdict_max_age_sec);
+	if (ahead)
+		log_notice("%zu verdict%s in %s dated more than 60 s ahead of the clock (is it set?): kept, not used "
+		           "until the clock reaches them",
+		           ahead, ahead == 1 ? "" : "s", cl->verdicts_path);
 }
 
 static void save_verdicts(struct daemon *d)

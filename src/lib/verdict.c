@@ -135,11 +135,10 @@ static int expired(const struct caad_verdict *v, uint64_t now_sec, uint64_t max_
 int caad_verdicts_load(const char *path, const char *kernel, const char *topology, uint64_t now_sec,
                        uint64_t max_age_sec, struct caad_verdicts *ret, size_t *ret_dropped, char **ret_why)
 {
-	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ char *text = NULL, *syntax = NULL;
 	json_object *root = NULL, *x, *list;
 	const char *why = NULL;
 	size_t n, dropped = 0, bad_entry = SIZE_MAX;
-	bool old = false, ahead = false;
 	int r;
 
 	*ret = (struct caad_verdicts){};
@@ -155,8 +154,16 @@ int caad_verdicts_load(const char *path, const char *kernel, const char *topolog
 		return 0;
 	if (r < 0)
 		return r;
-	root = json_tokener_parse(text);
-	if (!root || !json_object_is_type(root, json_type_object)) {
+	/* its text as JSON first: an error there names its line and column */
+	r = caad_json_parse_text(text, strlen(text), path, &root, &syntax);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		if (ret_why)
+			*ret_why = TAKE_PTR(syntax);
+		return -EBADMSG;
+	}
+	if (!json_object_is_type(root, json_type_object)) {
 		why = "not a JSON object";
 		goto bad;
 	}
@@ -199,25 +206,16 @@ int caad_verdicts_load(const char *path, const char *kernel, const char *topolog
 			bad_entry = i;
 			goto bad;
 		}
-		r = expired(v, now_sec, max_age_sec);
-		old = old || r == 1;
-		ahead = ahead || r == 2;
-		if (r)
+		/* one dated ahead of the clock is kept (the clock may be
+		 * behind, before NTP): not used until the clock reaches it,
+		 * and not lost from the file at the next save */
+		if (expired(v, now_sec, max_age_sec) == 1)
 			dropped++;
 		else
 			ret->n++;
 	}
-	if (dropped && ret_why) {
-		if (!ahead)
-			r = asprintf(ret_why, "older than %" PRIu64 " s", max_age_sec);
-		else if (!old)
-			r = asprintf(ret_why, "decided more than 60 s ahead of the clock");
-		else
-			r = asprintf(ret_why, "older than %" PRIu64 " s, or decided more than 60 s ahead of the clock",
-			             max_age_sec);
-		if (r < 0)
-			*ret_why = NULL;
-	}
+	if (dropped && ret_why && asprintf(ret_why, "older than %" PRIu64 " s", max_age_sec) < 0)
+		*ret_why = NULL;
 done:
 	json_object_put(root);
 	if (ret_dropped)
@@ -304,13 +302,24 @@ const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const ch
 
 		if (!streq(v->iface, iface) || !streq(v->comm, comm) || v->unpinned != unpinned)
 			continue;
-		if (!streq(v->driver, driver ?: "") || expired(v, now_sec, max_age_sec)) {
+		int r = expired(v, now_sec, max_age_sec);
+
+		if (!streq(v->driver, driver ?: "") || r == 1) {
 			drop(vs, i);
 			return NULL;
 		}
-		return v;
+		return r == 2 ? NULL : v; /* ahead of the clock: kept, not used */
 	}
 	return NULL;
+}
+
+size_t caad_verdicts_ahead(const struct caad_verdicts *vs, uint64_t now_sec, uint64_t max_age_sec)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < vs->n; i++)
+		n += expired(&vs->v[i], now_sec, max_age_sec) == 2;
+	return n;
 }
 
 int caad_verdicts_put(struct caad_verdicts *vs, const struct caad_verdict *v)

@@ -1146,13 +1146,38 @@ static void test_verdicts_bad_file(void **state)
 		assert_non_null(strstr(why, path)); /* the message names the file */
 		free(why);
 	}
+
+	/* JSON syntax: its line and column; text after the document too */
+	static const struct {
+		const char *text, *want;
+	} syntax[] = {
+		{ "{\"version\": 1,\n \"kernel\": \"k\",\n \"verdicts\": [}\n", ":3:" },
+		{ "{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": []}\n{}\n",
+		  ":2:1: invalid JSON: " },
+		{ "{\"version\": 1, \"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": []}",
+		  ":1:16: invalid JSON: a key twice in one object" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(syntax); i++) {
+		struct caad_verdicts vs;
+		_cleanup_free_ char *want = NULL;
+		char *why = NULL;
+
+		assert_int_equal(caad_write_file_atomic(path, syntax[i].text, strlen(syntax[i].text), 0600), 0);
+		assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 0, &vs, NULL, &why), -EBADMSG);
+		assert_int_equal(vs.n, 0);
+		assert_true(asprintf(&want, "%s%s", path, syntax[i].want) > 0);
+		assert_non_null(why);
+		if (!strstr(why, want))
+			fail_msg("%s, wanted %s", why, want);
+		free(why);
+	}
 	unlink(path);
 }
 
 /*
  * A bad entry is named by its place; a figure JSON cannot write back
  * (1e999 reads as infinity) is not known, so the store stays readable
- * once saved again; verdicts dated ahead of the clock are dropped as such.
+ * once saved again; verdicts dated ahead of the clock are kept, not used.
  */
 static void test_verdicts_odd_entries(void **state)
 {
@@ -1193,13 +1218,22 @@ static void test_verdicts_odd_entries(void **state)
 	assert_true(vs.v[1].goodput_ratio == 1.25 && vs.v[1].efficiency_ratio == 0);
 	caad_verdicts_done(&vs);
 
-	/* at 10 s, with an age limit: one decided at 5000 s is ahead of the clock */
+	/* at 10 s, with an age limit: one decided at 5000 s is ahead of the
+	 * clock (behind, before NTP): kept, and in the file once saved, but
+	 * not used until the clock reaches it */
 	assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 3600, &vs, &dropped, &why), 0);
-	assert_int_equal(vs.n, 1);
-	assert_int_equal(dropped, 1);
-	assert_string_equal(why, "decided more than 60 s ahead of the clock");
-	free(why);
-	why = NULL;
+	assert_int_equal(vs.n, 2);
+	assert_int_equal(dropped, 0);
+	assert_null(why);
+	assert_int_equal(caad_verdicts_ahead(&vs, 10, 3600), 1);
+	assert_null(caad_verdicts_find(&vs, "eth0", "", "b", false, 10, 3600));
+	assert_non_null(caad_verdicts_find(&vs, "eth0", "", "a", false, 10, 3600));
+	assert_int_equal(vs.n, 2);
+	assert_int_equal(caad_verdicts_save(&vs, path), 0);
+	caad_verdicts_done(&vs);
+	assert_int_equal(caad_verdicts_load(path, "k", "t", 5000, 3600, &vs, &dropped, &why), 0);
+	assert_int_equal(caad_verdicts_ahead(&vs, 5000, 3600), 0);
+	assert_non_null(caad_verdicts_find(&vs, "eth0", "", "b", false, 5000, 3600));
 	caad_verdicts_done(&vs);
 	/* at 7000 s with a limit of 6000 s: one too old (decided at 1), the other kept */
 	assert_int_equal(caad_verdicts_load(path, "k", "t", 7000, 6000, &vs, &dropped, &why), 0);
