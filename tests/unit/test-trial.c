@@ -673,6 +673,29 @@ static void test_reader_unpinned(void **state)
 	assert_false(caad_trial_reader_unpinned(t, &m));
 }
 
+/* The topology's fingerprint shows a short usable list as it is, and
+ * tells apart two long ones of as many CPUs. */
+static void test_topology_fingerprint(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *small = four_cores(), *big = NULL;
+	char a[128], b[128];
+
+	caad_topology_fingerprint(small, a, sizeof(a));
+	assert_non_null(strstr(a, " usable=0-7"));
+
+	assert_int_equal(caad_topology_load_synthetic("package:2 l3:1 core:32 pu:2", &big), 0);
+	assert_int_equal(caad_cpumask_count(&big->usable), 128);
+	for (unsigned c = 0; c < 128; c += 2)
+		caad_cpumask_clear(&big->usable, c);
+	caad_topology_fingerprint(big, a, sizeof(a));
+	for (unsigned c = 0; c < 128; c++)
+		c % 2 ? caad_cpumask_clear(&big->usable, c) : caad_cpumask_set(&big->usable, c);
+	caad_topology_fingerprint(big, b, sizeof(b));
+	assert_non_null(strstr(a, " usable=64#"));
+	assert_non_null(strstr(b, " usable=64#"));
+	assert_string_not_equal(a, b);
+}
+
 /* ---- the schedule and the end of a trial -------------------------------- */
 
 static const struct caad_trial_cand cands2[] = { { 0, CAAD_RELATION_PEER_CORE_SAME_LLC },
@@ -1264,6 +1287,7 @@ int main(void)
 		cmocka_unit_test(test_efficiency_of_some_pairs),
 		cmocka_unit_test(test_unknown_counters),
 		cmocka_unit_test(test_reader_unpinned),
+		cmocka_unit_test(test_topology_fingerprint),
 		cmocka_unit_test(test_efficiency_win),
 		cmocka_unit_test(test_three_candidates_and_too_few_rounds),
 		cmocka_unit_test(test_tied_alternatives_by_efficiency),
