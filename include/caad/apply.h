@@ -96,6 +96,10 @@ enum caad_setting_state caad_actuator_setting_state(struct caad_actuator *a, con
 
 /* Did the kernel refuse to move this IRQ (EIO/EPERM: managed)? Never tried again. */
 bool caad_actuator_irq_unmovable(const struct caad_actuator *a, int irq);
+/* The IRQ number's device is gone: another device's IRQ may take the
+ * number, which is not known to be unmovable; its refused writes and
+ * back-offs go too. */
+void caad_actuator_forget_irq(struct caad_actuator *a, int irq);
 /* CPUs where moving an IRQ failed with ENOSPC (no interrupt vectors left):
  * no IRQ is moved there again until caad_actuator_clear_backoff(); RPS and
  * kthreads may still use them. */
@@ -156,6 +160,10 @@ void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec);
  * An interface went away, or came back as a new device (another ifindex):
  * what caad changed on the old one is gone with it. Forget those journal
  * entries and back-offs, so nothing stale is restored onto the new device.
+ * Its IRQs' and NAPI kthreads' entries are kept as no interface's: they
+ * are the host's, and outlive an interface moved to another network
+ * namespace; exit puts each back if it still reads what caad wrote, and
+ * a managed queue that meets one again adopts it if it does.
  * Returns how many values were forgotten.
  */
 int caad_actuator_forget_iface(struct caad_actuator *a, int ifindex, const char *ifname);

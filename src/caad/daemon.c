@@ -249,6 +249,10 @@ static int iface_left(struct daemon *d, const struct caad_iface *old, bool loade
 	if (r < 0 || !loaded)
 		return 0;
 	r = caad_actuator_forget_iface(d->actuator, old->ifindex, old->name);
+	/* the kernel's refusal to move its IRQs was that device's */
+	for (unsigned q = 0; q < old->n_rx; q++)
+		if (old->rx[q].irq >= 0)
+			caad_actuator_forget_irq(d->actuator, old->rx[q].irq);
 	if (r > 0)
 		log_notice("%s (ifindex %d) is gone or was re-created: caad forgets what it changed there", old->name,
 		           old->ifindex);
@@ -283,13 +287,6 @@ static int reload_inventory(struct daemon *d)
 	note_ntuple(d, inv);
 	if (d->actuator)
 		caad_actuator_reread(d->actuator, CAAD_ACTUATOR_WANT_INVENTORY);
-	/* IRQs the kernel refused to move are managed: plan RPS for them */
-	for (size_t i = 0; d->actuator && i < inv->n_ifaces; i++)
-		for (unsigned q = 0; q < inv->ifaces[i].n_rx; q++) {
-			struct caad_queue *rq = &inv->ifaces[i].rx[q];
-			if (rq->irq >= 0 && caad_actuator_irq_unmovable(d->actuator, rq->irq))
-				rq->irq_managed = true;
-		}
 	for (size_t i = 0; d->inv && d->actuator && i < d->inv->n_ifaces; i++) {
 		const struct caad_iface *old = &d->inv->ifaces[i];
 		bool same = false;
@@ -326,6 +323,14 @@ static int reload_inventory(struct daemon *d)
 			    follow_rename(d, ifc->ifindex, was, ifc->name) <= 0)
 				break;
 	}
+	/* IRQs the kernel refused to move are managed: plan RPS for them
+	 * (after the devices that left, whose refusals go with them) */
+	for (size_t i = 0; d->actuator && i < inv->n_ifaces; i++)
+		for (unsigned q = 0; q < inv->ifaces[i].n_rx; q++) {
+			struct caad_queue *rq = &inv->ifaces[i].rx[q];
+			if (rq->irq >= 0 && caad_actuator_irq_unmovable(d->actuator, rq->irq))
+				rq->irq_managed = true;
+		}
 	caad_inventory_free(d->inv);
 	d->inv = inv;
 	d->inventory_dirty = false;

@@ -449,6 +449,22 @@ bool caad_actuator_irq_unmovable(const struct caad_actuator *a, int irq)
 	return false;
 }
 
+static int forget_paths(struct caad_actuator *a, const char *sys, int n);
+
+void caad_actuator_forget_irq(struct caad_actuator *a, int irq)
+{
+	char dir[32];
+	size_t k = 0;
+
+	for (size_t i = 0; i < a->n_unmovable; i++)
+		if (a->unmovable[i] != irq)
+			a->unmovable[k++] = a->unmovable[i];
+	a->n_unmovable = k;
+	/* and its refused writes and back-offs, by path */
+	snprintf(dir, sizeof(dir), "/proc/irq/%d/", irq);
+	(void)forget_paths(a, dir, 0);
+}
+
 static void mark_unmovable(struct caad_actuator *a, int irq)
 {
 	int *n;

@@ -271,6 +271,35 @@ state_is "$IRQ100=0" "$RX0=0" "$IRQ101=0" "$RX1=0" || { show_state; fail "unread
 finish unreadable term "$before"
 info "the flow table unreadable for 8 scans: steering kept, said once, and its end"
 
+# A device whose IRQ 100 the kernel refused to move (managed) re-created
+# as another one (another ifindex, its IRQs numbered as before, at their
+# defaults: a driver reloaded): the refusal was the old device's, and the
+# new one's IRQ 100 is moved. The old one's IRQ 101, caad's value gone
+# with it, is the new one's at its default: that is its original now.
+make_tree
+start recreated "irq/100/smp_affinity_list:write:EIO:0:1"
+settle recreated 8 "$IRQ100=0-1" "$RX0=1" "$IRQ101=0" "$RX1=0"
+kill "$CLI" "$SRV" 2>/dev/null || true
+wait "$CLI" "$SRV" 2>/dev/null || true
+ip -n "$TB_A" link del va
+tb_pair
+IFINDEX=$(in_b cat /sys/class/net/vb/ifindex)
+echo "$IFINDEX" >"$R/sys/class/net/fk0/ifindex"
+echo 0-1 >"$R/$IRQ100"
+echo 0-1 >"$R/$IRQ101"
+echo 3 >"$R/$RX0"
+echo 0 >"$R/$RX1"
+before=$(snapshot)
+in_b ip link set vb mtu 1400 # a link event: caad reads its interfaces again
+wait_for 5 grep -q "fk0 (ifindex [0-9]*) is gone or was re-created" "$LOG" ||
+	{ cat "$LOG"; fail "recreated: the old device not forgotten"; }
+flow recreated-2
+settle recreated-2 8 "$IRQ100=0" "$RX0=0" "$IRQ101=0" "$RX1=0"
+[ "$(grep -c "^write EIO" "$FLOG")" = 1 ] || { cat "$FLOG"; fail "recreated: not one refused write"; }
+if grep -q "changed by someone else" "$LOG"; then cat "$LOG"; fail "recreated: the new device's defaults taken for someone else's change"; fi
+finish recreated term "$before"
+info "a managed IRQ's device re-created: the new one's IRQ 100 moved, its own originals restored"
+
 # One failed read of the queues (EIO on rx-1's rps_cpus, which only the
 # inventory reads here, once, at the first reload after steering, a
 # periodic one): read again at the next scan,

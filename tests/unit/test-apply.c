@@ -1118,6 +1118,11 @@ static void test_apply_write_refused(void **state)
 	assert_content(fx->root, IRQ100, "0-1\n");
 	assert_false(exists(fx->journal));
 	assert_true(caad_actuator_irq_unmovable(a, 101)); /* remembered */
+	/* until its device is gone: the number may be another device's next */
+	caad_actuator_forget_irq(a, 100);
+	assert_true(caad_actuator_irq_unmovable(a, 101));
+	caad_actuator_forget_irq(a, 101);
+	assert_false(caad_actuator_irq_unmovable(a, 101));
 }
 
 /* A restore that fails keeps the journal for the next start. */
