@@ -189,8 +189,9 @@ int caad_actuator_journaled_name(const struct caad_actuator *a, int ifindex, con
  * device, under the new name. The journal entries of ifindex under `from`
  * (sysfs paths, ntuple rules, labels) now name `to`, so that they are
  * restored there; another interface's entries under `from` (names swapped
- * in one go) stay as they are. Returns how many entries were renamed, or
- * -ENOMEM.
+ * in one go) stay as they are. A name with control characters, which the
+ * journal cannot hold, has them put back at once instead. Returns how many
+ * entries were renamed, or -ENOMEM.
  */
 int caad_actuator_rename_iface(struct caad_actuator *a, int ifindex, const char *from, const char *to);
 /* Number of values caad is leaving alone now. */

@@ -2383,20 +2383,50 @@ static int entry_rename(struct journal_entry *e, const char *from, const char *t
 	return 0;
 }
 
+/* name with its control characters as \xHH, for a log line */
+static const char *shown_name(const char *name, char buf[static IF_NAMESIZE * 4 + 1])
+{
+	char *o = buf;
+
+	for (const unsigned char *c = (const unsigned char *)name; *c && o - buf < IF_NAMESIZE * 4 - 3; c++)
+		o += *c < 0x20 || *c == 0x7f ? sprintf(o, "\\x%02x", *c) : sprintf(o, "%c", *c);
+	*o = '\0';
+	return buf;
+}
+
 int caad_actuator_rename_iface(struct caad_actuator *a, int ifindex, const char *from, const char *to)
 {
 	_cleanup_free_ char *sys_from = NULL;
-	int n = 0, r;
+	bool keep = journal_text_ok(to);
+	char shown[IF_NAMESIZE * 4 + 1];
+	size_t k = 0;
+	int n = 0, err = 0, r;
 
 	if (asprintf(&sys_from, SYS_NET "%s/", from) < 0)
 		return -ENOMEM;
+	if (!keep)
+		log_warning("%s (ifindex %d) is now \"%s\", a name with control characters, which caad's journal cannot "
+		            "hold: what caad changed there is put back now",
+		            from, ifindex, shown_name(to, shown));
 	for (size_t i = 0; i < a->n_entries; i++) {
-		if (!entry_of_iface(&a->entries[i], ifindex, from))
-			continue;
-		r = entry_rename(&a->entries[i], from, to);
-		if (r < 0)
-			return r;
-		n++;
+		struct journal_entry *e = &a->entries[i];
+
+		if (entry_of_iface(e, ifindex, from)) {
+			r = entry_rename(e, from, to);
+			if (r < 0)
+				err = r; /* kept under its old name */
+			else
+				n++;
+			/* every later journal write would fail on it */
+			if (r >= 0 && !keep) {
+				(void)restore_entry(a, e);
+				entry_done(e);
+				continue;
+			}
+		}
+		a->entries[k++] = *e;
 	}
-	return forget_paths(a, sys_from, n);
+	a->n_entries = k;
+	r = forget_paths(a, sys_from, n);
+	return err < 0 ? err : r;
 }

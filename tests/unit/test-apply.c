@@ -1545,6 +1545,39 @@ static void test_rename_iface(void **state)
 }
 
 /*
+ * Renamed to a name with a control character (the kernel allows one):
+ * the journal cannot hold it, and an entry under it would make every
+ * later journal write fail. What caad changed there is put back at once,
+ * and later changes are journaled again.
+ */
+static void test_rename_iface_control_char(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *from = path_in(fx->root, "sys/class/net/vb"),
+	                    *to = path_in(fx->root, "sys/class/net/v\001c");
+	struct caad_setting s[] = { rps(1, "1"), irq(101, 0, "0") };
+	struct caad_plan plan = PLAN(s);
+	struct caad_setting s2[] = { irq(100, 0, "0") };
+	struct caad_plan plan2 = PLAN(s2);
+	char lines[8][512];
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	assert_int_equal(rename(from, to), 0);
+	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "v\001c"), 2);
+	assert_int_equal(caad_actuator_n_changed(a), 0);
+	assert_content(fx->root, "sys/class/net/v\001c/queues/rx-1/rps_cpus", "0\n");
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_false(exists(fx->journal));
+	/* the journal takes the next change */
+	assert_int_equal(rename(to, from), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 1);
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+	assert_true(journal_has(lines, 1, fx, IRQ100, "0-1"));
+	assert_int_equal(caad_actuator_restore(a), 0);
+}
+
+/*
  * Two interfaces swap names in one go (vb -> vt, vx -> vb, vt -> vx, as
  * udev rules may): each one's values follow its own device, by ifindex,
  * and exit writes each original back onto the device it was read from.
@@ -3056,6 +3089,7 @@ int main(void)
 		T(test_journals_drop_other_boot),
 		T(test_kthread_pid_reused),
 		T(test_rename_iface),
+		T(test_rename_iface_control_char),
 		T(test_rename_swap),
 		T(test_restore_follows_rename),
 		T(test_apply_name_swapped),
