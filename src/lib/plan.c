@@ -1291,8 +1291,10 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 
 	*ret_why = NULL;
 	pd = pl->hv[k].pd;
-	*ret_pd = pd;
-	if (!pd || pd->steer_cpu < 0)
+	/* one that steered nowhere (conflicted, its consumer unknown) has no
+	 * target to keep or move from: its placement now is a new one */
+	*ret_pd = pd && pd->steer_cpu >= 0 ? pd : NULL;
+	if (!*ret_pd)
 		return HOLD_NEW;
 	s0 = pd->steer_cpu;
 
@@ -1335,8 +1337,10 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 		}
 	}
 
-	if (pl->core_consumer[t->cpus[s0].core] >= 0)
-		*ret_why = "is now a consumer's core";
+	/* a sibling target, allowed, is on its own consumer's core: only a
+	 * consumer on that CPU itself takes it */
+	if (rel == CAAD_RELATION_SMT_SIBLING ? pl->cpu_consumer[s0] : pl->core_consumer[t->cpus[s0].core] >= 0)
+		*ret_why = rel == CAAD_RELATION_SMT_SIBLING ? "is now a consumer's CPU" : "is now a consumer's core";
 	else if (rel != CAAD_RELATION_PEER_CORE_SAME_LLC && cpu_known(t, pd->anchor_cpu) &&
 	         t->cpus[pd->anchor_cpu].llc != t->cpus[c].llc)
 		*ret_why = "is no longer in the consumer's LLC (the consumer moved)";
@@ -1437,7 +1441,7 @@ static int steer(struct planner *pl, uint32_t k, int cpu, const struct caad_deci
 		snprintf(note + len, sizeof(note) - len,
 		         "; at %s, below half of RateThreshold=%s for %llu ms: kept for up to DwellMSec=%u",
 		         fmt_rate(f->rate_bps, rate, sizeof(rate)), fmt_rate(pl->policy->rate_threshold_bps, thr, sizeof(thr)),
-		         (unsigned long long)((pl->now_ns - d->low_since_ns) / NSEC_PER_MSEC), pl->policy->dwell_ms);
+		         (unsigned long long)((pl->now_ns - MIN(d->low_since_ns, pl->now_ns)) / NSEC_PER_MSEC), pl->policy->dwell_ms);
 	}
 	consumer_name(f, name, sizeof(name));
 	window_note(pl, f, d->consumer_cpu, window, sizeof(window));

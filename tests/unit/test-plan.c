@@ -147,6 +147,10 @@ static struct caad_plan *compute_at(const struct caad_topology *t, const struct 
 		assert_non_null(p->decisions[i].reason);
 		assert_non_null(p->decisions[i].considered);
 		assert_true(p->decisions[i].reason[0] != 0);
+		/* no reason built from a missing part: a NULL's "(null)", or the
+		 * "CPU -1" of a previous decision that steered nowhere */
+		if (strstr(p->decisions[i].reason, "(null)") || strstr(p->decisions[i].reason, "CPU -1"))
+			fail_msg("flow %llu: reason \"%s\"", (unsigned long long)p->decisions[i].flow_id, p->decisions[i].reason);
 		assert_non_null(caad_plan_find(p, p->decisions[i].flow_id));
 		assert_int_equal(caad_plan_find(p, p->decisions[i].flow_id)->flow_id, p->decisions[i].flow_id);
 		if (i > 0) /* in the flows' order */
@@ -888,7 +892,8 @@ static void test_nothing_usable(void **state)
 		assert_int_equal(p->n_settings, 0);
 	}
 
-	/* AllowSMTSibling: the consumer's sibling, as a last resort. */
+	/* AllowSMTSibling: the consumer's sibling, as a last resort; and kept
+	 * by the next plan (hysteresis), not taken for another consumer's core */
 	policy.allow_smt_sibling = true;
 	{
 		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, &fl, 1, &policy);
@@ -896,6 +901,28 @@ static void test_nothing_usable(void **state)
 		assert_int_equal(p->decisions[0].steer_cpu, 18);
 		assert_int_equal(p->decisions[0].relation, CAAD_RELATION_SMT_SIBLING);
 		assert_int_equal(p->n_settings, 2);
+		for (uint64_t later = 100; later <= 10000; later *= 100) {
+			_cleanup_(caad_plan_freep) struct caad_plan *q =
+				compute_at(t, &f.inv, &fl, 1, &policy, p, NOW + later * MSEC);
+
+			assert_int_equal(q->decisions[0].steer_cpu, 18);
+			assert_true(q->decisions[0].held);
+			if (!strstr(q->decisions[0].reason, "(hysteresis)"))
+				fail_msg("%s", q->decisions[0].reason);
+		}
+	}
+	/* a flow that steered nowhere, placed now: a new placement, not a
+	 * move (nor a forced one) from "CPU -1" */
+	{
+		struct caad_flow lost = make_flow(1, -1, ETH0_IFINDEX, 0, 10 * GBIT);
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, &lost, 1, &policy);
+		_cleanup_(caad_plan_freep) struct caad_plan *q =
+			compute_at(t, &f.inv, &fl, 1, &policy, p, NOW + 100 * MSEC);
+
+		assert_int_equal(p->decisions[0].steer_cpu, -1);
+		assert_int_equal(q->decisions[0].steer_cpu, 18);
+		assert_int_equal(q->n_forced, 0);
+		assert_int_equal(q->n_moves, 0);
 	}
 	/* ... and never the consumer's own CPU, not even then. */
 	caad_cpumask_set(&policy.banned, 18);
