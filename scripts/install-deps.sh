@@ -18,8 +18,9 @@ PACKAGES=(
 	# D-Bus and systemd tests: a private dbus-daemon, busctl, dbus-send/-monitor,
 	# systemd-analyze verify (looks up the man pages) and security, setpriv
 	dbus-daemon dbus-bin systemd man-db util-linux
-	# caadctl tests: tables in a real terminal; man pages rendered without warnings
-	tmux mandoc groff-base
+	# caadctl tests: tables in a real terminal; man pages rendered without
+	# warnings; a locale that writes decimals with a comma (localedef)
+	tmux mandoc groff-base locales
 	# bench/affinity-matrix's bubble chart; bench/bundle's RPATHs (bench/README.md)
 	python3-matplotlib patchelf
 )

@@ -140,6 +140,8 @@ int main(int argc, char **argv)
 	int r;
 
 	setlocale(LC_ALL, ""); /* libsmartcols draws trees with line characters in UTF-8 locales */
+	/* numbers as caad writes them and scripts read them: "0.25", never "0,25" */
+	setlocale(LC_NUMERIC, "C");
 	r = parse_options(&c, argc, argv);
 	if (r)
 		return r;

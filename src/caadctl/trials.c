@@ -113,8 +113,10 @@ static int candidate_row(struct libscols_table *tb, struct json_object *t, struc
 		format_ratio(number(cand, "goodput_ratio"), ratio, sizeof(ratio));
 		format_ratio(number(cand, "efficiency_ratio"), eff_ratio, sizeof(eff_ratio));
 		format_wins(count(cand, "goodput_wins"), pairs, cand, "goodput_behind", wins, sizeof(wins));
-		format_wins(count(cand, "efficiency_wins"), pairs, cand, "efficiency_behind", eff_wins,
-		            sizeof(eff_wins));
+		/* efficiency is counted over the pairs whose CPU time was known
+		 * (an older caad's trials do not say: all of them) */
+		format_wins(count(cand, "efficiency_wins"), get(cand, "efficiency_pairs") ? count(cand, "efficiency_pairs") : pairs,
+		            cand, "efficiency_behind", eff_wins, sizeof(eff_wins));
 	}
 	snprintf(ooo, sizeof(ooo), "%" PRIu64, count(cand, "ooo_packets"));
 	snprintf(retrans, sizeof(retrans), "%" PRIu64, count(cand, "retransmits"));

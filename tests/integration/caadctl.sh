@@ -315,6 +315,14 @@ jq -e '(.[] | select(.name == "caad_flows_steered") | .type == "gauge" and .samp
 	 .labels == {"interface": "vb", "queue": "0", "mechanism": "rps"} and .value == 0) and
 	(.[] | select(.name == "caad_scans_total") | .type == "counter" and (.help | length) > 0)' <<<"$OUT" >/dev/null ||
 	fail "metrics -j: $OUT"
+# in a locale that writes decimals with a comma: caad's "0.250000" read the same
+mkdir -p "$TMP/locale"
+localedef -i de_DE -f UTF-8 "$TMP/locale/de_DE.UTF-8" 2>/dev/null || fail "localedef de_DE.UTF-8 failed (locales)"
+[ "$(env LOCPATH="$TMP/locale" LC_ALL=de_DE.UTF-8 /usr/bin/printf '%.1f' 0,5 2>/dev/null)" = "0,5" ] ||
+	fail "the de_DE.UTF-8 locale made here does not write decimals with a comma"
+run 0 env LOCPATH="$TMP/locale" LC_ALL=de_DE.UTF-8 "$CTL" -j metrics
+jq -e '.[] | select(.name == "caad_scan_period_seconds") | .samples[0].value > 0 and .samples[0].value < 1' \
+	<<<"$OUT" >/dev/null || fail "metrics -j in de_DE.UTF-8: $OUT"
 run 0 as_nobody "$CTL" metrics
 
 [ -f "$METRICS" ] || fail "MetricsFile= $METRICS not written"
