@@ -73,5 +73,8 @@ int caad_config_load(struct caad_config *c, const char *explicit_path);
 int caad_parse_rate(const char *s, uint64_t *ret);
 /* Parse yes/no/true/false/1/0/on/off. */
 int caad_parse_bool(const char *s, bool *ret);
+/* Whether s may name a network interface, as Linux allows (the rule). */
+bool caad_ifname_valid(const char *s);
+#define CAAD_IFNAME_RULE "1-15 characters, none of '/', ':' or whitespace, not '.' or '..'"
 /* Replace the interface list (copies). */
 int caad_config_set_interfaces(struct caad_config *c, char *const *names, size_t n);

@@ -879,16 +879,15 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
  * every reload; the log level follows (option, else LogLevel=). */
 int daemon_config_apply_args(struct caad_config *c, const struct args *a)
 {
-	if (a->n_interfaces) {
-		int r = caad_config_set_interfaces(c, a->interfaces, a->n_interfaces);
-		if (r < 0)
-			return r;
-	}
+	/* the scalars first: a failed copy of the names below must not leave
+	 * a --dry-run caad in the file's Mode= */
 	if (a->interval_ms)
 		c->interval_ms = a->interval_ms;
 	if (a->dry_run)
 		c->mode = CAAD_MODE_DRY_RUN;
 	caad_log_set_max_level(a->log_level >= 0 ? a->log_level : c->log_level);
+	if (a->n_interfaces)
+		return caad_config_set_interfaces(c, a->interfaces, a->n_interfaces);
 	return 0;
 }
 

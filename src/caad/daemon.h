@@ -32,6 +32,7 @@ struct args {
 	bool dry_run;
 	bool restore_only;
 	bool print_topology;
+	bool check_config;         /* --check-config */
 	bool json;
 	const char *simulate_path; /* --simulate */
 };

@@ -3,6 +3,7 @@
  * caad: the cache-aware affinitization daemon. Options and start-up; the
  * loop itself is in daemon.c.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -50,6 +51,8 @@ static void help(void)
 	       "     --print-topology       Print the machine and the interfaces' queues as caad sees\n"
 	       "                            them (honours --topology, --sysroot, -i), then exit\n"
 	       "     --json                 With --print-topology: print JSON\n"
+	       "     --check-config         Read the configuration (and the options given), report its\n"
+	       "                            errors, then exit: 0 valid, 78 not; changes nothing\n"
 	       "     --simulate=SCENARIO.json\n"
 	       "                            Print the plan for the interfaces and flows of a scenario\n"
 	       "                            as JSON (honours --topology, --sysroot, --config), then exit\n",
@@ -59,7 +62,7 @@ static void help(void)
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	enum { ARG_VERSION = 0x100, ARG_INTERVAL, ARG_SYSROOT, ARG_TOPOLOGY, ARG_RUNTIME_DIR, ARG_STATE_DIR, ARG_LOG_LEVEL,
-	       ARG_RESTORE, ARG_PRINT_TOPOLOGY, ARG_JSON, ARG_SIMULATE };
+	       ARG_RESTORE, ARG_PRINT_TOPOLOGY, ARG_JSON, ARG_SIMULATE, ARG_CHECK_CONFIG };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -77,6 +80,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "print-topology", no_argument, NULL, ARG_PRINT_TOPOLOGY },
 		{ "json", no_argument, NULL, ARG_JSON },
 		{ "simulate", required_argument, NULL, ARG_SIMULATE },
+		{ "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
 		{}
 	};
 	int c;
@@ -99,7 +103,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->dry_run = true;
 			break;
 		case 'i': {
-			char **n = reallocarray(a->interfaces, a->n_interfaces + 1, sizeof(char *));
+			char **n;
+
+			if (!caad_ifname_valid(optarg)) {
+				fprintf(stderr, "caad: --interface: \"%s\" is not an interface name (%s)\n", optarg,
+				        CAAD_IFNAME_RULE);
+				return -EINVAL;
+			}
+			n = reallocarray(a->interfaces, a->n_interfaces + 1, sizeof(char *));
 			if (!n)
 				return -ENOMEM;
 			a->interfaces = n;
@@ -110,9 +121,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 			char *end;
 			unsigned long v;
 
+			/* digits only, as IntervalMSec=: strtoul() takes blanks,
+			 * a sign, and wraps a negative number around */
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
-			if (errno || *end || v < 10 || v > 60000) {
+			if (!isdigit((unsigned char)optarg[0]) || errno || *end || v < 10 || v > 60000) {
 				fprintf(stderr, "caad: --interval: expected milliseconds from 10 to 60000, got \"%s\"\n",
 				        optarg);
 				return -EINVAL;
@@ -151,6 +164,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case ARG_SIMULATE:
 			a->simulate_path = optarg;
 			break;
+		case ARG_CHECK_CONFIG:
+			a->check_config = true;
+			break;
 		default:
 			return -EINVAL;
 		}
@@ -161,6 +177,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	if (a->simulate_path && (a->restore_only || a->print_topology)) {
 		fprintf(stderr, "caad: --simulate cannot be combined with --restore or --print-topology\n");
+		return -EINVAL;
+	}
+	if (a->check_config && (a->restore_only || a->print_topology || a->simulate_path)) {
+		fprintf(stderr, "caad: --check-config cannot be combined with --restore, --print-topology or --simulate\n");
 		return -EINVAL;
 	}
 	/* one would be left undone: the print exits before any restore */
@@ -234,7 +254,7 @@ int main(int argc, char **argv)
 
 	caad_config_init(&d.config);
 	r = caad_config_load(&d.config, args.config_path);
-	if (r < 0 && !args.simulate_path && !args.print_topology) {
+	if (r < 0 && !args.simulate_path && !args.print_topology && !args.check_config) {
 		/* The host first: a crashed run's journal needs no configuration,
 		 * and a broken one (a bad drop-in that a reload refused while
 		 * the crashed run went on) must not leave its values in place
@@ -265,6 +285,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (args.check_config) { /* its errors are logged; none: valid */
+		daemon_done(&d);
+		free(args.interfaces);
+		return EXIT_SUCCESS;
+	}
+
 	if (args.simulate_path) {
 		r = simulate(&args, &d.config);
 		daemon_done(&d);
@@ -293,6 +319,11 @@ int main(int argc, char **argv)
 		args.topology_path = absolute(args.topology_path, &abs_topology);
 		args.runtime_dir = absolute(args.runtime_dir, &abs_runtime);
 		args.state_dir = absolute(args.state_dir, &abs_state);
+		/* read again at every reload, from "/" after daemon() */
+		_cleanup_free_ char *abs_conf_root = NULL;
+		const char *conf_root = getenv("CAAD_CONF_ROOT");
+		if (conf_root && absolute(conf_root, &abs_conf_root) != conf_root)
+			(void)setenv("CAAD_CONF_ROOT", abs_conf_root, 1);
 		if (daemon(0, 0) < 0) {
 			log_error_errno(errno, "Failed to go to the background: %m");
 			daemon_done(&d);

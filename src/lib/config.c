@@ -201,7 +201,7 @@ static int config_error(struct caad_config *c, int r, const char *fmt, ...)
 }
 
 /* As the kernel's dev_valid_name(): it refuses ':' too (alias syntax). */
-static bool ifname_valid(const char *s)
+bool caad_ifname_valid(const char *s)
 {
 	size_t n;
 
@@ -228,7 +228,7 @@ int caad_config_set_interfaces(struct caad_config *c, char *const *names, size_t
 	assert(names || n == 0);
 
 	for (size_t i = 0; i < n; i++)
-		if (!ifname_valid(names[i]))
+		if (!caad_ifname_valid(names[i]))
 			return -EINVAL;
 
 	if (n > 0) {
@@ -476,11 +476,8 @@ static int parse_interfaces(const struct config_key *k, struct caad_config *c, c
 		return -ENOMEM;
 
 	for (char *w = strtok_r(copy, WHITESPACE, &save); w; w = strtok_r(NULL, WHITESPACE, &save)) {
-		if (!ifname_valid(w)) {
-			snprintf(why, why_size,
-			         "'%s' is not an interface name (1-%d characters, none of '/', ':' or "
-			         "whitespace, not '.' or '..')",
-			         w, IFNAME_MAX);
+		if (!caad_ifname_valid(w)) {
+			snprintf(why, why_size, "'%s' is not an interface name (%s)", w, CAAD_IFNAME_RULE);
 			return -EINVAL;
 		}
 		names[n++] = w;
@@ -684,6 +681,9 @@ static bool line_ok(struct parse_ctx *ctx, char *p, size_t len, int max)
 
 	if (*p == '\0' || strchr(COMMENT_CHARS, *p))
 		return len < (size_t)max; /* a long comment is just dropped */
+	/* after a bad header, until the next good one: dropped unsaid */
+	if (ctx->skip_keys)
+		return false;
 
 	if (len >= (size_t)max) {
 		ctx_error(ctx, -EINVAL, "Line too long: longer than %d characters", max - 1);
@@ -726,10 +726,14 @@ static char *read_line(char *str, int num, void *stream)
 
 	p = ctx->buf;
 	if ((size_t)n != strlen(p)) {
-		ctx_error(ctx, -EINVAL, "Invalid line: contains a NUL byte");
+		bool header = p[strspn(p, WHITESPACE)] == '[';
+
+		/* (a line after a bad header goes unsaid, as any there) */
+		if (header || !ctx->skip_keys)
+			ctx_error(ctx, -EINVAL, "Invalid line: contains a NUL byte");
 		/* a section header: the keys after it belong to no section
 		 * caad knows, said once (as for any bad header) */
-		if (p[strspn(p, WHITESPACE)] == '[')
+		if (header)
 			ctx->skip_keys = true;
 		str[0] = '\0';
 		return str;

@@ -460,6 +460,11 @@ static void test_parse_layout(void **state)
  * Each case: one error, logged exactly once, as "PATH:LINE: ..." with
  * expect in it; the return is -EINVAL.
  */
+/* longer than any line the parser takes */
+#define LONG_VALUE_8 "xxxxxxxx"
+#define LONG_VALUE_64 LONG_VALUE_8 LONG_VALUE_8 LONG_VALUE_8 LONG_VALUE_8 LONG_VALUE_8 LONG_VALUE_8 LONG_VALUE_8 LONG_VALUE_8
+#define LONG_VALUE LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64 LONG_VALUE_64
+
 static void test_parse_errors(void **state)
 {
 	static const struct {
@@ -472,6 +477,10 @@ static void test_parse_errors(void **state)
 		{ "[Placement]\nMode=enforce\n", 2, "Unknown key 'Mode' in section [Placement]" },
 		{ "[Daemon]\n\n[Bogus]\nX=1\nY=2\n", 3, "Unknown section [Bogus]" },
 		{ "[daemon]\nMode=enforce\n", 1, "Unknown section [daemon]" },
+		/* what follows a bad header goes unsaid, whatever it is */
+		{ "[Bogus]\n=x\nMode\nA ;b=c\n[Daemon]\nMode=enforce\n", 1, "Unknown section [Bogus]" },
+		{ "[Bogus]\nFoo=" LONG_VALUE "\n", 1, "Unknown section [Bogus]" },
+		{ "[Bogus\n=x\n", 1, "Invalid section header '[Bogus'" },
 		{ "# c\nMode=enforce\n", 2, "Assignment 'Mode=' outside of any section" },
 		{ "[Daemon\nMode=enforce\n", 1, "Invalid section header '[Daemon': expected [Section]" },
 		{ "[Daemon] x\nMode=x\n", 1, "Invalid section header" },
