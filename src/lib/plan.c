@@ -619,23 +619,39 @@ static inline void consumer_latest(const struct caad_flow *f, struct consumer *r
  * moved on a small host, say 2 CPUs), and the consumer is its latest CPU
  * alone, as if it had not moved.
  */
-static bool window_fills_llc(const struct caad_topology *t, const struct consumer *cs)
+static bool window_covers(const struct caad_topology *t, const struct consumer *cs, const struct caad_cpumask *cpus,
+                          unsigned *ret_cores)
 {
-	int llc = t->cpus[cs->home].llc;
+	int first_core = -1;
 
-	if (llc < 0)
-		return false;
-	CAAD_CPUMASK_FOREACH(cpu, &t->llcs[llc].cpus) {
+	*ret_cores = 0;
+	CAAD_CPUMASK_FOREACH(cpu, cpus) {
 		bool covered = false;
 
 		if (!caad_cpumask_test(&t->usable, (unsigned)cpu))
 			continue;
+		if (first_core < 0)
+			first_core = t->cpus[cpu].core;
+		*ret_cores = MAX(*ret_cores, t->cpus[cpu].core != first_core ? 2u : 1u);
 		for (unsigned j = 0; j < cs->n_cpus && !covered; j++)
 			covered = t->cpus[cs->cpus[j]].core == t->cpus[cpu].core;
 		if (!covered)
 			return false;
 	}
 	return true;
+}
+
+static bool window_fills_llc(const struct caad_topology *t, const struct consumer *cs)
+{
+	int llc = t->cpus[cs->home].llc, pkg = t->cpus[cs->home].package;
+	unsigned cores;
+
+	if (llc < 0 || !window_covers(t, cs, &t->llcs[llc].cpus, &cores))
+		return false;
+	/* an LLC of one core always is: only when the package has no other
+	 * core either (else its other LLCs have room, and the latest CPU
+	 * alone would put the target where the consumer keeps coming back) */
+	return cores > 1 || pkg < 0 || window_covers(t, cs, &t->packages[pkg].cpus, &cores);
 }
 
 static inline void consumer_of_anchored(const struct caad_topology *t, const struct caad_flow *f, int prev_anchor,

@@ -1219,6 +1219,35 @@ static void test_window_fills_llc(void **state)
 	assert_int_equal(p->decisions[0].consumer_cpu, 0);
 	assert_int_equal(p->decisions[0].steer_cpu, 1);
 	assert_null(strstr(p->decisions[0].reason, "lately also"));
+
+	/* LLCs with one usable core (the other isolated): the window always
+	 * covers its LLC, but the package has room: no target on a CPU the
+	 * consumer keeps coming back to (CPU 0, read on in 3 of 4 scans) */
+	{
+		_cleanup_(caad_topology_freep) struct caad_topology *t4 = load_synthetic("package:1 l3:4 core:2 pu:1");
+		_cleanup_(caad_plan_freep) struct caad_plan *q = NULL;
+		struct caad_flow hop = make_flow(1, 2, VETH_IFINDEX, 0, 10 * GBIT);
+		static const int back[] = { 0, 0, 0 };
+
+		assert_int_equal(t4->n_llcs, 4);
+		for (unsigned c = 1; c <= 3; c += 2) {
+			caad_cpumask_clear(&t4->usable, c);
+			t4->cpus[c].usable = false;
+		}
+		set_history(&hop, 3, back);
+		q = compute(t4, &f.inv, &hop, 1, &policy);
+		if (q->decisions[0].steer_cpu < 4)
+			fail_msg("steered to CPU %d: %s", q->decisions[0].steer_cpu, q->decisions[0].reason);
+		/* with the package's other LLCs unusable too: its latest CPU
+		 * alone, as above (else no target at all) */
+		for (unsigned c = 4; c < 8; c++) {
+			caad_cpumask_clear(&t4->usable, c);
+			t4->cpus[c].usable = false;
+		}
+		caad_plan_free(q);
+		q = compute(t4, &f.inv, &hop, 1, &policy);
+		assert_int_equal(q->decisions[0].steer_cpu, 0);
+	}
 }
 
 /* ---- the cases and the rules one by one ------------------------- */
