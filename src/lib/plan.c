@@ -1818,7 +1818,11 @@ static int place_owners(struct planner *pl)
 		}
 		is->queue_best = qb ? qb->best : -1;
 
-		if (w >= 0 && (is->queue_best < 0 || before(pl, (uint32_t)w, (uint32_t)is->queue_best))) {
+		/* by the slots' keys: a previous owner's rate with its margin, so
+		 * that the interface does not flip between the modes (moving every
+		 * queue) each time two flows' rates cross */
+		if (w >= 0 && (!qb || before_key(pl->slots[whole].best_key.rate, pl->slots[whole].best_key.id,
+		                                  &qb->best_key))) {
 			is->mode = IFACE_WHOLE;
 			push_cand(pl, (uint32_t)w, whole);
 		} else if (is->queue_best >= 0) {
@@ -2591,7 +2595,8 @@ static inline uint64_t owner_rate(const struct caad_flow *f, const struct caad_d
 {
 	uint64_t r = f->rate_bps;
 
-	if (pd && pd->steer_cpu >= 0 && !pd->shares_queue && pd->queue == queue && queue >= 0)
+	/* (queue -1: the whole interface, which a flow of unknown queue owns) */
+	if (pd && pd->steer_cpu >= 0 && !pd->shares_queue && pd->queue == queue)
 		r = r + r / OWNER_MARGIN_DIV < r ? UINT64_MAX : r + r / OWNER_MARGIN_DIV;
 	return r;
 }

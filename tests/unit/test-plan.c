@@ -1794,6 +1794,32 @@ static void test_owner_keeps_queue(void **state)
 	assert_true(p3->decisions[1].steer_cpu >= 0);
 	assert_int_equal(t->cpus[p3->decisions[1].steer_cpu].package, 1);
 	assert_int_equal(p3->decisions[0].steer_cpu, -1);
+
+	/* the same between a queue's owner and a flow of unknown queue (which
+	 * would take every queue of the interface): crossing rates move
+	 * nothing, either way; a quarter faster takes them */
+	{
+		struct caad_flow mix[] = { make_flow(20, 2, ETH0_IFINDEX, 0, 8000 * MBIT),
+			                   make_flow(21, 5, ETH0_IFINDEX, -1, 7900 * MBIT) };
+		_cleanup_(caad_plan_freep) struct caad_plan *m1 = compute(t, &f.inv, mix, 2, &policy);
+		_cleanup_(caad_plan_freep) struct caad_plan *m2 = NULL, *m3 = NULL, *m4 = NULL;
+
+		assert_true(m1->decisions[0].steer_cpu >= 0);
+		assert_int_equal(m1->decisions[1].steer_cpu, -1);
+		mix[1].rate_bps = 8100 * MBIT;
+		m2 = compute_at(t, &f.inv, mix, 2, &policy, m1, NOW + 10000 * MSEC);
+		assert_int_equal(m2->decisions[0].steer_cpu, m1->decisions[0].steer_cpu);
+		assert_int_equal(m2->decisions[1].steer_cpu, -1);
+		mix[1].rate_bps = 10100 * MBIT;
+		m3 = compute_at(t, &f.inv, mix, 2, &policy, m2, NOW + 20000 * MSEC);
+		assert_true(m3->decisions[1].steer_cpu >= 0);
+		assert_int_equal(m3->decisions[0].steer_cpu, -1);
+		/* and the whole interface's owner keeps it the same way */
+		mix[0].rate_bps = 10200 * MBIT;
+		m4 = compute_at(t, &f.inv, mix, 2, &policy, m3, NOW + 30000 * MSEC);
+		assert_int_equal(m4->decisions[1].steer_cpu, m3->decisions[1].steer_cpu);
+		assert_int_equal(m4->decisions[0].steer_cpu, -1);
+	}
 }
 
 /* A thread that reads as often in two LLCs keeps the home its target was
