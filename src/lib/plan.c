@@ -1021,16 +1021,24 @@ static int build_ifaces(struct planner *pl)
 	pl->host = malloc((base ? base : 1) * sizeof(int32_t));
 	if (!pl->slots || !pl->tally || !pl->unsteerable || !pl->irq_shared || !pl->host || mark_shared_irqs(pl) < 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < pl->inv->n_ifaces; i++)
-		for (unsigned q = 0; q <= pl->inv->ifaces[i].n_rx; q++) {
+	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
+		unsigned n_rx = pl->inv->ifaces[i].n_rx, none = 0;
+
+		for (unsigned q = 0; q <= n_rx; q++) {
 			unsigned slot = pl->ifs[i].base + q;
 
 			pl->slots[slot] = (struct slot){ .best = -1, .owner = -1, .iface = (int)i };
 			pl->tally[slot] = (struct slot_tally){ .best = -1 };
 			pl->host[slot] = -1;
-			if (q < pl->inv->ifaces[i].n_rx && !queue_steerable(pl, slot, &pl->inv->ifaces[i].rx[q]))
+			if (q < n_rx && !queue_steerable(pl, slot, &pl->inv->ifaces[i].rx[q])) {
+				bit_set(pl->unsteerable, slot);
+				none++;
+			}
+			/* the whole interface (a flow of unknown queue): none of its queues */
+			if (q == n_rx && none == n_rx)
 				bit_set(pl->unsteerable, slot);
 		}
+	}
 	return 0;
 }
 
@@ -2850,8 +2858,10 @@ static int collect(struct planner *pl, size_t n_flows)
 		 * NAPI kthread, or Mechanisms= allows none): a target would be
 		 * a decision without a setting */
 		if (bit_test(pl->unsteerable, slot)) {
-			d->reason = "its rx queue has nothing caad may set: no movable IRQ, no RPS and no NAPI kthread "
-			            "(or Mechanisms= allows none of those there)";
+			d->reason = d->queue >= 0 ? "its rx queue has nothing caad may set: no movable IRQ, no RPS and no NAPI "
+			                            "kthread (or Mechanisms= allows none of those there)"
+			                          : "no rx queue of its interface has anything caad may set: no movable IRQ, no "
+			                            "RPS and no NAPI kthread (or Mechanisms= allows none of those there)";
 			continue;
 		}
 		pl->hv[k].slot = (int32_t)slot;

@@ -1892,6 +1892,18 @@ static void test_unsteerable_queue(void **state)
 	assert_int_equal(q->decisions[0].steer_cpu, -1);
 	assert_true(q->decisions[1].steer_cpu >= 0);
 	assert_non_null(setting_of(q, CAAD_SETTING_RPS_CPUS, 0, 0));
+
+	/* no queue of the interface has anything caad may set: a flow of
+	 * unknown queue, which would own them all, gets no target either */
+	f.eth0[0].has_rps = false;
+	{
+		struct caad_flow unknown = make_flow(3, 2, ETH0_IFINDEX, -1, 9 * GBIT);
+		_cleanup_(caad_plan_freep) struct caad_plan *u = compute(t, &f.inv, &unknown, 1, &policy);
+
+		assert_int_equal(u->decisions[0].steer_cpu, -1);
+		assert_int_equal(u->n_settings, 0);
+		assert_non_null(strstr(u->decisions[0].reason, "no rx queue of its interface has anything caad may set"));
+	}
 }
 
 /* An invalid target moves at once, whatever dwell time and bound. */
