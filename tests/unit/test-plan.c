@@ -1799,26 +1799,29 @@ static void test_owner_keeps_queue(void **state)
 	 * would take every queue of the interface): crossing rates move
 	 * nothing, either way; a quarter faster takes them */
 	{
-		struct caad_flow mix[] = { make_flow(20, 2, ETH0_IFINDEX, 0, 8000 * MBIT),
-			                   make_flow(21, 5, ETH0_IFINDEX, -1, 7900 * MBIT) };
-		_cleanup_(caad_plan_freep) struct caad_plan *m1 = compute(t, &f.inv, mix, 2, &policy);
-		_cleanup_(caad_plan_freep) struct caad_plan *m2 = NULL, *m3 = NULL, *m4 = NULL;
+		/* rx-0's flow's rate, the unknown queue's, and which owns the queues */
+		static const struct {
+			uint64_t queue, whole;
+			unsigned owner;
+		} steps[] = { { 8000, 7900, 0 }, { 8000, 8100, 0 }, { 8000, 10100, 1 }, { 10200, 10100, 1 } };
+		struct caad_flow mix[] = { make_flow(20, 2, ETH0_IFINDEX, 0, 0), make_flow(21, 5, ETH0_IFINDEX, -1, 0) };
+		struct caad_plan *prev = NULL;
 
-		assert_true(m1->decisions[0].steer_cpu >= 0);
-		assert_int_equal(m1->decisions[1].steer_cpu, -1);
-		mix[1].rate_bps = 8100 * MBIT;
-		m2 = compute_at(t, &f.inv, mix, 2, &policy, m1, NOW + 10000 * MSEC);
-		assert_int_equal(m2->decisions[0].steer_cpu, m1->decisions[0].steer_cpu);
-		assert_int_equal(m2->decisions[1].steer_cpu, -1);
-		mix[1].rate_bps = 10100 * MBIT;
-		m3 = compute_at(t, &f.inv, mix, 2, &policy, m2, NOW + 20000 * MSEC);
-		assert_true(m3->decisions[1].steer_cpu >= 0);
-		assert_int_equal(m3->decisions[0].steer_cpu, -1);
-		/* and the whole interface's owner keeps it the same way */
-		mix[0].rate_bps = 10200 * MBIT;
-		m4 = compute_at(t, &f.inv, mix, 2, &policy, m3, NOW + 30000 * MSEC);
-		assert_int_equal(m4->decisions[1].steer_cpu, m3->decisions[1].steer_cpu);
-		assert_int_equal(m4->decisions[0].steer_cpu, -1);
+		for (unsigned i = 0; i < ARRAY_SIZE(steps); i++) {
+			struct caad_plan *m;
+			unsigned o = steps[i].owner;
+
+			mix[0].rate_bps = steps[i].queue * MBIT;
+			mix[1].rate_bps = steps[i].whole * MBIT;
+			m = compute_at(t, &f.inv, mix, 2, &policy, prev, NOW + i * 10000 * MSEC);
+			if (m->decisions[o].steer_cpu < 0 || m->decisions[1 - o].steer_cpu != -1)
+				fail_msg("step %u: flow %u does not own the queues alone", i, o);
+			if (i > 0 && steps[i - 1].owner == o)
+				assert_int_equal(m->decisions[o].steer_cpu, prev->decisions[o].steer_cpu);
+			caad_plan_free(prev);
+			prev = m;
+		}
+		caad_plan_free(prev);
 	}
 }
 
