@@ -238,7 +238,8 @@ int caad_irqbalance_get_banned(const char *socket_path, int **ret)
 	return (int)n;
 }
 
-int caad_irqbalance_set_banned(const char *socket_path, const int *irqs, size_t n)
+/* The request that bans irqs[0..n): -E2BIG when it does not fit. */
+static int ban_request(const int *irqs, size_t n, char **ret)
 {
 	_cleanup_free_ char *req = NULL;
 	size_t len = 0;
@@ -258,7 +259,17 @@ int caad_irqbalance_set_banned(const char *socket_path, const int *irqs, size_t 
 	 * keeps 256 of them: too many IRQs cannot be banned this way */
 	if (len >= 256 + strlen("settings ban irqs "))
 		return -E2BIG;
-	return transact(socket_path, req, NULL);
+	if (ret)
+		*ret = TAKE_PTR(req);
+	return 0;
+}
+
+int caad_irqbalance_set_banned(const char *socket_path, const int *irqs, size_t n)
+{
+	_cleanup_free_ char *req = NULL;
+	int r = ban_request(irqs, n, &req);
+
+	return r < 0 ? r : transact(socket_path, req, NULL);
 }
 
 struct caad_irqbalance_sync {
@@ -269,6 +280,8 @@ struct caad_irqbalance_sync {
 	size_t n_original;
 	int *current;   /* caad's IRQs banned now (sorted) */
 	size_t n_current;
+	bool bans_in;   /* caad's bans may be in irqbalance (a send of them was tried, or a crashed
+	                 * run's journal names it): its own list goes back even when caad bans none */
 	bool warned;
 	char *quiet;    /* the socket a failure was logged for: not again each scan */
 };
@@ -465,6 +478,7 @@ static int sync_attach(struct caad_irqbalance_sync *s)
 				free(orig);
 				orig = kept;
 				r = (int)n;
+				s->bans_in = true;
 			} else
 				free(kept);
 		}
@@ -493,16 +507,31 @@ static int sync_send(struct caad_irqbalance_sync *s, const int *irqs, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (!in_list(all, k, irqs[i]))
 			all[k++] = irqs[i];
+	/* too many to say: caad bans none (its own list only, where caad's
+	 * may be in; the same list next scan would fail the same way: said
+	 * once) */
+	r = ban_request(all, k, NULL);
+	if (r == -E2BIG) {
+		log_warning_errno(r, "Too many IRQs to ban in irqbalance (%zu): it may move caad's IRQs", k);
+		if (!s->bans_in)
+			return 0;
+		n = k = 0;
+		for (size_t i = 0; i < s->n_original; i++)
+			all[k++] = s->original[i];
+	} else if (r < 0)
+		return r;
 	/* irqbalance's own list is journaled before caad's bans go in */
 	if (n > 0) {
 		r = journal_save(s);
 		if (r < 0)
 			return r;
+		s->bans_in = true;
 	}
 	r = caad_irqbalance_set_banned(s->path, all, k);
 	if (r == -E2BIG) {
-		/* the same list next scan would fail the same way: once */
-		log_warning_errno(r, "Too many IRQs to ban in irqbalance (%zu): it may move caad's IRQs", k);
+		/* its own list alone does not fit: caad never banned there */
+		s->bans_in = false;
+		journal_drop(s);
 		return 0;
 	}
 	if (r < 0) {
@@ -513,8 +542,10 @@ static int sync_send(struct caad_irqbalance_sync *s, const int *irqs, size_t n)
 		s->path = NULL;
 		return r;
 	}
-	if (n == 0)
+	if (n == 0) {
 		journal_drop(s); /* its own list again */
+		s->bans_in = false;
+	}
 	free(s->quiet);
 	s->quiet = NULL;
 	return 1;
@@ -560,7 +591,8 @@ int caad_irqbalance_sync_update(struct caad_irqbalance_sync *s, enum caad_irqbal
 	r = sync_attach(s);
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
-	if (n == s->n_current && (n == 0 || memcmp(want, s->current, n * sizeof(int)) == 0))
+	/* (none to ban where caad's may be in: its own list goes back) */
+	if (n == s->n_current && (n == 0 ? !s->bans_in : memcmp(want, s->current, n * sizeof(int)) == 0))
 		return 0;
 	r = sync_send(s, want, n);
 	if (r < 0)
@@ -577,12 +609,24 @@ int caad_irqbalance_sync_restore(struct caad_irqbalance_sync *s)
 {
 	int r;
 
-	if (!s || !s->path || s->n_current == 0)
+	if (!s || !s->bans_in)
 		return 0;
-	r = caad_irqbalance_set_banned(s->path, s->original, s->n_original);
+	/* a send failed since (irqbalance busy, restarted): found again */
+	if (!s->path) {
+		r = sync_attach(s);
+		if (r == -ENOENT)
+			r = -ECONNREFUSED; /* none runs: gone, as below */
+		else if (r < 0)
+			return log_warning_errno(r, "Failed to give irqbalance its banned IRQs back (%s kept): %m",
+			                         s->journal ? s->journal : "no journal");
+	} else
+		r = 0;
+	if (r == 0)
+		r = caad_irqbalance_set_banned(s->path, s->original, s->n_original);
 	if (r == -ENOENT || r == -ECONNREFUSED) {
 		/* irqbalance went away, and caad's bans with it */
 		journal_drop(s);
+		s->bans_in = false;
 		free(s->current);
 		s->current = NULL;
 		s->n_current = 0;
@@ -592,6 +636,7 @@ int caad_irqbalance_sync_restore(struct caad_irqbalance_sync *s)
 		return log_warning_errno(r, "Failed to give irqbalance its banned IRQs back at %s (%s kept): %m",
 		                         s->path, s->journal ? s->journal : "no journal");
 	journal_drop(s);
+	s->bans_in = false;
 	log_info("irqbalance's banned IRQs restored (%zu)", s->n_original);
 	free(s->current);
 	s->current = NULL;

@@ -305,6 +305,79 @@ static void test_sync(void **state)
 	caad_irqbalance_sync_free(s);
 }
 
+/*
+ * A send that failed (irqbalance away or busy for a moment) may leave
+ * caad's bans in it: they go at the next update that bans none, or at the
+ * restore, which finds irqbalance again. Bans that do not fit: caad's go,
+ * and a list of irqbalance's own that does not fit alone is never
+ * touched nor journaled.
+ */
+static void test_sync_failures(void **state)
+{
+	struct fake *f = *state;
+	struct caad_irqbalance_sync *s = NULL;
+	_cleanup_free_ char *journal = NULL, *away = NULL;
+	int a[] = { 120 }, many[60];
+
+	assert_true(asprintf(&journal, "%s/irqbalance-journal", f->root) > 0);
+	assert_true(asprintf(&away, "%s.away", f->path) > 0);
+	assert_int_equal(caad_irqbalance_sync_new(f->root, journal, &s), 0);
+	for (unsigned how = 0; how < 2; how++) {
+		assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 1);
+		assert_string_equal(f->banned, "5 7 120");
+		/* the unban fails: irqbalance's socket does not answer for a
+		 * moment (bound, not listening: ECONNREFUSED) */
+		{
+			struct sockaddr_un sa = { .sun_family = AF_UNIX };
+			int dead = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+			assert_int_equal(rename(f->path, away), 0);
+			snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->path);
+			assert_true(dead >= 0);
+			assert_int_equal(bind(dead, (struct sockaddr *)&sa, sizeof(sa)), 0);
+			assert_true(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, NULL, 0) < 0);
+			close(dead);
+			assert_int_equal(rename(away, f->path), 0);
+		}
+		assert_string_equal(f->banned, "5 7 120");
+		/* the next scan, none to ban still; or the exit */
+		if (how == 0)
+			assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, NULL, 0), 1);
+		else
+			assert_int_equal(caad_irqbalance_sync_restore(s), 1);
+		assert_string_equal(f->banned, "5 7");
+		assert_int_equal(access(journal, F_OK), -1);
+	}
+
+	/* caad's bans in, then more than fit: caad's go, irqbalance's stay */
+	for (size_t i = 0; i < ARRAY_SIZE(many); i++)
+		many[i] = 1000 + (int)i;
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 1);
+	assert_string_equal(f->banned, "5 7 120");
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, many, ARRAY_SIZE(many)), 1);
+	assert_string_equal(f->banned, "5 7");
+	assert_int_equal(access(journal, F_OK), -1);
+	assert_int_equal(caad_irqbalance_sync_restore(s), 0); /* nothing of caad's in it */
+	caad_irqbalance_sync_free(s);
+
+	/* irqbalance's own list alone does not fit: never touched, nothing journaled */
+	{
+		char own[512] = "";
+
+		for (size_t i = 0; i < ARRAY_SIZE(many); i++)
+			snprintf(own + strlen(own), sizeof(own) - strlen(own), "%s%d", i ? " " : "", many[i]);
+		snprintf(f->banned, sizeof(f->banned), "%s", own);
+		assert_int_equal(caad_irqbalance_sync_new(f->root, journal, &s), 0);
+		unsigned before = f->requests;
+		assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 0);
+		assert_int_equal(f->requests, before + 1); /* its setup only */
+		assert_int_equal(access(journal, F_OK), -1);
+		assert_int_equal(caad_irqbalance_sync_restore(s), 0);
+		assert_string_equal(f->banned, own);
+		caad_irqbalance_sync_free(s);
+	}
+}
+
 /* The journal: irqbalance's own list, kept while caad's bans are in. */
 static void test_sync_journal(void **state)
 {
@@ -437,6 +510,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_answers, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_sync, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_sync_journal, setup_fake, teardown_fake),
+		cmocka_unit_test_setup_teardown(test_sync_failures, setup_fake, teardown_fake),
 		cmocka_unit_test(test_absent),
 	};
 
