@@ -121,6 +121,9 @@ unsigned caad_actuator_wants(const struct caad_actuator *a);
 void caad_actuator_reread(struct caad_actuator *a, unsigned what);
 /* Number of objects currently journaled. */
 unsigned caad_actuator_n_changed(const struct caad_actuator *a);
+/* The IRQs whose affinity caad holds (journaled) now, at most max of them
+ * into ret: how many. */
+size_t caad_actuator_held_irqs(const struct caad_actuator *a, int *ret, size_t max);
 
 /* Why a read or write failed, from the kernel's errno (the classes of DESIGN.md). */
 enum caad_error_class {

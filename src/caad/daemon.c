@@ -418,7 +418,8 @@ static void keep_scan(struct daemon *d, struct caad_flow **flows, size_t n, stru
 	caad_bus_sync_properties(d->bus);
 }
 
-/* irqbalance must leave alone the IRQs caad steers now, and only those. */
+/* irqbalance must leave alone the IRQs caad steers now, and only those;
+ * paused, those it holds (they stay where they are until Resume). */
 static void irqbalance_follow(struct daemon *d, const struct caad_plan *plan)
 {
 	_cleanup_free_ int *irqs = NULL;
@@ -426,7 +427,14 @@ static void irqbalance_follow(struct daemon *d, const struct caad_plan *plan)
 
 	if (!d->irqbalance)
 		return;
-	if (plan && d->config.mode == CAAD_MODE_ENFORCE && !d->paused) {
+	if (d->paused && d->config.mode == CAAD_MODE_ENFORCE && d->actuator) {
+		size_t held = caad_actuator_n_changed(d->actuator);
+
+		irqs = calloc(held + 1, sizeof(int));
+		if (!irqs)
+			return;
+		n = caad_actuator_held_irqs(d->actuator, irqs, held);
+	} else if (plan && d->config.mode == CAAD_MODE_ENFORCE && !d->paused) {
 		irqs = calloc(plan->n_settings + 1, sizeof(int));
 		if (!irqs)
 			return;

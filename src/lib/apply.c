@@ -532,6 +532,26 @@ unsigned caad_actuator_n_changed(const struct caad_actuator *a)
 	return (unsigned)a->n_entries;
 }
 
+size_t caad_actuator_held_irqs(const struct caad_actuator *a, int *ret, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->n_entries && n < max; i++) {
+		const char *at = a->entries[i].kind == CAAD_SETTING_IRQ_AFFINITY ? strstr(a->entries[i].path, "/proc/irq/")
+		                                                                  : NULL;
+		char *end;
+		long irq;
+
+		if (!at)
+			continue;
+		errno = 0;
+		irq = strtol(at + strlen("/proc/irq/"), &end, 10);
+		if (!errno && *end == '/' && irq >= 0 && irq <= INT_MAX)
+			ret[n++] = (int)irq;
+	}
+	return n;
+}
+
 void caad_actuator_get_stats(const struct caad_actuator *a, struct caad_actuator_stats *ret)
 {
 	*ret = a->stats;

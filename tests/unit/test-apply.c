@@ -1498,6 +1498,11 @@ static void test_rename_iface(void **state)
 	char lines[8][512];
 
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	/* the IRQs it holds (what a paused caad keeps banned in irqbalance) */
+	int held[4] = { -1, -1 };
+	assert_int_equal(caad_actuator_held_irqs(a, held, ARRAY_SIZE(held)), 1);
+	assert_int_equal(held[0], 101);
+	assert_int_equal(caad_actuator_held_irqs(a, held, 0), 0);
 	assert_int_equal(rename(from, to), 0);
 	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "vc"), 2);
 	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "vc"), 0); /* nothing of vb left */
