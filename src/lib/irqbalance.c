@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "caad/irqbalance.h"
@@ -102,6 +104,31 @@ int caad_irqbalance_find(const char *sysroot, char **ret)
 	return asprintf(ret, "%s/%s", dir, best) < 0 ? -ENOMEM : 0;
 }
 
+/* A stuck irqbalance must not stall caad's loop: the whole exchange, not
+ * each call, gets TRANSACT_USEC (a peer that sent a byte a second would
+ * otherwise hold it for as long as it liked). */
+#define TRANSACT_USEC 2000000
+
+/* Socket timeouts of what is left until deadline (CLOCK_MONOTONIC, usec):
+ * -ETIMEDOUT when nothing is. */
+static int time_left(int fd, uint64_t deadline)
+{
+	struct timespec ts;
+	uint64_t now;
+	struct timeval tv;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	if (now >= deadline)
+		return -ETIMEDOUT;
+	tv = (struct timeval){ .tv_sec = (time_t)((deadline - now) / 1000000),
+		               .tv_usec = (suseconds_t)((deadline - now) % 1000000) };
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	return 0;
+}
+
 /* One request, the whole answer (irqbalance closes after replying). */
 static int transact(const char *path, const char *request, char **reply)
 {
@@ -112,19 +139,22 @@ static int transact(const char *path, const char *request, char **reply)
 	struct cmsghdr *cm;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 0;
+	struct timespec ts;
+	uint64_t deadline;
 	int fd, r = 0;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	deadline = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000 + TRANSACT_USEC;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	/* a stuck irqbalance must not stall caad's loop */
-	struct timeval tv = { .tv_sec = 2 };
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
-	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	r = time_left(fd, deadline);
+	if (r < 0)
+		goto out;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		r = -errno;
 		goto out;
 	}
@@ -134,6 +164,9 @@ static int transact(const char *path, const char *request, char **reply)
 	cm->cmsg_type = SCM_CREDENTIALS;
 	cm->cmsg_len = CMSG_LEN(sizeof(struct ucred));
 	*(struct ucred *)CMSG_DATA(cm) = (struct ucred){ .pid = getpid(), .uid = geteuid(), .gid = getegid() };
+	r = time_left(fd, deadline);
+	if (r < 0)
+		goto out;
 	if (sendmsg(fd, &msg, MSG_NOSIGNAL) < 0) {
 		r = -errno;
 		goto out;
@@ -151,6 +184,9 @@ static int transact(const char *path, const char *request, char **reply)
 			buf = n;
 			cap += 4096;
 		}
+		r = time_left(fd, deadline);
+		if (r < 0)
+			goto out;
 		k = read(fd, buf + len, cap - len - 1);
 		if (k < 0 && errno == EINTR)
 			continue;

@@ -35,6 +35,7 @@ struct fake {
 	char banned[512];   /* space-separated, as irqbalance keeps them */
 	char last[512];     /* last request */
 	bool bogus_setup;   /* answer setup with garbage */
+	bool drip;          /* answer setup a byte every 200 ms, for 8 s */
 	bool saw_creds;     /* every request carried the caller's uid */
 	unsigned requests;
 };
@@ -71,6 +72,13 @@ static void *serve(void *p)
 			char reply[8192] = "SLEEP 10 ";
 			char *save = NULL, copy[512];
 
+			if (f->drip) {
+				pthread_mutex_unlock(&f->lock);
+				for (unsigned i = 0; i < 40 && send(c, "S", 1, MSG_NOSIGNAL) == 1; i++)
+					usleep(200000);
+				close(c);
+				continue;
+			}
 			if (f->bogus_setup)
 				snprintf(reply, sizeof(reply), "HELLO");
 			else {
@@ -257,6 +265,26 @@ static void test_bad_answers(void **state)
 
 /* The daemon's view: ban what caad manages on top of the admin's list,
  * only when it changes, and give the admin's list back on restore. */
+/* A peer that answers a byte at a time: the whole exchange is bounded
+ * (2 s), not each read, which such a peer would renew for as long as it
+ * liked. */
+static void test_dripping_peer(void **state)
+{
+	struct fake *f = *state;
+	struct timespec t0, t1;
+	int *irqs = NULL;
+
+	f->drip = true;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_true(caad_irqbalance_get_banned(f->path, &irqs) < 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_null(irqs);
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (secs > 4)
+		fail_msg("a dripping irqbalance held caad for %.1f s", secs);
+	f->drip = false;
+}
+
 static void test_sync(void **state)
 {
 	struct fake *f = *state;
@@ -509,6 +537,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ban_and_restore, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_bad_answers, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_sync, setup_fake, teardown_fake),
+		cmocka_unit_test_setup_teardown(test_dripping_peer, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_sync_journal, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_sync_failures, setup_fake, teardown_fake),
 		cmocka_unit_test(test_absent),
