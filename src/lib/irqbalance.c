@@ -109,16 +109,21 @@ int caad_irqbalance_find(const char *sysroot, char **ret)
  * otherwise hold it for as long as it liked). */
 #define TRANSACT_USEC 2000000
 
+static uint64_t monotonic_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 /* Socket timeouts of what is left until deadline (CLOCK_MONOTONIC, usec):
  * -ETIMEDOUT when nothing is. */
 static int time_left(int fd, uint64_t deadline)
 {
-	struct timespec ts;
-	uint64_t now;
+	uint64_t now = monotonic_usec();
 	struct timeval tv;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 	if (now >= deadline)
 		return -ETIMEDOUT;
 	tv = (struct timeval){ .tv_sec = (time_t)((deadline - now) / 1000000),
@@ -139,15 +144,13 @@ static int transact(const char *path, const char *request, char **reply)
 	struct cmsghdr *cm;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0, cap = 0;
-	struct timespec ts;
 	uint64_t deadline;
 	int fd, r = 0;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	deadline = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000 + TRANSACT_USEC;
+	deadline = monotonic_usec() + TRANSACT_USEC;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -319,6 +322,8 @@ struct caad_irqbalance_sync {
 	bool bans_in;   /* caad's bans may be in irqbalance (a send of them was tried, or a crashed
 	                 * run's journal names it): its own list goes back even when caad bans none */
 	bool warned;
+	unsigned fails;     /* updates that failed in a row */
+	uint64_t retry_at;  /* CLOCK_MONOTONIC usec: after two of them, not before (1, 2, 4 ... 32 s) */
 	char *quiet;    /* the socket a failure was logged for: not again each scan */
 };
 
@@ -587,6 +592,13 @@ static int sync_send(struct caad_irqbalance_sync *s, const int *irqs, size_t n)
 	return 1;
 }
 
+static int sync_failed(struct caad_irqbalance_sync *s, uint64_t now, int r)
+{
+	s->fails++;
+	s->retry_at = now + (UINT64_C(1000000) << MIN(s->fails - 1, 5u));
+	return r;
+}
+
 int caad_irqbalance_sync_update(struct caad_irqbalance_sync *s, enum caad_irqbalance_mode mode, const int *irqs,
                                 size_t n)
 {
@@ -624,15 +636,24 @@ int caad_irqbalance_sync_update(struct caad_irqbalance_sync *s, enum caad_irqbal
 			want[u++] = want[i];
 	n = u;
 
+	/* an irqbalance that keeps failing (stopped, busy) costs caad's loop
+	 * up to 2 s a try: the first failure is tried again at the next scan,
+	 * later ones 1, 2, 4 ... up to 32 s later */
+	uint64_t now = monotonic_usec();
+	if (s->fails > 1 && now < s->retry_at)
+		return 0;
 	r = sync_attach(s);
+	if (r < 0 && r != -ENOENT)
+		return sync_failed(s, now, r);
 	if (r < 0)
-		return r == -ENOENT ? 0 : r;
+		return 0;
 	/* (none to ban where caad's may be in: its own list goes back) */
 	if (n == s->n_current && (n == 0 ? !s->bans_in : memcmp(want, s->current, n * sizeof(int)) == 0))
 		return 0;
 	r = sync_send(s, want, n);
 	if (r < 0)
-		return r;
+		return sync_failed(s, now, r);
+	s->fails = 0;
 	/* r == 0: refused as too many; kept as sent, so that the same list
 	 * is not offered (and warned about) again at every scan */
 	free(s->current);
@@ -673,6 +694,7 @@ int caad_irqbalance_sync_restore(struct caad_irqbalance_sync *s)
 		                         s->path, s->journal ? s->journal : "no journal");
 	journal_drop(s);
 	s->bans_in = false;
+	s->fails = 0;
 	log_info("irqbalance's banned IRQs restored (%zu)", s->n_original);
 	free(s->current);
 	s->current = NULL;

@@ -377,6 +377,28 @@ static void test_sync_failures(void **state)
 		assert_int_equal(access(journal, F_OK), -1);
 	}
 
+	/* failing again and again: tried at the next scan once, then not
+	 * before a second has passed (each try may cost caad's loop 2 s);
+	 * the exit tries anyway */
+	{
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int dead = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 1);
+		assert_int_equal(rename(f->path, away), 0);
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->path);
+		assert_true(dead >= 0);
+		assert_int_equal(bind(dead, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_true(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, NULL, 0) < 0);
+		assert_true(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, NULL, 0) < 0);
+		assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, NULL, 0), 0); /* not tried */
+		close(dead);
+		assert_int_equal(rename(away, f->path), 0);
+		assert_string_equal(f->banned, "5 7 120");
+		assert_int_equal(caad_irqbalance_sync_restore(s), 1);
+		assert_string_equal(f->banned, "5 7");
+	}
+
 	/* caad's bans in, then more than fit: caad's go, irqbalance's stay */
 	for (size_t i = 0; i < ARRAY_SIZE(many); i++)
 		many[i] = 1000 + (int)i;
