@@ -67,6 +67,17 @@ uint64_t caad_siphash24(const uint8_t key[16], const void *data, size_t len);
 int caad_flow_format_tuple(const struct caad_flow *f, char *buf, size_t size);
 /* Convert one record of the BPF snapshot into a flow (rate left 0). */
 void caad_flow_from_record(struct caad_flow *f, const struct caad_flow_record *s);
+/*
+ * A record handed over between snapshots, onto the listed flow f of the same
+ * id (socket address): CAAD_MERGE_GONE when it says the flow closed,
+ * CAAD_MERGE_LIVE when f now holds it (its rate and consumer window kept,
+ * its bytes never fewer, when it is the same connection; a new one at the
+ * address starts from 0), CAAD_MERGE_OTHER when it is the close of another
+ * connection that had the address (f is left as it is). First-seen times
+ * tell connections apart (0: not known, the same).
+ */
+enum caad_merge { CAAD_MERGE_LIVE, CAAD_MERGE_GONE, CAAD_MERGE_OTHER };
+enum caad_merge caad_flow_merge_record(struct caad_flow *f, const struct caad_flow_record *rec);
 /* When a record's bytes were read (CLOCK_MONOTONIC), from its at_us (the low
  * 32 bits of the clock in microseconds: within 35 minutes of now_ns, before
  * or after, as a record handed over as a drain runs is); at_us 0: now_ns. */

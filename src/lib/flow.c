@@ -214,6 +214,31 @@ void caad_flow_from_record(struct caad_flow *f, const struct caad_flow_record *s
 	f->comm[n] = '\0';
 }
 
+enum caad_merge caad_flow_merge_record(struct caad_flow *f, const struct caad_flow_record *rec)
+{
+	bool same = !rec->first_ns || !f->first_ns || rec->first_ns == f->first_ns;
+	uint64_t rate = f->rate_bps, bytes = f->bytes;
+	uint16_t hist[CAAD_CONSUMER_HISTORY];
+	uint8_t n_hist = f->n_consumer_history;
+
+	if (rec->closed)
+		return same ? CAAD_MERGE_GONE : CAAD_MERGE_OTHER;
+	/* its rate and its consumer's window as the last due snapshot made
+	 * them: an early one keeps them; and its bytes, where a pass read
+	 * more of this socket than it had when it was handed over (before
+	 * the pass) */
+	memcpy(hist, f->consumer_history, sizeof(hist));
+	caad_flow_from_record(f, rec);
+	if (!same)
+		return CAAD_MERGE_LIVE; /* another connection: its own, from 0 */
+	if (f->bytes < bytes)
+		f->bytes = bytes;
+	f->rate_bps = rate;
+	memcpy(f->consumer_history, hist, sizeof(hist));
+	f->n_consumer_history = n_hist;
+	return CAAD_MERGE_LIVE;
+}
+
 uint64_t caad_flow_record_time(const struct caad_flow_record *s, uint64_t now_ns)
 {
 	int32_t d;

@@ -539,27 +539,10 @@ static int merge_record(struct merge *m, const struct caad_flow_record *rec)
 		return -ENOMEM;
 
 	if (i < m->n_sorted && m->flows[i].id == rec->sk) {
-		struct caad_flow *f = &m->flows[i];
+		enum caad_merge k = caad_flow_merge_record(&m->flows[i], rec);
 
-		m->gone[i] = rec->closed != 0;
-		if (!rec->closed) {
-			/* its rate and its consumer's window as the last due
-			 * snapshot made them: an early one keeps them; and its
-			 * bytes, where a pass read more of this socket than it
-			 * had when it was handed over (before the pass) */
-			uint64_t rate = f->rate_bps, bytes = f->bytes;
-			bool same = rec->first_ns == f->first_ns;
-			uint16_t hist[CAAD_CONSUMER_HISTORY];
-			uint8_t n_hist = f->n_consumer_history;
-
-			memcpy(hist, f->consumer_history, sizeof(hist));
-			caad_flow_from_record(f, rec);
-			if (same && f->bytes < bytes)
-				f->bytes = bytes;
-			f->rate_bps = rate;
-			memcpy(f->consumer_history, hist, sizeof(hist));
-			f->n_consumer_history = n_hist;
-		}
+		if (k != CAAD_MERGE_OTHER)
+			m->gone[i] = k == CAAD_MERGE_GONE;
 		return 0;
 	}
 	/* Not among the given ones: new (appended, unsorted: a flow handed

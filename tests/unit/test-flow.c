@@ -130,6 +130,46 @@ static struct caad_flow_record record_sample(void)
 	return s;
 }
 
+/* A record handed over onto the listed flow of its socket's address: the
+ * same connection keeps its rate, window and bytes; another one at the
+ * address (the socket freed and its memory taken again) starts anew, and
+ * the close of an earlier one there leaves the listed one be. */
+static void test_merge_record(void **state)
+{
+	struct caad_flow_record s = record_sample();
+	struct caad_flow f;
+
+	caad_flow_from_record(&f, &s);
+	f.rate_bps = 7000000000;
+	f.consumer_history[0] = 3;
+	f.n_consumer_history = 1;
+
+	s.bytes = 1000; /* fewer than a pass read since */
+	s.consumer_cpu = 6;
+	assert_int_equal(caad_flow_merge_record(&f, &s), CAAD_MERGE_LIVE);
+	assert_int_equal(f.bytes, 123456789);
+	assert_int_equal(f.rate_bps, 7000000000);
+	assert_int_equal(f.n_consumer_history, 1);
+	assert_int_equal(f.consumer_cpu, 6);
+
+	s.closed = 1;
+	s.first_ns = 500; /* an earlier connection at the address */
+	assert_int_equal(caad_flow_merge_record(&f, &s), CAAD_MERGE_OTHER);
+	assert_int_equal(f.rate_bps, 7000000000);
+	assert_int_equal(f.first_ns, 1000);
+	s.first_ns = 1000;
+	assert_int_equal(caad_flow_merge_record(&f, &s), CAAD_MERGE_GONE);
+
+	s.closed = 0;
+	s.first_ns = 2000; /* a new one at the address */
+	s.bytes = 10;
+	assert_int_equal(caad_flow_merge_record(&f, &s), CAAD_MERGE_LIVE);
+	assert_int_equal(f.first_ns, 2000);
+	assert_int_equal(f.bytes, 10);
+	assert_int_equal(f.rate_bps, 0);
+	assert_int_equal(f.n_consumer_history, 0);
+}
+
 static void test_from_record(void **state)
 {
 	struct caad_flow_record s = record_sample();
@@ -899,6 +939,7 @@ int main(void)
 		cmocka_unit_test(test_format_tuple_unknown),
 		cmocka_unit_test(test_format_tuple_nobufs),
 		cmocka_unit_test(test_from_record),
+		cmocka_unit_test(test_merge_record),
 		cmocka_unit_test(test_from_record_unknown),
 		cmocka_unit_test(test_from_record_comm),
 		cmocka_unit_test(test_from_record_v6),
