@@ -235,9 +235,11 @@ static __always_inline void fill_record(struct caad_flow_record *d, const struct
 
 	if (tp) {
 		__u32 seq = tp->copied_seq;
+		__u64 rcvd = tp->bytes_received;
 
-		if (seq != s->read_seq) {
-			bytes += caad_read_delta(seq, s->read_seq, tp->bytes_received, s->received);
+		/* (not the sequence alone: 4 GiB read since reads as nothing) */
+		if (seq != s->read_seq || rcvd != s->received) {
+			bytes += caad_read_delta(seq, s->read_seq, rcvd, s->received);
 			if (bpf_core_field_exists(tp->rcv_ooopack))
 				ooo = tp->rcv_ooopack;
 		}

@@ -462,6 +462,32 @@ static void test_flow_iter_choice(void **state)
 	assert_null(caad_flow_iter_to_string(_CAAD_FLOW_ITER_COUNT));
 }
 
+/*
+ * A flow that read exactly 4 GiB since its first read, then pauses: the
+ * socket's copied_seq (32 bits) reads as at its first read again, and the
+ * bytes it read are still counted, not 0 (the socket's bytes_received
+ * tells the two apart).
+ */
+static void test_four_gib(void **state)
+{
+	struct caad_observer *o = *state;
+	_cleanup_free_ struct caad_flow *flows = NULL;
+	const struct caad_flow *f;
+	struct conn c;
+	struct worker r;
+	size_t n;
+
+	REQUIRE_ROOT();
+	conn_new(&c);
+	stream(&c, 4096 * MIB, READER_NAME, &r);
+	n = snapshot(o, &flows);
+	f = find_flow(flows, n, c.lport, c.cport);
+	assert_non_null(f);
+	if (f->bytes != 4096 * MIB)
+		fail_msg("a flow that read 4 GiB counts %" PRIu64 " bytes", f->bytes);
+	conn_close(&c);
+}
+
 static void test_stream_receiver(void **state)
 {
 	struct caad_observer *o = *state;
@@ -2265,6 +2291,7 @@ int main(void)
 		cmocka_unit_test(test_open),
 		cmocka_unit_test(test_flow_iter_choice),
 		cmocka_unit_test_setup_teardown(test_stream_receiver, setup_observer, teardown_observer),
+		cmocka_unit_test_setup_teardown(test_four_gib, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_new_reader_same_cpu, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_rates, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_netns_filter, setup_observer, teardown_observer),
