@@ -1059,6 +1059,15 @@ void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid)
 	else if ((r = softirq_attach(o)) < 0)
 		log_warning_errno(r, "Failed to attach the softirq programs: thread %u's NET_RX time is not counted: %m",
 		                  tid);
+	else {
+		/* a NET_RX that spanned the last detach left its start time on
+		 * its CPU: one that spans this attach would count from it */
+		__u32 zero = 0;
+		_cleanup_free_ uint64_t *none = calloc((size_t)o->n_cpus, sizeof(uint64_t));
+
+		if (none && bpf_map_update_elem(bpf_map__fd(o->skel->maps.in_net_rx), &zero, none, BPF_ANY) < 0)
+			log_debug_errno(errno, "Failed to clear the NET_RX start times: %m");
+	}
 	__atomic_store_n(&o->skel->bss->watch_tid, tid, __ATOMIC_RELEASE);
 	o->thread_ns_last = 0;
 	o->thread_base = 0;
