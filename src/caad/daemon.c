@@ -590,7 +590,9 @@ static int scan(struct daemon *d)
 
 	d->scans++;
 	d->last_scan_usec = now_usec(CLOCK_REALTIME);
+	/* what the ring buffer has is this scan's: no early one after it */
 	(void)caad_observer_consume(d->observer);
+	(void)caad_observer_take_left(d->observer);
 	/* The last scan's flows go to the snapshot, which updates them or
 	 * frees them before it reads the next: at 100k flows each is 14 MB.
 	 * Everything that outlives them (the plan, the D-Bus API) finds flows
