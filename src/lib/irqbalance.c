@@ -520,8 +520,27 @@ static int sync_attach(struct caad_irqbalance_sync *s)
 				orig = kept;
 				r = (int)n;
 				s->bans_in = true;
-			} else
+			} else {
+				/* caad's bans are in another irqbalance, which
+				 * this newer one replaces (an --oneshot run, say):
+				 * that one's own list goes back first, else it
+				 * keeps them for good (gone: they went with it) */
+				int g = caad_irqbalance_set_banned(socket, kept, n);
+
 				free(kept);
+				if (g < 0 && g != -ENOENT && g != -ECONNREFUSED) {
+					if (first_failure(s, socket))
+						log_warning_errno(g, "Failed to give irqbalance at %s its banned IRQs back before "
+						                     "caad moves to %s: %m", socket, path);
+					free(orig);
+					return g;
+				}
+				if (g >= 0)
+					log_info("irqbalance's banned IRQs restored at %s (%zu): caad moves to %s", socket,
+					         n, path);
+				journal_drop(s);
+				s->bans_in = false;
+			}
 		}
 	}
 	free(s->path);

@@ -97,6 +97,32 @@ static void *serve(void *p)
 	}
 }
 
+/* Another fake irqbalance below the same root, on irqbalance<pid>.sock. */
+static int fake_start(struct fake *f, const char *root, unsigned pid)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int one = 1;
+
+	snprintf(f->root, sizeof(f->root), "%s", root);
+	snprintf(f->path, sizeof(f->path), "%s/run/irqbalance/irqbalance%u.sock", f->root, pid);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->path);
+	f->listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (f->listener < 0 || bind(f->listener, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    setsockopt(f->listener, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 || listen(f->listener, 4) < 0)
+		return -1;
+	f->saw_creds = true;
+	pthread_mutex_init(&f->lock, NULL);
+	return pthread_create(&f->thread, NULL, serve, f) != 0 ? -1 : 0;
+}
+
+static void fake_stop(struct fake *f)
+{
+	shutdown(f->listener, SHUT_RDWR);
+	close(f->listener);
+	pthread_join(f->thread, NULL);
+	unlink(f->path);
+}
+
 static int setup_fake(void **state)
 {
 	struct fake *f = calloc(1, sizeof(*f));
@@ -428,6 +454,37 @@ static void test_sync_failures(void **state)
 	}
 }
 
+/* A second irqbalance (an --oneshot run) newer than the one caad banned
+ * in: caad moves to it, and gives the first its own list back before; and
+ * back again when it is gone. */
+static void test_sync_second_irqbalance(void **state)
+{
+	struct fake *f = *state, g = {};
+	struct caad_irqbalance_sync *s = NULL;
+	_cleanup_free_ char *journal = NULL;
+	int a[] = { 120 };
+
+	assert_true(asprintf(&journal, "%s/irqbalance-journal", f->root) > 0);
+	assert_int_equal(caad_irqbalance_sync_new(f->root, journal, &s), 0);
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 1);
+	assert_string_equal(f->banned, "5 7 120");
+
+	usleep(20000); /* a newer socket */
+	snprintf(g.banned, sizeof(g.banned), "9");
+	assert_int_equal(fake_start(&g, f->root, 5000), 0);
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 1);
+	assert_string_equal(g.banned, "9 120");
+	assert_string_equal(f->banned, "5 7");
+
+	/* the second one gone: back to the first, whose own list it is */
+	fake_stop(&g);
+	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, a, ARRAY_SIZE(a)), 1);
+	assert_string_equal(f->banned, "5 7 120");
+	assert_int_equal(caad_irqbalance_sync_restore(s), 1);
+	assert_string_equal(f->banned, "5 7");
+	caad_irqbalance_sync_free(s);
+}
+
 /* The journal: irqbalance's own list, kept while caad's bans are in. */
 static void test_sync_journal(void **state)
 {
@@ -561,6 +618,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sync, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_dripping_peer, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_sync_journal, setup_fake, teardown_fake),
+		cmocka_unit_test_setup_teardown(test_sync_second_irqbalance, setup_fake, teardown_fake),
 		cmocka_unit_test_setup_teardown(test_sync_failures, setup_fake, teardown_fake),
 		cmocka_unit_test(test_absent),
 	};
