@@ -44,6 +44,16 @@ cp -r packaging/debian "$SRC/debian"
 	{ tail -40 "$WORK/deb-build.log"; fail "dpkg-buildpackage failed (log above)"; }
 DEB=$(ls "$WORK"/caad_"$VERSION"_*.deb)
 
+step "maintainer scripts"
+# removing the package stops caad (which restores the host), an upgrade
+# restarts it, and the install starts no disabled unit (it enables nothing)
+dpkg-deb -e "$DEB" "$WORK/deb-control"
+grep -q 'deb-systemd-invoke stop .*caad.service' "$WORK/deb-control/prerm" 2>/dev/null ||
+	fail "the .deb's prerm does not stop caad.service at removal"
+if grep -q 'deb-systemd-helper enable' "$WORK/deb-control/postinst" 2>/dev/null; then
+	fail "the .deb's postinst enables caad.service"
+fi
+
 step "lintian"
 # No errors or warnings; overrides in packaging/debian/caad.lintian-overrides carry their reasons.
 lintian --fail-on error,warning --tag-display-limit 0 "$DEB" || fail "lintian found problems"
@@ -106,6 +116,9 @@ rpmbuild -bb --nodeps --define "_topdir $WORK/rpm" --define "__brp_compress bash
 	packaging/rpm/caad.spec >"$WORK/rpm-build.log" 2>&1 ||
 	{ tail -40 "$WORK/rpm-build.log"; fail "rpmbuild failed (log above)"; }
 RPM=$(ls "$WORK"/rpm/RPMS/*/caad-"$VERSION"-*.rpm)
+rpm -qp --scripts "$RPM" >"$WORK/rpm-scripts" 2>/dev/null
+sed -n '/^preuninstall scriptlet/,/^postuninstall scriptlet/p' "$WORK/rpm-scripts" | grep -q 'caad.service' ||
+	{ cat "$WORK/rpm-scripts"; fail "the .rpm's %preun does not stop caad.service at removal"; }
 
 step "rpm and deb ship the same files"
 # Normalised: man pages with or without .gz, /lib vs /usr/lib for units,

@@ -31,7 +31,8 @@ mkdir -p "$tmp/man/man8" "$tmp/man/man5"
 cp "$mandir/caad.8" "$tmp/man/man8/"
 cp "$mandir/caad.conf.5" "$tmp/man/man5/"
 mkdir "$tmp/units"
-sed "s|^ExecStart=/usr/sbin/caad |ExecStart=$caad |" "$unit" >"$tmp/units/caad.service"
+sed -e "s|^ExecStart=/usr/sbin/caad |ExecStart=$caad |" -e "s|^ExecStopPost=-/usr/sbin/caad |ExecStopPost=-$caad |" \
+	"$unit" >"$tmp/units/caad.service"
 grep -q "^ExecStart=$caad " "$tmp/units/caad.service" || bad "ExecStart= is not /usr/sbin/caad ..."
 
 out=$(cd "$tmp/units" && MANPATH="$tmp/man" systemd-analyze verify ./caad.service 2>&1) ||
@@ -54,6 +55,8 @@ setting() { sed -n "s/^$1=//p" "$unit" | tail -1; }
 [ "$(setting Type)" = notify ] || bad "Type= is not notify"
 [ -n "$(setting WatchdogSec)" ] || bad "no WatchdogSec="
 [ "$(setting Restart)" = on-failure ] || bad "Restart= is not on-failure"
+[ "$(setting ExecStopPost)" = "-/usr/sbin/caad --restore" ] ||
+	bad "ExecStopPost= does not restore what a stop that went wrong left (caad --restore)"
 setting ReadWritePaths | grep -qw /run/caad || bad "/run/caad is not writable"
 [ "$(setting ProtectKernelTunables)" != yes ] || bad "ProtectKernelTunables=yes blocks /proc/irq writes"
 for af in AF_UNIX AF_NETLINK; do
