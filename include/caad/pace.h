@@ -35,6 +35,10 @@ struct caad_pace {
  */
 bool caad_pace_add(struct caad_pace *p, uint64_t cost_usec, uint64_t interval_usec, unsigned budget_pct);
 
+/* New settings (a reload): the period for them at the cost seen so far,
+ * from now on; returned. */
+uint64_t caad_pace_reset(struct caad_pace *p, uint64_t interval_usec, unsigned budget_pct);
+
 /* The period now: interval_usec until a scan was counted. */
 static inline uint64_t caad_pace_period(const struct caad_pace *p, uint64_t interval_usec)
 {

@@ -446,10 +446,25 @@ static void irqbalance_follow(struct daemon *d, const struct caad_plan *plan)
 	(void)caad_irqbalance_sync_update(d->irqbalance, d->config.irqbalance, irqs, n);
 }
 
+/* SYSROOT/sys/devices/system/cpu/online's text, NULL when unreadable. */
+static char *read_cpus_online(const struct daemon *d)
+{
+	_cleanup_free_ char *path = NULL;
+	char *online = NULL;
+
+	if (caad_path(&path, d->args->sysroot, "/sys/devices/system/cpu/online") < 0 ||
+	    caad_read_file(path, &online) < 0)
+		return NULL;
+	return online;
+}
+
 static int reload_topology(struct daemon *d)
 {
 	struct caad_topology *t = NULL;
 	char before[128] = "", after[128];
+	/* the online CPUs, read before the load: a CPU that goes or comes
+	 * while hwloc loads is a change follow_cpu_hotplug() still sees */
+	_cleanup_free_ char *online = read_cpus_online(d);
 
 	if (caad_topology_load(d->args->topology_path, d->args->sysroot, &t) < 0) {
 		log_warning("Keeping the previous topology for now");
@@ -462,9 +477,7 @@ static int reload_topology(struct daemon *d)
 	d->topo = t;
 	/* the online CPUs it was loaded with, whoever asked for the load: a
 	 * change back to those that follow_cpu_hotplug() knew is one too */
-	_cleanup_free_ char *path = NULL, *online = NULL;
-	if (caad_path(&path, d->args->sysroot, "/sys/devices/system/cpu/online") >= 0 &&
-	    caad_read_file(path, &online) >= 0) {
+	if (online) {
 		free(d->cpus_online);
 		d->cpus_online = TAKE_PTR(online);
 	}
@@ -493,10 +506,9 @@ static uint64_t retry_gap(bool failed_before, uint64_t last_gap)
  * (the plan then moves what sat on a CPU that went away). */
 static void follow_cpu_hotplug(struct daemon *d)
 {
-	_cleanup_free_ char *path = NULL, *online = NULL;
+	_cleanup_free_ char *online = read_cpus_online(d);
 
-	if (caad_path(&path, d->args->sysroot, "/sys/devices/system/cpu/online") < 0 ||
-	    caad_read_file(path, &online) < 0)
+	if (!online)
 		return;
 	if (!d->cpus_online) {
 		d->cpus_online = TAKE_PTR(online);
@@ -533,9 +545,16 @@ static void follow_refusals(struct daemon *d)
 
 	if (wants & CAAD_ACTUATOR_WANT_INVENTORY)
 		d->inventory_dirty = true;
-	if (wants & CAAD_ACTUATOR_WANT_TOPOLOGY) {
-		log_notice("Reading the topology again: an affinity was refused as for an offline or invalid CPU");
-		(void)reload_topology(d);
+	/* one that fails to load is tried again 1, 2, 4 ... up to 20 scans
+	 * later, as after a hotplug, not at every scan */
+	if ((wants & CAAD_ACTUATOR_WANT_TOPOLOGY) && d->scans >= d->refusal_retry) {
+		if (!d->refusal_gap)
+			log_notice("Reading the topology again: an affinity was refused as for an offline or invalid CPU");
+		if (reload_topology(d) < 0) {
+			d->refusal_gap = retry_gap(d->refusal_gap != 0, d->refusal_gap);
+			d->refusal_retry = d->scans + d->refusal_gap;
+		} else
+			d->refusal_gap = 0;
 	}
 }
 
@@ -901,6 +920,21 @@ int daemon_config_apply_args(struct caad_config *c, const struct args *a)
 	return 0;
 }
 
+/* The period got shorter (IntervalMSec=, ScanBudgetPercent=, a reload):
+ * the next scan comes by it, not at the tick armed with the old one (a
+ * minute away, from IntervalMSec=60000). */
+static void rearm_sooner(struct daemon *d)
+{
+	uint64_t next, at, now = now_usec(CLOCK_MONOTONIC);
+	uint64_t period = caad_pace_reset(&d->pace, (uint64_t)d->config.interval_ms * 1000, d->config.scan_budget_pct);
+
+	if (!d->timer || sd_event_source_get_time(d->timer, &next) < 0)
+		return;
+	at = MAX(now, d->last_scan_mono + period);
+	if (at < next && sd_event_source_set_time(d->timer, at) >= 0)
+		arm_prepare(d, at, period);
+}
+
 int daemon_reload(struct daemon *d, char **ret_error)
 {
 	struct caad_config c;
@@ -937,6 +971,7 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	caad_config_done(&d->config);
 	d->config = c;
 	d->inventory_dirty = true;
+	rearm_sooner(d);
 	/* dry-run and observe write nothing: what enforce wrote goes back */
 	r = caad_actuator_set_dry_run(d->actuator, c.mode != CAAD_MODE_ENFORCE);
 	/* values others changed may be steered again */
@@ -1136,6 +1171,8 @@ int daemon_run(struct daemon *d)
 	r = caad_flow_id_key_random();
 	if (r < 0)
 		return log_error_errno(r, "Failed to draw the key that flow ids are shown with: %m");
+	/* the online CPUs the topology is loaded with (read before it) */
+	d->cpus_online = read_cpus_online(d);
 	r = caad_topology_load(a->topology_path, a->sysroot, &d->topo);
 	if (r < 0)
 		return log_error_errno(r, "Failed to load the topology%s%s: %m", a->topology_path ? " from " : "",
@@ -1183,6 +1220,9 @@ int daemon_run(struct daemon *d)
 	r = caad_link_watch_new(on_link_change, d, &d->links);
 	if (r < 0)
 		return r;
+	/* a link that changed since the first inventory (the BPF load and the
+	 * rest of the start-up came between): read again at the first scan */
+	d->inventory_dirty = true;
 
 	r = drop_privileges();
 	if (r < 0)
@@ -1256,6 +1296,7 @@ void daemon_done(struct daemon *d)
 	free(d->ntuple_noted);
 	free(d->state_path);
 	free(d->metrics_written);
+	free(d->metrics_failing);
 }
 
 int daemon_print_topology(const struct args *a, const struct caad_config *c)

@@ -55,6 +55,8 @@ struct daemon {
 	char *cpus_online_failed;  /* ... as read when the topology then failed to load, NULL none */
 	uint64_t topology_retry;   /* cpus_online_failed: load again at this scan (1, 2, 4, ... up to 20 apart) */
 	uint64_t topology_gap;     /* ... after this many scans */
+	uint64_t refusal_retry;    /* a refusal's reload of the topology failed: again at this scan */
+	uint64_t refusal_gap;      /* ... after this many scans (0: the last one did not fail) */
 	char *autoselected; /* interfaces picked without Interfaces=, space-separated */
 	char *ntuple_noted; /* interfaces said to take no ntuple rules, " name " each */
 	bool inventory_lost; /* last re-read failed: a managed interface is gone */
@@ -90,7 +92,7 @@ struct daemon {
 		uint64_t seen; /* the count as of the last message */
 		uint64_t said; /* CLOCK_MONOTONIC (usec) of that message, 0 none */
 	} map_full, handovers_failed;
-	bool metrics_failing;      /* writing it failed: said once */
+	char *metrics_failing;     /* the MetricsFile= whose writes fail: said once, NULL none */
 };
 
 /* Command-line options override the configuration files, at start and on

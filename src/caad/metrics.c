@@ -162,6 +162,11 @@ void daemon_metrics_file_update(struct daemon *d)
 	int r;
 
 	remove_old(d, path);
+	/* another path (a reload): its failures are its own, said again */
+	if (d->metrics_failing && (!path || !streq(path, d->metrics_failing))) {
+		free(d->metrics_failing);
+		d->metrics_failing = NULL;
+	}
 	if (!path)
 		return;
 	/* a path's first write: what a killed caad left in the collector's
@@ -172,14 +177,16 @@ void daemon_metrics_file_update(struct daemon *d)
 	if (r >= 0)
 		r = caad_write_file_replace(path, text, strlen(text), 0644);
 	if (r < 0) {
-		if (!d->metrics_failing)
+		if (!d->metrics_failing) {
 			log_warning_errno(r, "Failed to write the metrics file %s (%m): retrying after every scan", path);
-		d->metrics_failing = true;
+			d->metrics_failing = strdup(path); /* NULL: said again next time */
+		}
 		return;
 	}
 	if (d->metrics_failing)
 		log_info("Metrics file %s written again", path);
-	d->metrics_failing = false;
+	free(d->metrics_failing);
+	d->metrics_failing = NULL;
 	if (!d->metrics_written) {
 		d->metrics_written = strdup(path);
 		if (!d->metrics_written)

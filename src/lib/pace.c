@@ -36,3 +36,10 @@ uint64_t caad_pace_gap(const struct caad_pace *p, uint64_t min_usec, unsigned bu
 {
 	return MAX(min_usec, budget_period(p->cost_usec, budget_pct));
 }
+
+uint64_t caad_pace_reset(struct caad_pace *p, uint64_t interval_usec, unsigned budget_pct)
+{
+	if (p->cost_usec)
+		p->period_usec = MAX(interval_usec, budget_period(p->cost_usec, budget_pct));
+	return caad_pace_period(p, interval_usec);
+}

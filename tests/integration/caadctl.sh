@@ -497,6 +497,36 @@ run 0 "$CTL" reload
 wait_for 3 rps_is 0 1 || fail "not steered again after the reload: $(rps_b 0)"
 info "pause, resume, mode dry-run/enforce, restore, placement measure (trial $TRIAL, aborted when someone else set its queue) and prior, reload (a broken one refused with FILE:LINE)"
 
+# a MetricsFile= that cannot be written is said once; another one that
+# cannot either, after a reload, is said too (its own failure)
+cp "$TMP/caad.conf" "$TMP/caad.conf.good"
+for m in a b; do
+	sed "s|^MetricsFile=.*|MetricsFile=$TMP/no-such-dir/$m.prom|" "$TMP/caad.conf.good" >"$TMP/caad.conf"
+	run 0 "$CTL" reload
+	wait_for 3 grep -q "Failed to write the metrics file $TMP/no-such-dir/$m.prom" "$TMP/caad.log" ||
+		{ cat "$TMP/caad.log"; fail "the failing MetricsFile= $m.prom not said"; }
+done
+sleep 0.5
+[ "$(grep -c "Failed to write the metrics file $TMP/no-such-dir/b.prom" "$TMP/caad.log")" = 1 ] ||
+	fail "a failing MetricsFile= said more than once"
+cp "$TMP/caad.conf.good" "$TMP/caad.conf"
+run 0 "$CTL" reload
+wait_for 3 test -s "$METRICS" || fail "MetricsFile= not written again after the reload"
+info "a MetricsFile= that cannot be written: said once, and so is the next one after a reload"
+
+# a reload to a shorter IntervalMSec= scans by it at once, not after the
+# tick armed with the old one (a minute away)
+scans() { "$CTL" metrics | awk '$1 == "caad_scans_total" { print $2 }'; }
+sed "s|^IntervalMSec=.*|IntervalMSec=60000|" "$TMP/caad.conf.good" >"$TMP/caad.conf"
+run 0 "$CTL" reload
+sleep 1 # the scan of the reload's tick, if any: then a minute until the next
+s0=$(scans)
+cp "$TMP/caad.conf.good" "$TMP/caad.conf"
+run 0 "$CTL" reload
+more_scans() { [ "$(scans)" -gt "$((s0 + 2))" ]; }
+wait_for 3 more_scans || fail "IntervalMSec=60000 -> 100: scans stay at $(scans) (from $s0)"
+info "IntervalMSec=60000 -> 100 on reload: scanning again within 3 s"
+
 # --- 11. tables for people in a real terminal ------------------------------
 tmux_capture queues 100 "$CTL" queues
 check_table "$TMP/tty-queues" 100

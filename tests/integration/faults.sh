@@ -300,13 +300,15 @@ if grep -q "changed by someone else" "$LOG"; then cat "$LOG"; fail "recreated: t
 finish recreated term "$before"
 info "a managed IRQ's device re-created: the new one's IRQ 100 moved, its own originals restored"
 
-# One failed read of the queues (EIO on rx-1's rps_cpus, which only the
-# inventory reads here, once, at the first reload after steering, a
-# periodic one): read again at the next scan,
-# not at the next periodic reload 20 scans (5 s) later; steering kept.
+# One failed read of the queues (EIO on rx-1's rps_cpus, read here by
+# the inventory at start and at the first scan (links that changed as
+# caad started), then by the apply that steers rx-1, then by the first
+# reload after steering, a periodic one, which fails): read again at the
+# next scan, not at the next periodic reload 20 scans (5 s) later;
+# steering kept.
 make_tree
 before=$(snapshot)
-start blip "rx-1/rps_cpus:read:EIO:2:1"
+start blip "rx-1/rps_cpus:read:EIO:3:1"
 settle blip 8 "$IRQ100=0" "$RX0=0" "$IRQ101=0" "$RX1=0"
 wait_for 12 grep -q "Queues unknown for now" "$LOG" || { cat "$LOG" "$FLOG"; fail "blip: no failed read of the queues"; }
 t0=$(now_ms)

@@ -34,6 +34,22 @@ static void test_cheap_scans_keep_the_interval(void **state)
 	assert_false(p.stretched);
 }
 
+/* New settings (a reload) take effect on the period at once, at the cost
+ * seen so far; before any scan, the interval is the period. */
+static void test_reset(void **state)
+{
+	struct caad_pace p = {};
+
+	assert_int_equal(caad_pace_reset(&p, 250 * MS, 10), 250 * MS);
+	assert_int_equal(p.period_usec, 0);
+	feed(&p, 5, 2 * MS, 60000 * MS, 10);
+	assert_int_equal(p.period_usec, 60000 * MS);
+	assert_int_equal(caad_pace_reset(&p, 100 * MS, 10), 100 * MS);
+	assert_int_equal(caad_pace_period(&p, 100 * MS), 100 * MS);
+	/* the budget still holds: 2 ms at 1% is 200 ms */
+	assert_int_equal(caad_pace_reset(&p, 100 * MS, 1), 200 * MS);
+}
+
 static void test_costly_scans_are_spread(void **state)
 {
 	struct caad_pace p = {};
@@ -149,6 +165,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cheap_scans_keep_the_interval),
+		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_costly_scans_are_spread),
 		cmocka_unit_test(test_smoothed),
 		cmocka_unit_test(test_hysteresis),
