@@ -1257,6 +1257,11 @@ static void test_verdicts_odd_entries(void **state)
 	assert_int_equal(caad_verdicts_load(path, "k", "t", 5000, 3600, &vs, &dropped, &why), 0);
 	assert_int_equal(caad_verdicts_ahead(&vs, 5000, 3600), 0);
 	assert_non_null(caad_verdicts_find(&vs, "eth0", "", "b", false, 5000, 3600));
+	/* (the other, decided at 1 s, is older than an hour at 5000 s) */
+	assert_int_equal(dropped, 1);
+	assert_string_equal(why, "older than 3600 s");
+	free(why);
+	why = NULL;
 	caad_verdicts_done(&vs);
 	/* at 7000 s with a limit of 6000 s: one too old (decided at 1), the other kept */
 	assert_int_equal(caad_verdicts_load(path, "k", "t", 7000, 6000, &vs, &dropped, &why), 0);
