@@ -1060,7 +1060,9 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
 	return 0;
 }
 
-void daemon_remove_leftovers(const char *path)
+/* The temporary files that a write of path killed midway (SIGKILL, a
+ * crash) left beside it go, said with how many. */
+static void remove_leftovers(const char *path)
 {
 	int r = caad_remove_atomic_leftovers(path);
 
@@ -1081,7 +1083,7 @@ static void remove_runtime_leftovers(const char *runtime_dir)
 
 		if (asprintf(&path, "%s/%s", runtime_dir, files[i]) < 0)
 			return;
-		daemon_remove_leftovers(path);
+		remove_leftovers(path);
 	}
 }
 

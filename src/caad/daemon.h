@@ -145,6 +145,3 @@ static inline uint64_t daemon_scan_period_usec(const struct daemon *d)
 }
 /* At exit: remove the metrics file. */
 void daemon_metrics_file_remove(struct daemon *d);
-/* Remove the temporary files that a write of path killed midway (SIGKILL,
- * a crash) left beside it, and say how many. */
-void daemon_remove_leftovers(const char *path);

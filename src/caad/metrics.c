@@ -169,10 +169,6 @@ void daemon_metrics_file_update(struct daemon *d)
 	}
 	if (!path)
 		return;
-	/* a path's first write: what a killed caad left in the collector's
-	 * directory goes (node_exporter reads *.prom only, but they pile up) */
-	if (!d->metrics_written && !d->metrics_failing)
-		daemon_remove_leftovers(path);
 	r = daemon_metrics_text(d, &text);
 	if (r >= 0)
 		r = caad_write_file_replace(path, text, strlen(text), 0644);
