@@ -72,9 +72,10 @@ void caad_flow_from_record(struct caad_flow *f, const struct caad_flow_record *s
  * id (socket address): CAAD_MERGE_GONE when it says the flow closed,
  * CAAD_MERGE_LIVE when f now holds it (its rate and consumer window kept,
  * its bytes never fewer, when it is the same connection; a new one at the
- * address starts from 0), CAAD_MERGE_OTHER when it is the close of another
- * connection that had the address (f is left as it is). First-seen times
- * tell connections apart (0: not known, the same).
+ * address starts from 0), CAAD_MERGE_OTHER when it is the close of an
+ * earlier connection that had the address (f is left as it is); the close
+ * of a later one says f ended too. First-seen times tell connections
+ * apart (0: not known, the same).
  */
 enum caad_merge { CAAD_MERGE_LIVE, CAAD_MERGE_GONE, CAAD_MERGE_OTHER };
 enum caad_merge caad_flow_merge_record(struct caad_flow *f, const struct caad_flow_record *rec);

@@ -221,8 +221,10 @@ enum caad_merge caad_flow_merge_record(struct caad_flow *f, const struct caad_fl
 	uint16_t hist[CAAD_CONSUMER_HISTORY];
 	uint8_t n_hist = f->n_consumer_history;
 
+	/* the close of a newer connection at the address (the listed one's
+	 * own close was replaced in "recent" by it): the listed one ended too */
 	if (rec->closed)
-		return same ? CAAD_MERGE_GONE : CAAD_MERGE_OTHER;
+		return same || rec->first_ns > f->first_ns ? CAAD_MERGE_GONE : CAAD_MERGE_OTHER;
 	/* its rate and its consumer's window as the last due snapshot made
 	 * them: an early one keeps them; and its bytes, where a pass read
 	 * more of this socket than it had when it was handed over (before

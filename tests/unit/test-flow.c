@@ -159,6 +159,10 @@ static void test_merge_record(void **state)
 	assert_int_equal(f.first_ns, 1000);
 	s.first_ns = 1000;
 	assert_int_equal(caad_flow_merge_record(&f, &s), CAAD_MERGE_GONE);
+	/* a later connection's close (it opened and closed at the address
+	 * within a scan, its record replacing this one's close): gone too */
+	s.first_ns = 1500;
+	assert_int_equal(caad_flow_merge_record(&f, &s), CAAD_MERGE_GONE);
 
 	s.closed = 0;
 	s.first_ns = 2000; /* a new one at the address */
