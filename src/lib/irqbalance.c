@@ -611,10 +611,13 @@ static int sync_send(struct caad_irqbalance_sync *s, const int *irqs, size_t n)
 	return 1;
 }
 
-static int sync_failed(struct caad_irqbalance_sync *s, uint64_t now, int r)
+/* From when the failed try ended (it may have waited out its 2 s): after
+ * two in a row, 1 s, then 2, 4 ... 32 s. */
+static int sync_failed(struct caad_irqbalance_sync *s, int r)
 {
 	s->fails++;
-	s->retry_at = now + (UINT64_C(1000000) << MIN(s->fails - 1, 5u));
+	if (s->fails > 1)
+		s->retry_at = monotonic_usec() + (UINT64_C(1000000) << MIN(s->fails - 2, 5u));
 	return r;
 }
 
@@ -658,12 +661,11 @@ int caad_irqbalance_sync_update(struct caad_irqbalance_sync *s, enum caad_irqbal
 	/* an irqbalance that keeps failing (stopped, busy) costs caad's loop
 	 * up to 2 s a try: the first failure is tried again at the next scan,
 	 * later ones 1, 2, 4 ... up to 32 s later */
-	uint64_t now = monotonic_usec();
-	if (s->fails > 1 && now < s->retry_at)
+	if (s->fails > 1 && monotonic_usec() < s->retry_at)
 		return 0;
 	r = sync_attach(s);
 	if (r < 0 && r != -ENOENT)
-		return sync_failed(s, now, r);
+		return sync_failed(s, r);
 	if (r < 0)
 		return 0;
 	/* (none to ban where caad's may be in: its own list goes back) */
@@ -671,7 +673,7 @@ int caad_irqbalance_sync_update(struct caad_irqbalance_sync *s, enum caad_irqbal
 		return 0;
 	r = sync_send(s, want, n);
 	if (r < 0)
-		return sync_failed(s, now, r);
+		return sync_failed(s, r);
 	s->fails = 0;
 	/* r == 0: refused as too many; kept as sent, so that the same list
 	 * is not offered (and warned about) again at every scan */
