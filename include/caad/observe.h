@@ -149,6 +149,9 @@ int caad_observer_counter_read(struct caad_observer *o, enum caad_counter c, uin
  */
 void caad_observer_watch_thread(struct caad_observer *o, uint32_t tid);
 uint64_t caad_observer_thread_ns(struct caad_observer *o);
+/* The last caad_observer_thread_ns() could not read the thread's time
+ * (not: the thread is gone): what it said is not the time now. */
+bool caad_observer_thread_ns_failed(const struct caad_observer *o);
 
 /*
  * NET_RX softirq time while a thread is watched that its thread time does

@@ -194,11 +194,15 @@ static void read_counters(struct daemon *d, struct trial_record *rec, const stru
 	};
 	if (!tcp_retrans(root, &c->retrans))
 		c->unknown |= CAAD_TRIAL_UNKNOWN_RETRANS;
-	/* the consumer's time from BPF (ProtectProc=invisible hides its /proc);
-	 * a NAPI kthread is root's and visible */
+	/* the consumer's time from BPF (a task iterator: no other process's
+	 * /proc is read, which a drop-in's User= would hide); a NAPI
+	 * kthread's from its /proc */
 	if (caad_observer_net_rx_ns(d->observer, &net_rx) < 0)
 		c->unknown |= CAAD_TRIAL_UNKNOWN_CPU;
-	c->cpu_ns = caad_observer_thread_ns(d->observer) + net_rx +
+	c->cpu_ns = caad_observer_thread_ns(d->observer);
+	if (caad_observer_thread_ns_failed(d->observer))
+		c->unknown |= CAAD_TRIAL_UNKNOWN_CPU;
+	c->cpu_ns += net_rx +
 	            caad_trial_kthread_ns(&rec->kthread, f->proc_kthread,
 	                                  thread_cpu_ns(root, f->proc_kthread, f->proc_kthread));
 	if (!cpu_times(root, &c->steal_ns, &c->total_ns))

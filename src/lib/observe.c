@@ -58,6 +58,7 @@ struct caad_observer {
 	uint64_t thread_base;        /* the watched thread's sum_exec_runtime when the watch began */
 	bool thread_base_known;
 	bool thread_warned;          /* its time could not be read: said once */
+	bool thread_failed;          /* ... at the last caad_observer_thread_ns() */
 	bool irq_time;               /* the kernel accounts IRQ time (kernel_irq_time_accounting()) */
 	size_t n_prev;
 	uint64_t prev_ns;
@@ -1109,6 +1110,8 @@ uint64_t caad_observer_thread_ns(struct caad_observer *o)
 	uint64_t sum;
 	int r;
 
+	if (o)
+		o->thread_failed = false;
 	if (!o || !o->skel->bss->watch_tid)
 		return o ? o->thread_ns_last : 0;
 	r = read_thread_sum(o, &sum);
@@ -1118,6 +1121,7 @@ uint64_t caad_observer_thread_ns(struct caad_observer *o)
 			log_warning_errno(r, "Failed to read thread %u's CPU time: %m", o->skel->bss->watch_tid);
 			o->thread_warned = true;
 		}
+		o->thread_failed = r != -ESRCH;
 		return o->thread_ns_last;
 	}
 	if (!o->thread_base_known) { /* it appeared after the watch began */
@@ -1127,4 +1131,9 @@ uint64_t caad_observer_thread_ns(struct caad_observer *o)
 	if (sum >= o->thread_base && sum - o->thread_base > o->thread_ns_last)
 		o->thread_ns_last = sum - o->thread_base;
 	return o->thread_ns_last;
+}
+
+bool caad_observer_thread_ns_failed(const struct caad_observer *o)
+{
+	return o && o->thread_failed;
 }
