@@ -547,14 +547,13 @@ static void follow_refusals(struct daemon *d)
 		d->inventory_dirty = true;
 	/* one that fails to load is tried again 1, 2, 4 ... up to 20 scans
 	 * later, as after a hotplug, not at every scan */
-	if ((wants & CAAD_ACTUATOR_WANT_TOPOLOGY) && d->scans >= d->refusal_retry) {
-		if (!d->refusal_gap)
+	if ((wants & CAAD_ACTUATOR_WANT_TOPOLOGY) && d->scans >= d->topology_retry) {
+		if (!d->topology_gap)
 			log_notice("Reading the topology again: an affinity was refused as for an offline or invalid CPU");
-		if (reload_topology(d) < 0) {
-			d->refusal_gap = retry_gap(d->refusal_gap != 0, d->refusal_gap);
-			d->refusal_retry = d->scans + d->refusal_gap;
-		} else
-			d->refusal_gap = 0;
+		if (reload_topology(d) < 0) { /* (a load resets the gap) */
+			d->topology_gap = retry_gap(d->topology_gap != 0, d->topology_gap);
+			d->topology_retry = d->scans + d->topology_gap;
+		}
 	}
 }
 

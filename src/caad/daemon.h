@@ -54,9 +54,8 @@ struct daemon {
 	char *cpus_online;         /* SYSROOT/sys/devices/system/cpu/online as last read */
 	char *cpus_online_failed;  /* ... as read when the topology then failed to load, NULL none */
 	uint64_t topology_retry;   /* cpus_online_failed: load again at this scan (1, 2, 4, ... up to 20 apart) */
-	uint64_t topology_gap;     /* ... after this many scans */
-	uint64_t refusal_retry;    /* a refusal's reload of the topology failed: again at this scan */
-	uint64_t refusal_gap;      /* ... after this many scans (0: the last one did not fail) */
+	uint64_t topology_gap;     /* ... after this many scans (0: the last load did not fail); a
+	                            * refusal's reload (follow_refusals()) waits for it too */
 	char *autoselected; /* interfaces picked without Interfaces=, space-separated */
 	char *ntuple_noted; /* interfaces said to take no ntuple rules, " name " each */
 	bool inventory_lost; /* last re-read failed: a managed interface is gone */

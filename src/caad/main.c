@@ -275,14 +275,13 @@ int main(int argc, char **argv)
 		free(args.interfaces);
 		return EX_CONFIG;
 	}
+	/* (the names were checked with the options: only ENOMEM fails here) */
 	r = daemon_config_apply_args(&d.config, &args);
 	if (r < 0) {
+		log_error_errno(r, "Failed to apply the command line's options: %m");
 		daemon_done(&d);
 		free(args.interfaces);
-		if (r == -ENOMEM)
-			return EXIT_FAILURE;
-		fprintf(stderr, "caad: --interface: invalid interface name among the given ones\n");
-		return 2;
+		return EXIT_FAILURE;
 	}
 
 	if (args.check_config) { /* its errors are logged; none: valid */
