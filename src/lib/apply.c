@@ -2426,7 +2426,7 @@ int caad_actuator_rename_iface(struct caad_actuator *a, int ifindex, const char 
 		return -ENOMEM;
 	if (!keep)
 		log_warning("%s (ifindex %d) is now \"%s\", a name with control characters, which caad's journal cannot "
-		            "hold: what caad changed there is put back now",
+		            "hold: what caad changed under that name is put back now",
 		            from, ifindex, shown_name(to, shown));
 	for (size_t i = 0; i < a->n_entries; i++) {
 		struct journal_entry *e = &a->entries[i];
@@ -2437,8 +2437,9 @@ int caad_actuator_rename_iface(struct caad_actuator *a, int ifindex, const char 
 				err = r; /* kept under its old name */
 			else
 				n++;
-			/* every later journal write would fail on it */
-			if (r >= 0 && !keep) {
+			/* every later journal write would fail on it (its IRQs'
+			 * and kthreads' paths do not name it: they stay) */
+			if (r >= 0 && !keep && !journal_text_ok(e->path)) {
 				(void)restore_entry(a, e);
 				entry_done(e);
 				continue;
