@@ -532,22 +532,34 @@ unsigned caad_actuator_n_changed(const struct caad_actuator *a)
 	return (unsigned)a->n_entries;
 }
 
+/* The IRQ of an object ".../proc/irq/N/..." (any sysroot before it), with
+ * the sysroot's length in *ret_root (may be NULL); -1 for another object. */
+static int irq_of_path(const char *obj, size_t *ret_root)
+{
+	const char *at = strstr(obj, "/proc/irq/");
+	char *end;
+	long irq;
+
+	if (!at)
+		return -1;
+	errno = 0;
+	irq = strtol(at + strlen("/proc/irq/"), &end, 10);
+	if (errno || *end != '/' || irq < 0 || irq > INT_MAX)
+		return -1;
+	if (ret_root)
+		*ret_root = (size_t)(at - obj);
+	return (int)irq;
+}
+
 size_t caad_actuator_held_irqs(const struct caad_actuator *a, int *ret, size_t max)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < a->n_entries && n < max; i++) {
-		const char *at = a->entries[i].kind == CAAD_SETTING_IRQ_AFFINITY ? strstr(a->entries[i].path, "/proc/irq/")
-		                                                                  : NULL;
-		char *end;
-		long irq;
+		int irq = a->entries[i].kind == CAAD_SETTING_IRQ_AFFINITY ? irq_of_path(a->entries[i].path, NULL) : -1;
 
-		if (!at)
-			continue;
-		errno = 0;
-		irq = strtol(at + strlen("/proc/irq/"), &end, 10);
-		if (!errno && *end == '/' && irq >= 0 && irq <= INT_MAX)
-			ret[n++] = (int)irq;
+		if (irq >= 0)
+			ret[n++] = irq;
 	}
 	return n;
 }
@@ -2101,20 +2113,15 @@ static int journal_obj_ifindex(const char *obj)
 static int journal_irq_is_other(const char *obj, const char *was)
 {
 	_cleanup_free_ char *root = NULL, *now = NULL;
-	const char *at = strstr(obj, "/proc/irq/");
-	char *e;
-	long irq;
+	size_t root_len;
+	int irq = irq_of_path(obj, &root_len);
 
-	if (!at)
+	if (irq < 0 || !(root = strndup(obj, root_len)))
 		return 0;
-	errno = 0;
-	irq = strtol(at + strlen("/proc/irq/"), &e, 10);
-	if (errno || *e != '/' || irq < 0 || irq > INT_MAX || !(root = strndup(obj, (size_t)(at - obj))))
-		return 0;
-	now = irq_actions(root, (int)irq);
+	now = irq_actions(root, irq);
 	if (!now || streq(now, was))
 		return 0;
-	log_notice("%s: IRQ %ld is \"%s\" now, not \"%s\" as when caad changed it (another device since): not "
+	log_notice("%s: IRQ %d is \"%s\" now, not \"%s\" as when caad changed it (another device since): not "
 	           "restored",
 	           obj, irq, now, was);
 	return 1;

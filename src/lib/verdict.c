@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "caad/flow.h"
 #include "caad/json.h"
 #include "caad/macro.h"
 #include "caad/sysfs.h"
@@ -18,20 +19,15 @@
 
 void caad_topology_fingerprint(const struct caad_topology *t, char *buf, size_t size)
 {
-	char list[CAAD_CPUS_MAX * 6] = "", usable[64];
+	static const uint8_t key[16]; /* a fixed key: the same text run after run */
+	char usable[48];
 
 	/* a list too long to show (every other CPU of 128, say): its count
-	 * and a hash of it (64-bit FNV-1a), so that another set of as many
-	 * CPUs reads otherwise too */
-	if (caad_cpumask_format_list(&t->usable, list, sizeof(list)) >= 0 && strlen(list) < 48)
-		snprintf(usable, sizeof(usable), "%s", list);
-	else {
-		uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-		for (const char *c = list; *c; c++)
-			h = (h ^ (unsigned char)*c) * UINT64_C(0x100000001b3);
-		snprintf(usable, sizeof(usable), "%u#%016" PRIx64, caad_cpumask_count(&t->usable), h);
-	}
+	 * and a hash of the mask, so that another set of as many CPUs reads
+	 * otherwise too */
+	if (caad_cpumask_format_list(&t->usable, usable, sizeof(usable)) < 0)
+		snprintf(usable, sizeof(usable), "%u#%016" PRIx64, caad_cpumask_count(&t->usable),
+		         caad_siphash24(key, t->usable.w, sizeof(t->usable.w)));
 	snprintf(buf, size, "cpus=%u cores=%u llcs=%u packages=%u numa=%u usable=%s", t->n_cpus, t->n_cores,
 	         t->n_llcs, t->n_packages, t->n_numas, usable);
 }
