@@ -12,24 +12,25 @@
 #include "caad/metrics.h"
 #include "caad/utf8.h"
 
-/* A label value: backslash, double quote and newline escaped; a byte
+/* A label value: double quote and newline escaped; a byte
  * that is no UTF-8 (an interface name may hold any but '/', ':' and
  * whitespace), or another control character, as the four characters
  * \xHH: Prometheus refuses a file with invalid UTF-8 in it, and '?' for
- * each would make eth\xfe and eth\xff one series twice. */
+ * each would make eth\xfe and eth\xff one series twice. A backslash is
+ * \x5c too, so that every backslash a reader decodes starts such an
+ * escape: a name spelled "eth\xfe" with a real backslash (Linux allows
+ * that as well) and the name with the byte 0xfe stay two series. */
 static void label_value(FILE *f, const char *s)
 {
 	fputc('"', f);
 	while (s && *s) {
 		size_t n = caad_utf8_sequence(s);
 
-		if (*s == '\\')
-			fputs("\\\\", f);
-		else if (*s == '"')
+		if (*s == '"')
 			fputs("\\\"", f);
 		else if (*s == '\n')
 			fputs("\\n", f);
-		else if (n == 0 || (unsigned char)*s < 0x20 || *s == 0x7f)
+		else if (n == 0 || (unsigned char)*s < 0x20 || *s == 0x7f || *s == '\\')
 			fprintf(f, "\\\\x%02x", (unsigned char)*s);
 		else {
 			fwrite(s, 1, n, f);
