@@ -4,7 +4,9 @@
 # authorization (an unprivileged caller is refused every mutating method,
 # by the shipped bus policy and by caad itself), reload with a valid and a
 # broken drop-in, the sd_notify protocol on a test NOTIFY_SOCKET, and caad
-# running on without a bus and reconnecting when one appears.
+# running on without a bus and reconnecting when one appears, and the
+# errors of SetMode and RestoreAll when a value cannot be put back (a
+# write made to fail by libcaadfault.so, the test's first argument).
 # A real iperf3 flow in a netns/veth testbed; receiver on CPU 1, so caad
 # steers vb rx-0 to CPU 0 (rps_cpus 1).
 #
@@ -17,6 +19,8 @@ for t in dbus-daemon dbus-send dbus-monitor busctl setpriv python3; do
 	command -v "$t" >/dev/null || fail "$t not installed (scripts/install-deps.sh installs it)"
 done
 SRC=${CAAD_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+FAULTLIB=${1:-${CAAD_FAULT_LIB:-${CAAD_BUILD_ROOT:-}/tests/libcaadfault.so}}
+[ -f "$FAULTLIB" ] || fail "fault library not found at $FAULTLIB (built with -Dtests=true)"
 
 BUS_PID= MON_PID= NOTIFY_PID=
 cleanup_all() {
@@ -454,4 +458,30 @@ grep -q "STATUS=enforce: [0-9]* flows, [0-9]* heavy, [0-9]* steered, [0-9]* valu
 	fail "no STATUS line with counts"
 grep -q "READY=1|STATUS=Reload failed, running configuration kept: .*60-broken.conf:3:" "$TMP/notify.log" ||
 	fail "the failed reload is not in STATUS="
+
+# 14. Restores that fail: caad again, with every write of rx-0's rps_cpus
+#     after its first (the steering) failing with EIO. SetMode dry-run and
+#     RestoreAll answer RestoreFailed, as Reload does for the same failure.
+ip netns exec "$TB_B" env LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$FAULTLIB" CAAD_FAULTS="rx-0/rps_cpus:write:EIO:1" \
+	"$CAAD" --foreground --runtime-dir "$RT" --state-dir "$TMP/state" >"$TMP/caad-faults.log" 2>&1 &
+CAAD_PID=$!
+wait_for 12 has_name || { cat "$TMP/caad-faults.log"; fail "caad with the fault library did not take org.caad1"; }
+in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
+tb_wait_listen 5201
+in_a iperf3 -c "$TB_DST" -t 30 >/dev/null 2>&1 &
+wait_for 5 rps_is 0 1 || { cat "$TMP/caad-faults.log"; fail "faults: rx-0 not steered: rps_cpus $(rps_b 0)"; }
+out=$(send_as root SetMode string:dry-run)
+echo "$out" | grep -q "^Error org.caad1.Error.RestoreFailed: Mode dry-run set, but some values caad wrote could not be restored" ||
+	{ cat "$TMP/caad-faults.log"; fail "SetMode with a failing restore: $out"; }
+[ "$(prop Mode)" = '"dry-run"' ] || fail "the mode was not switched when its restore failed"
+grep -q "rx-0/rps_cpus" "$TMP/caad-faults.log" || { cat "$TMP/caad-faults.log"; fail "the log does not name rx-0/rps_cpus"; }
+out=$(send_as root RestoreAll)
+echo "$out" | grep -q "^Error org.caad1.Error.RestoreFailed: Some values could not be restored" ||
+	fail "RestoreAll with a failing restore: $out"
+[ "$(prop Paused)" = true ] || fail "not paused after a failed RestoreAll"
+pkill -f "iperf3 -c $TB_DST" || true
+kill -TERM "$CAAD_PID"
+wait "$CAAD_PID" || true
+CAAD_PID=
+info "a restore that fails: SetMode and RestoreAll answered org.caad1.Error.RestoreFailed"
 echo "PASS: dbus"
