@@ -455,14 +455,15 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	 * protocol, on a cache line of its own, is asked only without one. */
 	s = bpf_sk_storage_get(&flows, sk, NULL, 0);
 	/* closed (on the line of consumer_cpu, read below anyway): data
-	 * queued before the close, read after it, which nobody follows; or
-	 * a socket connected again (after connect(AF_UNSPEC)), a new flow */
-	if (s && s->closed) {
-		if (sk->__sk_common.skc_state == TCP_CLOSE)
-			return 0;
-		bpf_sk_storage_delete(&flows, sk);
-		s = NULL;
-	}
+	 * queued before the close, read after it, which nobody follows. A
+	 * socket connected again has no entry by now (its SYN_SENT deleted
+	 * the closed one: caad_inet_sock_set_state), so a read never deletes:
+	 * one that races a close on another CPU finds the entry closed while
+	 * the socket's state is not TCP_CLOSE yet (the tracepoint fires before
+	 * the state is stored), and a delete there made an entry that no close
+	 * would mark. */
+	if (s && s->closed)
+		return 0;
 	if (!s) {
 		struct caad_flow_stats init = {};
 
@@ -739,6 +740,15 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 	__u64 key = (__u64)sk;
 	struct caad_flow_stats *s;
 
+	/* connected again after a close (connect(AF_UNSPEC), then connect()):
+	 * the closed entry goes, and the socket's first read makes a new
+	 * flow's. Here, not at that read (caad_sock_recv_length says why). */
+	if (newstate == TCP_SYN_SENT) {
+		s = bpf_sk_storage_get(&flows, (struct sock *)sk, NULL, 0);
+		if (s && s->closed)
+			bpf_sk_storage_delete(&flows, (struct sock *)sk);
+		return 0;
+	}
 	if (newstate != TCP_CLOSE)
 		return 0;
 	/* no protocol check: only a TCP socket has an entry */
