@@ -21,6 +21,9 @@ struct caad_ethtool_ops {
 	 * ethtool_value, struct ethtool_rxnfc, ...), read and written back as
 	 * the kernel does. Returns 0 or -errno. */
 	int (*ioctl)(void *userdata, const char *ifname, void *cmd);
+	/* SIOCGIFNAME: the name of the interface ifindex now, into name;
+	 * 0 or -errno (-ENODEV: none has it) */
+	int (*ifname)(void *userdata, int ifindex, char *name);
 	void *userdata;
 };
 
@@ -28,6 +31,9 @@ struct caad_ethtool_ops {
 void caad_ethtool_set_ops(const struct caad_ethtool_ops *ops);
 /* Whether the calls go to the kernel (not to a test's ops). */
 bool caad_ethtool_ops_are_kernel(void);
+/* The name of the interface ifindex now (IF_NAMESIZE bytes): 0, or -errno
+ * (-ENODEV: no interface has it). Where a journaled rule's NIC went. */
+int caad_ntuple_ifname(int ifindex, char *name);
 
 /*
  * Whether ifname can take caad's rules: its ntuple-filters feature is on

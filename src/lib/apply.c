@@ -621,13 +621,13 @@ static int journal_write(struct caad_actuator *a)
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return -ENOMEM;
-	/* PATH, ORIGINAL and, for an interface's sysfs object, its ifindex:
-	 * after a crash, a name that another device took since is not written
-	 * to (an ntuple rule is found by its own text) */
+	/* PATH, ORIGINAL and, for an interface's sysfs object or ntuple
+	 * rule, its ifindex: after a crash, a name that another device took
+	 * since is not written to, and a renamed interface is followed */
 	for (size_t i = 0; i < a->n_entries; i++) {
 		const struct journal_entry *e = &a->entries[i];
 
-		if (e->ifindex > 0 && strstr(e->path, "/sys/class/net/"))
+		if (e->ifindex > 0 && (strstr(e->path, "/sys/class/net/") || e->kind == CAAD_SETTING_NTUPLE_RULE))
 			fprintf(f, "%s\t%s\t%d\n", e->path, e->original, e->ifindex);
 		else if (e->actions && journal_text_ok(e->actions) && !strchr(e->actions, '\t'))
 			fprintf(f, "%s\t%s\t" IRQ_ACTIONS "%s\n", e->path, e->original, e->actions);
@@ -2127,6 +2127,34 @@ static int journal_irq_is_other(const char *obj, const char *was)
 	return 1;
 }
 
+/*
+ * Where the NIC of a journaled ntuple rule (obj "ntuple:IFNAME:LOC") is
+ * now, by the ifindex it had (want): 0 still under IFNAME; 1 renamed, *ret
+ * the line's object under its name now (only with follow: the journal is
+ * of this boot); -ENODEV gone, or IFNAME is another device's (its rules
+ * went with it, or are not caad's); another -errno when that cannot be
+ * told. A malformed obj is 0: ntuple_undo() says what is wrong with it.
+ */
+static int ntuple_journal_iface(const char *obj, unsigned long want, bool follow, char **ret)
+{
+	char name[IF_NAMESIZE], now[IF_NAMESIZE];
+	uint32_t loc;
+	int r;
+
+	if (ntuple_obj_parse(obj, name, &loc) < 0)
+		return 0;
+	r = caad_ntuple_ifname((int)want, now);
+	if (r < 0)
+		return r == -ENXIO ? -ENODEV : r;
+	if (streq(now, name))
+		return 0;
+	if (!follow)
+		return -ENODEV;
+	if (asprintf(ret, NTUPLE_PREFIX "%s%s", now, obj + strlen(NTUPLE_PREFIX) + strlen(name)) < 0)
+		return -ENOMEM;
+	return 1;
+}
+
 /* A journal line that failed, as it was, for the next attempt. */
 static void keep_line(FILE *f, const char *obj, const char *original, const char *ifindex)
 {
@@ -2200,6 +2228,26 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 				keep_line(lf, line, original, idx);
 				continue;
 			}
+			if (ntuple_obj(line)) {
+				r = ntuple_journal_iface(line, want, follow_renames, &moved);
+				if (r > 0) {
+					log_notice("%s: its interface (ifindex %lu) was renamed, restoring it as %s", line,
+					           want, moved);
+					line = moved;
+				} else if (r == -ENODEV) {
+					log_info("%s: its interface (ifindex %lu) is gone, or the name is another "
+					         "device's now: not restored",
+					         line, want);
+					continue;
+				} else if (r < 0) {
+					log_error_errno(r, "%s:%u: cannot tell where the device of %s went, not restored: %m",
+					                journal_path, lineno, line);
+					failed++;
+					keep_line(lf, line, original, idx);
+					continue;
+				}
+			}
+			/* a sysfs object's (0 for an ntuple rule's: nothing below) */
 			r = journal_obj_ifindex(line);
 			/* gone, or the name another device's: renamed while caad
 			 * was down, perhaps (ifindex want under another name) */

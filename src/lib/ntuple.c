@@ -37,7 +37,24 @@ static int kernel_ioctl(void *userdata, const char *ifname, void *cmd)
 	return ioctl(fd, SIOCETHTOOL, &ifr) < 0 ? -errno : 0;
 }
 
-static const struct caad_ethtool_ops kernel_ops = { .ioctl = kernel_ioctl };
+static int kernel_ifname(void *userdata, int ifindex, char *name)
+{
+	_cleanup_close_ int fd = -1;
+	struct ifreq ifr = { .ifr_ifindex = ifindex };
+
+	(void)userdata;
+	/* AF_UNIX, as above */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, SIOCGIFNAME, &ifr) < 0)
+		return -errno;
+	memcpy(name, ifr.ifr_name, IF_NAMESIZE);
+	name[IF_NAMESIZE - 1] = '\0';
+	return 0;
+}
+
+static const struct caad_ethtool_ops kernel_ops = { .ioctl = kernel_ioctl, .ifname = kernel_ifname };
 static const struct caad_ethtool_ops *ops = &kernel_ops;
 
 void caad_ethtool_set_ops(const struct caad_ethtool_ops *o)
@@ -53,6 +70,13 @@ bool caad_ethtool_ops_are_kernel(void)
 static int ethtool(const char *ifname, void *cmd)
 {
 	return ops->ioctl(ops->userdata, ifname, cmd);
+}
+
+int caad_ntuple_ifname(int ifindex, char *name)
+{
+	if (ifindex <= 0)
+		return -ENODEV;
+	return ops->ifname ? ops->ifname(ops->userdata, ifindex, name) : -EOPNOTSUPP;
 }
 
 int caad_ntuple_supported(const char *ifname, const char **why)

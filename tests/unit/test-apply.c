@@ -2545,6 +2545,7 @@ static void test_rfs_refused(void **state)
 
 /* A NIC's rx classifier: NIC_SIZE locations, what caad asked of it. */
 static struct fake_nic {
+	const char *name; /* its name now; its ifindex is vb's in the fixture's tree, 2 */
 	bool ntuple_feature, loc_any, no_rxnfc;
 	bool size_in_all_only; /* GRXCLSRLCNT says 0 for the table's size (ixgbe) */
 	bool says_ext;         /* GRXCLSRULE says FLOW_EXT of every rule, its masks 0 (ixgbe) */
@@ -2570,7 +2571,7 @@ static int fake_ethtool(void *userdata, const char *ifname, void *cmd)
 	uint32_t loc, k = 0;
 
 	assert_ptr_equal(userdata, &nic);
-	assert_string_equal(ifname, "vb");
+	assert_string_equal(ifname, nic.name);
 	switch (*(uint32_t *)cmd) {
 	case ETHTOOL_GFLAGS:
 		((struct ethtool_value *)cmd)->data = nic.ntuple_feature ? ETH_FLAG_NTUPLE : 0;
@@ -2643,11 +2644,20 @@ static void assert_spec_equal(const struct ethtool_rx_flow_spec *got, const stru
 	assert_int_equal(got->location, want->location);
 }
 
-static const struct caad_ethtool_ops fake_ops = { .ioctl = fake_ethtool, .userdata = &nic };
+static int fake_ifname(void *userdata, int ifindex, char *name)
+{
+	assert_ptr_equal(userdata, &nic);
+	if (ifindex != 2 || !nic.name)
+		return -ENODEV;
+	snprintf(name, IF_NAMESIZE, "%s", nic.name);
+	return 0;
+}
+
+static const struct caad_ethtool_ops fake_ops = { .ioctl = fake_ethtool, .ifname = fake_ifname, .userdata = &nic };
 
 static int setup_nic(void **state)
 {
-	nic = (struct fake_nic){ .ntuple_feature = true, .loc_any = true };
+	nic = (struct fake_nic){ .name = "vb", .ntuple_feature = true, .loc_any = true };
 	caad_ethtool_set_ops(&fake_ops);
 	return setup(state);
 }
@@ -2725,8 +2735,8 @@ static void test_ntuple_spec(void **state)
 
 	/* journaled: the location the driver chose, and the rule */
 	j = journal_text(fx);
-	assert_string_equal(j, "ntuple:vb:0\ttcp4 10.0.0.3:40002 > 10.0.0.2:5201 queue 1\n"
-	                       "ntuple:vb:1\ttcp6 [fd00::4]:40004 > [fd00::2]:5201 queue 0\n");
+	assert_string_equal(j, "ntuple:vb:0\ttcp4 10.0.0.3:40002 > 10.0.0.2:5201 queue 1\t2\n"
+	                       "ntuple:vb:1\ttcp6 [fd00::4]:40004 > [fd00::2]:5201 queue 0\t2\n");
 
 	/* there already: nothing inserted again */
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
@@ -2759,7 +2769,7 @@ static void test_ntuple_delete(void **state)
 	assert_int_equal(nic.deletes, 1);
 	assert_int_equal(nic.deleted[0], 1);
 	j = journal_text(fx);
-	assert_string_equal(j, "ntuple:vb:2\ttcp4 10.0.0.4:40004 > 10.0.0.2:5201 queue 1\n");
+	assert_string_equal(j, "ntuple:vb:2\ttcp4 10.0.0.4:40004 > 10.0.0.2:5201 queue 1\t2\n");
 
 	/* flow 9 planned to another queue: the old rule goes, a new one comes */
 	moved[0].queue = 0;
@@ -2856,6 +2866,46 @@ static void test_ntuple_crash_restore(void **state)
 	assert_int_equal(fclose(f), 0);
 	assert_int_equal(caad_journal_restore(fx->journal, true), 1);
 	assert_int_equal(nic_count(), 0);
+}
+
+/* After a crash, the journal's rules follow their NIC by its ifindex: one
+ * renamed since is asked under its name now (the fake NIC asserts the
+ * name); a name that another device has now, or a NIC gone, is left be. */
+static void test_ntuple_crash_renamed(void **state)
+{
+	struct fixture *fx = *state;
+	struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { ntuple_rule(7, 1, AF_INET, "10.0.0.2", 5201, "10.0.0.3", 40002) };
+	struct caad_plan plan = PLAN(s);
+	_cleanup_free_ char *j = NULL;
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	caad_actuator_free(a); /* "crash" */
+	j = journal_text(fx);
+	assert_string_equal(j, "ntuple:vb:0\ttcp4 10.0.0.3:40002 > 10.0.0.2:5201 queue 1\t2\n");
+
+	/* renamed vb -> vc while caad was down: deleted under vc */
+	nic.name = "vc";
+	assert_int_equal(caad_journal_restore(fx->journal, true), 1);
+	assert_int_equal(nic_count(), 0);
+	assert_int_equal(nic.deletes, 1);
+	assert_false(exists(fx->journal));
+
+	/* a journal of unknown boot follows no rename: not deleted */
+	write_file(fx->root, "run/journal", j);
+	assert_true(exists(fx->journal));
+	nic.used[0] = true;
+	assert_int_equal(caad_journal_restore(fx->journal, false), 0);
+	assert_true(nic.used[0]);
+	assert_false(exists(fx->journal));
+
+	/* ifindex 2 gone (vb now another device's, or none's): left be */
+	nic.name = NULL;
+	write_file(fx->root, "run/journal", j);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 0);
+	assert_true(nic.used[0]);
+	assert_int_equal(nic.deletes, 1);
+	assert_false(exists(fx->journal));
 }
 
 /* A driver that wants a location: the highest free one. */
@@ -3016,19 +3066,24 @@ static int deny_inet_sockets(void)
 static int ntuple_without_inet(void)
 {
 	const char *why = NULL;
+	char name[IF_NAMESIZE];
 
 	if (deny_inet_sockets() < 0)
 		return 4;
 	if (socket(AF_INET, SOCK_DGRAM, 0) >= 0 || errno != EAFNOSUPPORT)
 		return 3; /* the filter does not hold */
+	/* where a journaled rule's NIC went: loopback is ifindex 1 in every
+	 * network namespace; none has INT_MAX */
+	if (caad_ntuple_ifname(1, name) != 0 || !streq(name, "lo") || caad_ntuple_ifname(INT_MAX, name) != -ENODEV)
+		return 2;
 	return caad_ntuple_supported("lo", &why) == 0 && why && strstr(why, "feature off") ? 0 : 1;
 }
 
 /*
  * The NIC's features read through the kernel under the shipped unit's
  * address families (no AF_INET): loopback's ntuple feature reads as off,
- * not as unreadable (which every NIC would be). In a child, whose filter
- * goes with it.
+ * not as unreadable (which every NIC would be), and its name is found by
+ * its ifindex. In a child, whose filter goes with it.
  */
 static void test_ntuple_ioctl_without_inet(void **state)
 {
@@ -3123,6 +3178,7 @@ int main(void)
 		TN(test_ntuple_delete),
 		TN(test_ntuple_lines_limited),
 		TN(test_ntuple_crash_restore),
+		TN(test_ntuple_crash_renamed),
 		TN(test_ntuple_location),
 		TN(test_ntuple_refused),
 		TN(test_ntuple_dry_run_and_sysroot),
