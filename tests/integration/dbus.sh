@@ -181,6 +181,26 @@ wait_for 3 steered_listed || { jq -c '.data[0][]' "$TMP/flows.json"; fail "ListF
 jq -e '.type == "a(ssisssuiittiss)"' "$TMP/flows.json" >/dev/null || fail "ListFlows signature"
 ID=$(jq -r --arg dst "$TB_DST:5201" '[.data[0][] | select(.[4] == $dst and .[11] == 0)][0][0]' "$TMP/flows.json")
 info "ListFlows: flow $ID steered to CPU 0"
+# flows on an interface caad does not manage (three on loopback: its name
+# is asked of the kernel once a reply) are listed with its name
+ip netns exec "$TB_B" python3 -c '
+import socket, time
+l = socket.create_server(("127.0.0.1", 0))
+cs = [socket.create_connection(l.getsockname()) for _ in range(3)]
+ss = [l.accept()[0] for _ in cs]
+for _ in range(2):  # the first makes the entry, the second its interface
+    for s in ss: s.sendall(b"x")
+    for c in cs: c.recv(1)
+time.sleep(30)' &
+LO_PID=$!
+lo_listed() {
+	B -j call org.caad1 /org/caad1 org.caad1.Manager ListFlows >"$TMP/flows.json" &&
+		jq -e '[.data[0][] | select(.[3] | startswith("127.0.0.1:"))] | length == 3 and all(.[1] == "lo")' \
+			"$TMP/flows.json" >/dev/null
+}
+wait_for 5 lo_listed || { jq -c '.data[0][]' "$TMP/flows.json"; fail "ListFlows: three loopback flows not listed on lo"; }
+kill "$LO_PID" 2>/dev/null || true
+info "ListFlows: three loopback flows, each on lo"
 
 call ListQueues >"$TMP/queues.json"
 jq -e '.type == "a(suiubssss)" and ([.data[0][] | select(.[0] == "vb")] | length) == 2 and
