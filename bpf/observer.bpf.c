@@ -422,6 +422,25 @@ static __always_inline void seen_forget(void *map, __u64 sk, __u32 cpu)
 		o->sk = 0;
 }
 
+/* A flow's entry closed: gone from what user space reads (handed over at
+ * once when user space lists it), forgotten by the CPU that read it last
+ * (a read of the socket again must look it up), its stay entry dropped (a
+ * new socket at this address is not its reader; looked up first: most
+ * flows have none, and a delete locks). False when it was closed already. */
+static __always_inline bool close_flow(const struct sock *sk, struct caad_flow_stats *s)
+{
+	__u64 key = (__u64)sk;
+
+	if (!mark_closed(s))
+		return false;
+	if (publish && s->listed) /* gone from the next scan */
+		publish_flow(sk, s, scan_gen, true);
+	seen_forget(&reader_seen, key, s->consumer_cpu);
+	if (bpf_map_lookup_elem(&stay, &key))
+		bpf_map_delete_elem(&stay, &key);
+	return true;
+}
+
 /* Process side: a thread read ret bytes from sk. Writes its own fields of
  * the entry (the cache line the softirq side does not write). Its bytes
  * are not counted here: caad_flows_dump reads them from the socket at
@@ -520,15 +539,22 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 			count(CAAD_COUNTER_FLOWS_NEW);
 			/* closed on another CPU (a reset, the peer's FIN in
 			 * FIN_WAIT2) between the check above and the create:
-			 * its close found no entry to mark. Marked as it would
-			 * have (a close at this moment too may give the place
-			 * back twice: the next pass counts it right again).
-			 * This narrows the window, it does not shut it: the
-			 * tracepoint fires before the state is stored, and a
-			 * check between the two finds it open. Such an entry
-			 * is listed as an idle flow until its socket is freed. */
-			if (sk->__sk_common.skc_state == TCP_CLOSE && mark_closed(s))
+			 * its close found no entry to mark. Its place given
+			 * back as that close would have (a close at this moment
+			 * too may give it back twice: the next pass counts it
+			 * right again), and the entry deleted: one marked
+			 * closed would stay with the socket, and a read never
+			 * deletes one, not even after a connect again that
+			 * came before this mark. This narrows the window, it
+			 * does not shut it: the tracepoint fires before the
+			 * state is stored, and a check between the two finds
+			 * it open. Such an entry is listed as an idle flow
+			 * until its socket is freed, or connected again. */
+			if (sk->__sk_common.skc_state == TCP_CLOSE) {
+				if (mark_closed(s))
+					bpf_sk_storage_delete(&flows, sk);
 				return 0;
+			}
 		} else {
 			__sync_fetch_and_add(&n_flows, -1);
 		}
@@ -737,16 +763,19 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate, const int newstate)
 {
-	__u64 key = (__u64)sk;
 	struct caad_flow_stats *s;
 
 	/* connected again after a close (connect(AF_UNSPEC), then connect()):
-	 * the closed entry goes, and the socket's first read makes a new
-	 * flow's. Here, not at that read (caad_sock_recv_length says why). */
+	 * the entry goes, and the socket's first read makes a new flow's.
+	 * Here, not at that read (caad_sock_recv_length says why). One not
+	 * marked closed is one the close missed (a race with a first read,
+	 * caad_sock_recv_length): closed first, as that close would have. */
 	if (newstate == TCP_SYN_SENT) {
 		s = bpf_sk_storage_get(&flows, (struct sock *)sk, NULL, 0);
-		if (s && s->closed)
+		if (s) {
+			close_flow(sk, s);
 			bpf_sk_storage_delete(&flows, (struct sock *)sk);
+		}
 		return 0;
 	}
 	if (newstate != TCP_CLOSE)
@@ -764,16 +793,7 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 	 * with the mark: the kernel's free of a socket's storage costs it
 	 * less than a delete does.
 	 */
-	if (!mark_closed(s))
-		return 0;
-	if (publish && s->listed) /* gone from the next scan */
-		publish_flow(sk, s, scan_gen, true);
-	/* a read of it again (connected again: a new flow) must look it up */
-	seen_forget(&reader_seen, key, s->consumer_cpu);
-	/* a steered flow's: a new socket at this address is not its reader
-	 * (looked up first: most flows have none, and a delete locks) */
-	if (bpf_map_lookup_elem(&stay, &key))
-		bpf_map_delete_elem(&stay, &key);
+	close_flow(sk, s);
 	return 0;
 }
 
