@@ -1682,6 +1682,34 @@ static int ntuple_undo(const char *obj, const char *text, const char *label, int
 	return 1;
 }
 
+/*
+ * Where the NIC of a journaled ntuple rule (obj "ntuple:IFNAME:LOC") is
+ * now, by the ifindex it had (want): 0 still under IFNAME; 1 renamed, *ret
+ * the line's object under its name now (only with follow: the journal is
+ * of this boot); -ENODEV gone, or IFNAME is another device's (its rules
+ * went with it, or are not caad's); another -errno when that cannot be
+ * told. A malformed obj is 0: ntuple_undo() says what is wrong with it.
+ */
+static int ntuple_journal_iface(const char *obj, unsigned long want, bool follow, char **ret)
+{
+	char name[IF_NAMESIZE], now[IF_NAMESIZE];
+	uint32_t loc;
+	int r;
+
+	if (ntuple_obj_parse(obj, name, &loc) < 0)
+		return 0;
+	r = caad_ntuple_ifname((int)want, now);
+	if (r < 0)
+		return r;
+	if (streq(now, name))
+		return 0;
+	if (!follow)
+		return -ENODEV;
+	if (asprintf(ret, NTUPLE_PREFIX "%s%s", now, obj + strlen(NTUPLE_PREFIX) + strlen(name)) < 0)
+		return -ENOMEM;
+	return 1;
+}
+
 static int ntuple_text(const struct caad_setting *s, char *buf, size_t size)
 {
 	return caad_ntuple_format(&s->rule, s->queue, buf, size);
@@ -1993,7 +2021,18 @@ static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 	int r;
 
 	if (e->kind == CAAD_SETTING_NTUPLE_RULE) {
-		r = ntuple_undo(e->path, e->original, e->label, LOG_INFO, "");
+		_cleanup_free_ char *moved = NULL;
+
+		/* its NIC renamed since caad last looked: deleted under the
+		 * name now, as the journal's line after a crash would be */
+		r = e->ifindex > 0 ? ntuple_journal_iface(e->path, (unsigned long)e->ifindex, true, &moved) : 0;
+		if (r == -ENODEV) {
+			log_info("%s: its interface is gone (its rules with it), nothing to restore", e->label);
+			return 0;
+		}
+		if (r < 0)
+			return log_error_errno(r, "%s: cannot tell where its interface is: %m", e->label);
+		r = ntuple_undo(moved ?: e->path, e->original, e->label, LOG_INFO, "");
 		if (r < 0)
 			return r;
 		a->stats.restored += (unsigned)r;
@@ -2124,34 +2163,6 @@ static int journal_irq_is_other(const char *obj, const char *was)
 	log_notice("%s: IRQ %d is \"%s\" now, not \"%s\" as when caad changed it (another device since): not "
 	           "restored",
 	           obj, irq, now, was);
-	return 1;
-}
-
-/*
- * Where the NIC of a journaled ntuple rule (obj "ntuple:IFNAME:LOC") is
- * now, by the ifindex it had (want): 0 still under IFNAME; 1 renamed, *ret
- * the line's object under its name now (only with follow: the journal is
- * of this boot); -ENODEV gone, or IFNAME is another device's (its rules
- * went with it, or are not caad's); another -errno when that cannot be
- * told. A malformed obj is 0: ntuple_undo() says what is wrong with it.
- */
-static int ntuple_journal_iface(const char *obj, unsigned long want, bool follow, char **ret)
-{
-	char name[IF_NAMESIZE], now[IF_NAMESIZE];
-	uint32_t loc;
-	int r;
-
-	if (ntuple_obj_parse(obj, name, &loc) < 0)
-		return 0;
-	r = caad_ntuple_ifname((int)want, now);
-	if (r < 0)
-		return r == -ENXIO ? -ENODEV : r;
-	if (streq(now, name))
-		return 0;
-	if (!follow)
-		return -ENODEV;
-	if (asprintf(ret, NTUPLE_PREFIX "%s%s", now, obj + strlen(NTUPLE_PREFIX) + strlen(name)) < 0)
-		return -ENOMEM;
 	return 1;
 }
 

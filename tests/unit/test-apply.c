@@ -2908,6 +2908,31 @@ static void test_ntuple_crash_renamed(void **state)
 	assert_false(exists(fx->journal));
 }
 
+/* At exit, a rule whose NIC was renamed after caad last looked is
+ * deleted under the name now; one whose NIC is gone is left be. */
+static void test_ntuple_restore_renamed(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { ntuple_rule(7, 1, AF_INET, "10.0.0.2", 5201, "10.0.0.3", 40002) };
+	struct caad_plan plan = PLAN(s);
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	nic.name = "vc";
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_int_equal(nic_count(), 0);
+	assert_int_equal(nic.deletes, 1);
+	assert_false(exists(fx->journal));
+
+	nic.name = "vb";
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	nic.name = NULL;
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_int_equal(nic_count(), 1);
+	assert_int_equal(nic.deletes, 1);
+	assert_false(exists(fx->journal));
+}
+
 /* A driver that wants a location: the highest free one. */
 static void test_ntuple_location(void **state)
 {
@@ -3179,6 +3204,7 @@ int main(void)
 		TN(test_ntuple_lines_limited),
 		TN(test_ntuple_crash_restore),
 		TN(test_ntuple_crash_renamed),
+		TN(test_ntuple_restore_renamed),
 		TN(test_ntuple_location),
 		TN(test_ntuple_refused),
 		TN(test_ntuple_dry_run_and_sysroot),
