@@ -564,8 +564,8 @@ static int method_set_mode(sd_bus_message *m, void *userdata, sd_bus_error *erro
 	/* the error Reload and RestoreAll give for the same failure */
 	if (r < 0)
 		return sd_bus_error_setf(error, ERROR_RESTORE_FAILED,
-		                         "Mode %s set, but some values caad wrote could not be restored (%s; see the log)",
-		                         caad_mode_to_string(args.mode), strerror(-r));
+		                         "Mode %s set, but some values caad wrote could not be restored (see the log)",
+		                         caad_mode_to_string(args.mode));
 	return sd_bus_reply_method_return(m, NULL);
 }
 

@@ -181,26 +181,45 @@ wait_for 3 steered_listed || { jq -c '.data[0][]' "$TMP/flows.json"; fail "ListF
 jq -e '.type == "a(ssisssuiittiss)"' "$TMP/flows.json" >/dev/null || fail "ListFlows signature"
 ID=$(jq -r --arg dst "$TB_DST:5201" '[.data[0][] | select(.[4] == $dst and .[11] == 0)][0][0]' "$TMP/flows.json")
 info "ListFlows: flow $ID steered to CPU 0"
-# flows on an interface caad does not manage (three on loopback: its name
-# is asked of the kernel once a reply) are listed with its name
+# Flows on interfaces caad does not manage (each one's name is asked of the
+# kernel once a reply): three on loopback and three over a second veth
+# pair wa/wb, read in turns, each listed with its own interface's name.
+ip link add wa netns "$TB_A" type veth peer name wb netns "$TB_B"
+ip -n "$TB_A" addr add 10.79.1.1/24 dev wa
+ip -n "$TB_B" addr add 10.79.1.2/24 dev wb
+ip -n "$TB_A" link set wa up
+ip -n "$TB_B" link set wb up
 ip netns exec "$TB_B" python3 -c '
 import socket, time
+w = socket.create_server(("10.79.1.2", 5301))
 l = socket.create_server(("127.0.0.1", 0))
 cs = [socket.create_connection(l.getsockname()) for _ in range(3)]
 ss = [l.accept()[0] for _ in cs]
-for _ in range(2):  # the first makes the entry, the second its interface
+ws = [w.accept()[0] for _ in range(3)]
+for _ in range(3):  # the first read makes the entry, a later packet names its interface
     for s in ss: s.sendall(b"x")
     for c in cs: c.recv(1)
+    for s in ws: s.recv(1)
 time.sleep(30)' &
-LO_PID=$!
-lo_listed() {
+tb_wait_listen 5301
+ip netns exec "$TB_A" python3 -c '
+import socket, time
+cs = [socket.create_connection(("10.79.1.2", 5301)) for _ in range(3)]
+for _ in range(3):
+    for c in cs: c.sendall(b"y")
+    time.sleep(0.3)
+time.sleep(30)' &
+unmanaged_listed() {
 	B -j call org.caad1 /org/caad1 org.caad1.Manager ListFlows >"$TMP/flows.json" &&
-		jq -e '[.data[0][] | select(.[3] | startswith("127.0.0.1:"))] | length == 3 and all(.[1] == "lo")' \
+		jq -e '[.data[0][] | select(.[3] | startswith("127.0.0.1:"))] as $lo |
+			[.data[0][] | select(.[4] == "10.79.1.2:5301")] as $wb |
+			($lo | length) == 3 and all($lo[]; .[1] == "lo") and ($wb | length) == 3 and all($wb[]; .[1] == "wb")' \
 			"$TMP/flows.json" >/dev/null
 }
-wait_for 5 lo_listed || { jq -c '.data[0][]' "$TMP/flows.json"; fail "ListFlows: three loopback flows not listed on lo"; }
-kill "$LO_PID" 2>/dev/null || true
-info "ListFlows: three loopback flows, each on lo"
+wait_for 5 unmanaged_listed || { jq -c '.data[0][]' "$TMP/flows.json"; fail "ListFlows: the flows on lo and wb not listed with their names"; }
+pkill -f "10.79.1.2" || true
+ip -n "$TB_B" link del wb
+info "ListFlows: three loopback flows on lo, three on the unmanaged wb"
 
 call ListQueues >"$TMP/queues.json"
 jq -e '.type == "a(suiubssss)" and ([.data[0][] | select(.[0] == "vb")] | length) == 2 and
@@ -480,9 +499,10 @@ grep -q "READY=1|STATUS=Reload failed, running configuration kept: .*60-broken.c
 	fail "the failed reload is not in STATUS="
 
 # 14. Restores that fail: caad again, with every write of rx-0's rps_cpus
-#     after its first (the steering) failing with EIO. SetMode dry-run and
+#     after its first (the steering) failing with EIO (vb's only: lo is
+#     managed too since step 10). SetMode dry-run and
 #     RestoreAll answer RestoreFailed, as Reload does for the same failure.
-ip netns exec "$TB_B" env LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$FAULTLIB" CAAD_FAULTS="rx-0/rps_cpus:write:EIO:1" \
+ip netns exec "$TB_B" env LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$FAULTLIB" CAAD_FAULTS="vb/queues/rx-0/rps_cpus:write:EIO:1" \
 	"$CAAD" --foreground --runtime-dir "$RT" --state-dir "$TMP/state" >"$TMP/caad-faults.log" 2>&1 &
 CAAD_PID=$!
 wait_for 12 has_name || { cat "$TMP/caad-faults.log"; fail "caad with the fault library did not take org.caad1"; }
@@ -500,7 +520,7 @@ echo "$out" | grep -q "^Error org.caad1.Error.RestoreFailed: Some values could n
 	fail "RestoreAll with a failing restore: $out"
 [ "$(prop Paused)" = true ] || fail "not paused after a failed RestoreAll"
 pkill -f "iperf3 -c $TB_DST" || true
-kill -TERM "$CAAD_PID"
+kill -TERM "$CAAD_PID" || fail "caad with the fault library died"
 wait "$CAAD_PID" || true
 CAAD_PID=
 info "a restore that fails: SetMode and RestoreAll answered org.caad1.Error.RestoreFailed"
