@@ -2239,44 +2239,32 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 				keep_line(lf, line, original, idx);
 				continue;
 			}
-			if (ntuple_obj(line)) {
-				r = ntuple_journal_iface(line, want, follow_renames, &moved);
-				if (r > 0) {
-					log_notice("%s: its interface (ifindex %lu) was renamed, restoring it as %s", line,
-					           want, moved);
-					line = moved;
-				} else if (r == -ENODEV) {
-					log_info("%s: its interface (ifindex %lu) is gone, or the name is another "
-					         "device's now: not restored",
-					         line, want);
-					continue;
-				} else if (r < 0) {
-					log_error_errno(r, "%s:%u: cannot tell where the device of %s went, not restored: %m",
-					                journal_path, lineno, line);
-					failed++;
-					keep_line(lf, line, original, idx);
-					continue;
-				}
-			}
-			/* a sysfs object's (0 for an ntuple rule's: nothing below) */
-			r = journal_obj_ifindex(line);
-			/* gone, or the name another device's: renamed while caad
-			 * was down, perhaps (ifindex want under another name) */
-			if (follow_renames && (r == -ENODEV || (r > 0 && (unsigned long)r != want))) {
-				int f = journal_follow(line, want, &moved);
+			/* r: the ifindex of the line's interface now (0: none has
+			 * that name; -ENODEV: gone), for an ntuple rule's NIC as
+			 * for a sysfs object's, the latter gone or its name another
+			 * device's: renamed while caad was down, perhaps (ifindex
+			 * want under another name) */
+			int f = 0;
 
-				if (f > 0) {
-					log_notice("%s: its interface (ifindex %lu) was renamed, restoring it as %s", line,
-					           want, moved);
-					line = moved;
-					r = (int)want;
-				} else if (f < 0) {
-					log_error_errno(f, "%s:%u: cannot tell where the device of %s went, not restored: %m",
-					                journal_path, lineno, line);
-					failed++;
-					keep_line(lf, line, original, idx);
-					continue;
-				}
+			if (ntuple_obj(line)) {
+				f = ntuple_journal_iface(line, want, follow_renames, &moved);
+				r = f >= 0 ? (int)want : f;
+			} else {
+				r = journal_obj_ifindex(line);
+				if (follow_renames && (r == -ENODEV || (r > 0 && (unsigned long)r != want)))
+					f = journal_follow(line, want, &moved);
+			}
+			if (f > 0) {
+				log_notice("%s: its interface (ifindex %lu) was renamed, restoring it as %s", line, want,
+				           moved);
+				line = moved;
+				r = (int)want;
+			} else if (f < 0 && f != -ENODEV) {
+				log_error_errno(f, "%s:%u: cannot tell where the device of %s went, not restored: %m",
+				                journal_path, lineno, line);
+				failed++;
+				keep_line(lf, line, original, idx);
+				continue;
 			}
 			if (r == -ENODEV) {
 				log_info("%s: gone, nothing to restore", line);
