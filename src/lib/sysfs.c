@@ -140,13 +140,18 @@ int caad_write_file(const char *path, const char *value)
 	return 0;
 }
 
+/* A temporary file is PATH.caadtmp.XXXXXX: a name nobody else gives a
+ * file (PATH.XXXXXX alone is also "journal.backup"), so that sweeping
+ * what a killed write left removes only caad's. */
+#define TMP_INFIX ".caadtmp."
+
 static int write_replace(const char *path, const char *data, size_t len, unsigned mode, bool durable)
 {
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int fd = -1;
 	int r;
 
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+	if (asprintf(&tmp, "%s" TMP_INFIX "XXXXXX", path) < 0)
 		return -ENOMEM;
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
@@ -186,12 +191,15 @@ int caad_write_file_replace(const char *path, const char *data, size_t len, unsi
 	return write_replace(path, data, len, mode, false);
 }
 
-/* "BASE." and six characters of mkostemp()'s alphabet */
+/* "BASE.caadtmp." and six characters of mkostemp()'s alphabet */
 static bool is_leftover(const char *name, const char *base, size_t base_len)
 {
-	if (strlen(name) != base_len + 7 || strncmp(name, base, base_len) != 0 || name[base_len] != '.')
+	size_t infix = strlen(TMP_INFIX);
+
+	if (strlen(name) != base_len + infix + 6 || strncmp(name, base, base_len) != 0 ||
+	    strncmp(name + base_len, TMP_INFIX, infix) != 0)
 		return false;
-	for (const char *c = name + base_len + 1; *c; c++)
+	for (const char *c = name + base_len + infix; *c; c++)
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
 			return false;
 	return true;

@@ -143,12 +143,15 @@ irq100_is 0 || fail "expected the change to survive kill -9"
 wait "$CLI" || true
 banned_has_100 || fail "caad's bans did not survive kill -9: \"$(cat "$TMP/irqb")\""
 # as a write killed between its temporary file and the rename leaves them
-touch "$TMP/rt3/journal.Zz9Zz9" "$TMP/rt3/state.json.Aa1Aa1" "$TMP/rt3/journal.keep"
+# (an operator's copy, journal.backup, is not one of them)
+touch "$TMP/rt3/journal.caadtmp.Zz9Zz9" "$TMP/rt3/state.json.caadtmp.Aa1Aa1" "$TMP/rt3/journal.keep" \
+	"$TMP/rt3/journal.backup"
 "$CAAD" --restore --runtime-dir "$TMP/rt3" >"$TMP/restore.log" 2>&1 || { cat "$TMP/restore.log"; fail "caad --restore failed"; }
-[ ! -e "$TMP/rt3/journal.Zz9Zz9" ] && [ ! -e "$TMP/rt3/state.json.Aa1Aa1" ] && [ -e "$TMP/rt3/journal.keep" ] &&
+[ ! -e "$TMP/rt3/journal.caadtmp.Zz9Zz9" ] && [ ! -e "$TMP/rt3/state.json.caadtmp.Aa1Aa1" ] &&
+	[ -e "$TMP/rt3/journal.keep" ] && [ -e "$TMP/rt3/journal.backup" ] &&
 	grep -q "Removed 1 temporary file that a killed write left beside $TMP/rt3/journal" "$TMP/restore.log" ||
 	{ cat "$TMP/restore.log"; ls "$TMP/rt3"; fail "the killed writes' temporary files: not removed, or more removed"; }
-rm "$TMP/rt3/journal.keep"
+rm "$TMP/rt3/journal.keep" "$TMP/rt3/journal.backup"
 [ "$(snapshot)" = "$before" ] || fail "the tree differs from the original after --restore"
 [ ! -e "$TMP/rt3/journal" ] || fail "journal still there after --restore"
 banned_is 5 || fail "irqbalance's banned list is \"$(cat "$TMP/irqb")\" after --restore, wanted its own \"5\""

@@ -1129,27 +1129,30 @@ static bool exists_in(const char *root, const char *rel)
 }
 
 /* What an atomic write killed before its rename left beside a file of
- * caad's: removed, and nothing else (its own file, other names, other
- * lengths or characters, a directory, a symlink). */
+ * caad's: removed, and nothing else (its own file, an operator's copy
+ * such as journal.backup, other names, other lengths or characters, a
+ * directory, a symlink). */
 static void test_atomic_leftovers(void **state)
 {
 	const char *root = *state;
 	_cleanup_free_ char *journal = NULL, *missing = NULL;
-	static const char *const kept[] = { "run/journal", "run/journal.abc12", "run/journal.abc1234",
-		                            "run/journal.ab-123", "run/journal2.Ab12Cd", "run/state.json.Ab12Cd",
-		                            "run/journal.dir000/x", "run/journal.link00" };
+	static const char *const kept[] = { "run/journal", "run/journal.backup", "run/journal.Ab12Cd",
+		                            "run/journal.caadtmp.abc12", "run/journal.caadtmp.abc1234",
+		                            "run/journal.caadtmp.ab-123", "run/journal2.caadtmp.Ab12Cd",
+		                            "run/state.json.caadtmp.Ab12Cd", "run/journal.caadtmp.dir000/x",
+		                            "run/journal.caadtmp.link00" };
 
 	write_file(root, "run/journal", "x\tx\n");
-	write_file(root, "run/journal.Ab12Cd", "partial");
-	write_file(root, "run/journal.000000", "");
+	write_file(root, "run/journal.caadtmp.Ab12Cd", "partial");
+	write_file(root, "run/journal.caadtmp.000000", "");
 	for (size_t i = 1; i < ARRAY_SIZE(kept) - 1; i++)
 		write_file(root, kept[i], "");
-	make_symlink(root, "run/journal.link00", "run/journal");
+	make_symlink(root, "run/journal.caadtmp.link00", "run/journal");
 	assert_int_equal(caad_path(&journal, root, "/run/journal"), 0);
 
 	assert_int_equal(caad_remove_atomic_leftovers(journal), 2);
-	assert_false(exists_in(root, "run/journal.Ab12Cd"));
-	assert_false(exists_in(root, "run/journal.000000"));
+	assert_false(exists_in(root, "run/journal.caadtmp.Ab12Cd"));
+	assert_false(exists_in(root, "run/journal.caadtmp.000000"));
 	for (size_t i = 0; i < ARRAY_SIZE(kept); i++)
 		assert_true(exists_in(root, kept[i]));
 	assert_int_equal(caad_remove_atomic_leftovers(journal), 0);
