@@ -887,6 +887,18 @@ static int load_iface(const char *sysroot, struct caad_genl *genl, const char *n
 			if (r < 0)
 				return r;
 		}
+
+	/* the same device at the end as at the start: one deleted meanwhile
+	 * read as one without queues, one re-created as two devices' queues
+	 * under the first one's ifindex */
+	r = caad_read_line(path, buf, sizeof(buf));
+	if (r == -ENOENT || r == -ENODEV)
+		return log_error_errno(ENODEV, "Interface %s went away while it was read", name);
+	if (r < 0)
+		return log_error_errno(r, "Interface %s: failed to read %s: %m", name, path);
+	if (parse_number(buf, NULL, INT_MAX, &idx) < 0 || idx != (unsigned)iface->ifindex)
+		return log_error_errno(ENODEV, "Interface %s was replaced while it was read (ifindex %d, now \"%s\")",
+		                       name, iface->ifindex, buf);
 	return 0;
 }
 

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -718,6 +720,77 @@ static void test_rx_tx_names(void **state)
 	assert_false(inv->ifaces[0].rx[0].has_irq_affinity);
 }
 
+/* The device is replaced (ifindex_now) or deleted (NULL) while the load
+ * waits on /proc/interrupts, a FIFO here, then the file is given. No
+ * cmocka asserts in this thread: what went wrong is its return value. */
+struct midload {
+	char *ifindex_path, *fifo;
+	const char *ifindex_now;
+};
+
+static void *change_midload(void *arg)
+{
+	const struct midload *m = arg;
+	static const char text[] = "           CPU0       CPU1\n"
+	                           "  60:          0          0  PCI-MSI 4-edge      eth2-rx-0\n";
+	FILE *f;
+	int fd;
+
+	if (m->ifindex_now) {
+		f = fopen(m->ifindex_path, "we");
+		if (!f || fputs(m->ifindex_now, f) < 0 || fclose(f) != 0)
+			return (void *)"cannot rewrite ifindex";
+	} else if (unlink(m->ifindex_path) < 0)
+		return (void *)"cannot remove ifindex";
+	fd = open(m->fifo, O_WRONLY | O_CLOEXEC); /* until the load opens it */
+	if (fd < 0)
+		return (void *)"cannot open the FIFO";
+	if (write(fd, text, sizeof(text) - 1) != (ssize_t)(sizeof(text) - 1)) {
+		close(fd);
+		return (void *)"cannot write the FIFO";
+	}
+	close(fd);
+	return NULL;
+}
+
+/* A device deleted, or deleted and made again under its name, while its
+ * inventory is read: an error naming it, not an inventory of no queues or
+ * of two devices' queues under the first one's ifindex. */
+static void test_replaced_midload(void **state)
+{
+	const char *root = *state;
+	static const char *const rps[] = { "0\n" };
+	char *names[] = { "eth2" };
+	const char *now[] = { "31\n", NULL };
+
+	for (size_t i = 0; i < ARRAY_SIZE(now); i++) {
+		struct caad_inventory *inv = NULL;
+		struct midload m = { .ifindex_now = now[i] };
+		pthread_t t;
+		void *err;
+		int r;
+
+		fake_iface(root, "eth2", "6\n", rps, 1);
+		if (i == 0)
+			fake_device(root, "eth2", "sys/devices/pci0000:00/0000:07:00.0",
+			            "sys/devices/pci0000:00/0000:07:00.0", NULL, 0);
+		assert_int_equal(caad_path(&m.ifindex_path, root, "/sys/class/net/eth2/ifindex"), 0);
+		assert_int_equal(caad_path(&m.fifo, root, "/proc/interrupts"), 0);
+		(void)unlink(m.fifo);
+		make_dir(root, "proc");
+		assert_int_equal(mkfifo(m.fifo, 0600), 0);
+		assert_int_equal(pthread_create(&t, NULL, change_midload, &m), 0);
+		r = caad_inventory_load(root, names, 1, &inv);
+		assert_int_equal(pthread_join(t, &err), 0);
+		if (err)
+			fail_msg("%s", (const char *)err);
+		assert_int_equal(r, -ENODEV);
+		assert_null(inv);
+		free(m.ifindex_path);
+		free(m.fifo);
+	}
+}
+
 /* An IRQ shared by several actions: the queue's is found among them. */
 static void test_shared_irq_line(void **state)
 {
@@ -1202,6 +1275,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_veth, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_atomic_leftovers, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_replaced_midload, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_write_replace, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_queue_listing, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_no_rx_queues, setup_root, teardown_root),
