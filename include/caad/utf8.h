@@ -9,7 +9,7 @@
  * that does not start a valid, shortest-form UTF-8 sequence of a Unicode
  * scalar value (no surrogates, nothing above U+10FFFF) becomes '?', and so
  * do ASCII control characters and DEL, except newline and tab when text is
- * true. For strings that come from the kernel or users (thread names,
+ * true, and the C1 controls U+0080..U+009F (each byte of them). For strings that come from the kernel or users (thread names,
  * interface names) and go where UTF-8 is required (D-Bus, JSON).
  * Returns s.
  */

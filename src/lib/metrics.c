@@ -14,7 +14,8 @@
 
 /* A label value: double quote and newline escaped; a byte
  * that is no UTF-8 (an interface name may hold any but '/', ':' and
- * whitespace), or another control character, as the four characters
+ * whitespace), or another control character (C1 ones too: caadctl
+ * metrics shows the file on a terminal), as the four characters
  * \xHH: Prometheus refuses a file with invalid UTF-8 in it, and '?' for
  * each would make eth\xfe and eth\xff one series twice. A backslash is
  * \x5c too, so that every backslash a reader decodes starts such an
@@ -30,7 +31,8 @@ static void label_value(FILE *f, const char *s)
 			fputs("\\\"", f);
 		else if (*s == '\n')
 			fputs("\\n", f);
-		else if (n == 0 || (unsigned char)*s < 0x20 || *s == 0x7f || *s == '\\')
+		else if (n == 0 || (unsigned char)*s < 0x20 || *s == 0x7f || *s == '\\' ||
+		         (n == 2 && (unsigned char)s[0] == 0xc2 && (unsigned char)s[1] < 0xa0)) /* C1 */
 			fprintf(f, "\\\\x%02x", (unsigned char)*s);
 		else {
 			fwrite(s, 1, n, f);

@@ -382,7 +382,7 @@ static void test_label_escapes(void **state)
  * valid UTF-8, and two such names stay two series. */
 static void test_label_not_utf8(void **state)
 {
-	static const char *const odd[] = { "eth\xfe", "eth\xff", "t\x01" "b", "\xc3\xa9t\xc3", "eth\\xfe" };
+	static const char *const odd[] = { "eth\xfe", "eth\xff", "t\x01" "b", "\xc3\xa9t\xc3", "eth\\xfe", "c1\xc2\x9b" };
 	struct caad_metrics m = sample_metrics();
 	_cleanup_free_ char *text = NULL, *copy = NULL;
 	struct exposition e;
@@ -404,7 +404,9 @@ static void test_label_not_utf8(void **state)
 	find(&e, "caad_interface_managed", "interface=eth\\xff");
 	/* the name spelled with a backslash is a series of its own */
 	find(&e, "caad_interface_managed", "interface=eth\\x5cxfe");
-	assert_int_equal(count(&e, "caad_interface_managed"), 5);
+	/* a C1 control (CSI), valid UTF-8, spelled out too */
+	find(&e, "caad_interface_managed", "interface=c1\\xc2\\x9b");
+	assert_int_equal(count(&e, "caad_interface_managed"), 6);
 }
 
 /* Nothing set: still a complete, valid exposition; a family without

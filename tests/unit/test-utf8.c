@@ -32,7 +32,7 @@ static void test_valid_kept(void **state)
 	check("caf\xc3\xa9", false, "caf\xc3\xa9");                  /* é, 2 bytes */
 	check("\xe2\x86\x92", false, "\xe2\x86\x92");                /* →, 3 bytes */
 	check("\xf0\x9f\x98\x80", false, "\xf0\x9f\x98\x80");        /* U+1F600, 4 bytes */
-	check("\xc2\x80", false, "\xc2\x80");                        /* U+0080, smallest 2-byte */
+	check("\xc2\xa0", false, "\xc2\xa0");                        /* U+00A0, the first after the C1 controls */
 	check("\xef\xbf\xbf", false, "\xef\xbf\xbf");                /* U+FFFF */
 	check("\xf4\x8f\xbf\xbf", false, "\xf4\x8f\xbf\xbf");        /* U+10FFFF, the last */
 	check("\xed\x9f\xbf", false, "\xed\x9f\xbf");                /* U+D7FF, before the surrogates */
@@ -61,6 +61,10 @@ static void test_controls(void **state)
 	check("a\nb\tc", true, "a\nb\tc");
 	check("a\rb\x1b[0m\x7f", true, "a?b?[0m?");
 	check("\x01\x1f", false, "??");
+	/* C1 controls, valid UTF-8 that a terminal may act on (U+009B: CSI) */
+	check("\xc2\x80", false, "??");
+	check("a\xc2\x9b" "2Jb", true, "a??2Jb");
+	check("\xc2\x9f\xc2\xa0", false, "??\xc2\xa0");
 }
 
 /* Every string of two bytes: the result is always valid and the same length. */
@@ -104,6 +108,7 @@ static void test_json_string(void **state)
 	json("\xff\xc0\xafz", "\"\\ufffd\\ufffd\\ufffdz\"");                  /* never valid */
 	json("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"");                    /* a surrogate */
 	json("\xf0\x9f\x98\x80!", "\"\xf0\x9f\x98\x80!\"");
+	json("a\xc2\x9b" "2J\xc2\x80\xc2\xa0", "\"a\\u009b2J\\u0080\xc2\xa0\"");    /* C1 controls escaped */
 	assert_int_equal(caad_utf8_sequence("\xf0\x9f\x98\x80"), 4);
 	assert_int_equal(caad_utf8_sequence("\xf0\x9f\x98"), 0);
 	assert_int_equal(caad_utf8_sequence("a"), 1);
