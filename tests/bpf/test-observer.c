@@ -36,6 +36,8 @@
 #include "caad/macro.h"
 #include "caad/observe.h"
 
+#include "../skip.h"
+
 #define KIB (UINT64_C(1024))
 #define MIB (UINT64_C(1024) * KIB)
 #define NSEC_PER_MSEC UINT64_C(1000000)
@@ -60,10 +62,8 @@ static long n_cpus;    /* configured CPUs: proc_cpu must be below */
 
 #define REQUIRE_ROOT()                                                   \
 	do {                                                             \
-		if (!is_root) {                                          \
-			print_message("SKIP: BPF tests need root\n");    \
-			skip();                                          \
-		}                                                        \
+		if (!is_root)                                            \
+			test_skip("BPF tests need root");                \
 	} while (0)
 
 static uint64_t mono_ns(void)
@@ -232,10 +232,8 @@ static void move_self(int cpu)
  * test to put back. */
 static void need_2cpus_save(cpu_set_t *saved)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		print_message("SKIP: needs 2 online CPUs\n");
-		skip();
-	}
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		test_skip("needs 2 online CPUs");
 	assert_int_equal(sched_getaffinity(0, sizeof(*saved), saved), 0);
 }
 

@@ -49,6 +49,7 @@
 
 #include "capture.h"
 #include "child.h"
+#include "../skip.h"
 
 #define RX0 "sys/class/net/vb/queues/rx-0/rps_cpus"
 #define RX1 "sys/class/net/vb/queues/rx-1/rps_cpus"
@@ -1084,11 +1085,10 @@ static void test_apply_write_refused(void **state)
 		r = ioctl(fd, FS_IOC_SETFLAGS, &flags);
 	}
 	close(fd);
-	if (r < 0) {
-		print_message("SKIP: cannot make %s immutable (needs CAP_LINUX_IMMUTABLE and a file system "
-		              "with FS_IOC_SETFLAGS): %s\n", irq101, strerror(errno));
-		skip();
-	}
+	if (r < 0)
+		test_skip("cannot make %s immutable (needs CAP_LINUX_IMMUTABLE and a file system with "
+		          "FS_IOC_SETFLAGS): %s",
+		          irq101, strerror(errno));
 
 	r = caad_actuator_apply(a, fx->inv, &plan);
 

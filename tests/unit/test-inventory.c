@@ -1108,10 +1108,8 @@ static void test_host_loopback(void **state)
 	unsigned idx = if_nametoindex("lo");
 
 	(void)state;
-	if (idx == 0 || access("/sys/class/net/lo/queues", F_OK) < 0) {
-		print_message("SKIP: no loopback in /sys/class/net (sysfs not mounted?)\n");
-		skip();
-	}
+	if (idx == 0 || access("/sys/class/net/lo/queues", F_OK) < 0)
+		test_skip("no loopback in /sys/class/net (sysfs not mounted?)");
 
 	for (int pass = 0; pass < 2; pass++) {
 		assert_int_equal(caad_inventory_load(pass ? "" : NULL, names, 1, &inv), 0);

@@ -7,14 +7,14 @@
 #include "caad/sysfs.h"
 #include "caad/topology.h"
 
+#include "../skip.h"
+
 static inline const char *fixtures_dir(void)
 {
 	const char *d = getenv("CAAD_TOPOLOGIES");
 
-	if (!d) {
-		print_message("SKIP: CAAD_TOPOLOGIES is not set (run through meson test)\n");
-		skip();
-	}
+	if (!d)
+		test_skip("CAAD_TOPOLOGIES is not set (run through meson test)");
 	return d;
 }
 
