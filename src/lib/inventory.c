@@ -246,6 +246,12 @@ static int load_rx_queues(const char *sysroot, struct caad_iface *iface)
 
 		if (strncmp(de->d_name, "rx-", 3) != 0 || parse_index(de->d_name + 3, NULL, &idx) < 0)
 			continue;
+		/* the kernel writes rx-N: rx-01 beside rx-1 would be queue 1
+		 * twice, both read and written at rx-1 */
+		if (de->d_name[3] == '0' && de->d_name[4]) {
+			log_warning("%s: %s/%s is no queue the kernel makes, ignoring it", iface->name, dir, de->d_name);
+			continue;
+		}
 		if (n == cap) {
 			size_t ncap = cap ? cap * 2 : 8;
 			struct caad_queue *nrx = reallocarray(rx, ncap, sizeof(*rx));
