@@ -236,7 +236,8 @@ run 0 "$CTL" --no-legend flows list
 run 0 "$CTL" explain "$ID"
 grep -q "^Flow $ID: $TB_DST:5201 <- 10.81.0.1:" <<<"$OUT" && grep -q "decision: *steer to CPU 0 (peer-core-same-llc)" <<<"$OUT" &&
 	grep -q "applied: *yes: its values read as planned$" <<<"$OUT" || fail "explain: $OUT"
-run 0 "$CTL" -j e "$ID"
+# the id as flows -j has it, however it was typed (here: no 0x, upper case)
+run 0 "$CTL" -j e "$(tr a-f A-F <<<"${ID#0x}")"
 jq -e --arg id "$ID" '.id == $id and (.explanation | contains("steer to CPU 0"))' <<<"$OUT" >/dev/null ||
 	fail "explain -j: $OUT"
 run 1 "$CTL" explain 0xdead
