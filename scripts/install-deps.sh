@@ -4,8 +4,8 @@
 set -euo pipefail
 
 PACKAGES=(
-	# build
-	meson ninja-build pkg-config gcc clang llvm bpftool
+	# build (build-essential: dpkg-buildpackage checks for it)
+	meson ninja-build pkg-config gcc build-essential clang llvm bpftool
 	# libraries
 	libbpf-dev libelf-dev zlib1g-dev libhwloc-dev libnl-3-dev libnl-genl-3-dev
 	libnl-route-3-dev libsystemd-dev libcap-dev libinih-dev libcmocka-dev libjson-c-dev
@@ -37,6 +37,7 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "Installing: ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# a fresh cloud machine may be running unattended-upgrades: wait for its lock
+	apt-get -o DPkg::Lock::Timeout=600 update -qq
+	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
