@@ -37,22 +37,29 @@ CAAD=${CAAD:-$PWD/build/src/caad/caad}
 
 . tests/integration/lib.sh
 RT=$(mktemp -d /tmp/caad-demo.XXXXXX)
-CAAD_PID= CLI_PID=
+CAAD_PID= CLI_PID= ORIG= STEERED=0
 bold=$(tput bold 2>/dev/null || true) norm=$(tput sgr0 2>/dev/null || true)
 
+# The exit status says whether caad did its job: it steered the flow, it
+# exited cleanly on SIGTERM, and rx-0's rps_cpus is as it found it.
 cleanup() {
+	local status=$? rc=0
 	trap - EXIT INT TERM
 	echo
 	if [ -n "$CAAD_PID" ] && kill -0 "$CAAD_PID" 2>/dev/null; then
 		echo "${bold}Stopping caad (SIGTERM): it restores what it changed${norm}"
-		kill -TERM "$CAAD_PID"; wait "$CAAD_PID" 2>/dev/null || true
+		kill -TERM "$CAAD_PID"
+		wait "$CAAD_PID" 2>/dev/null || rc=$?
+		[ "$rc" = 0 ] || { echo "demo.sh: caad exited with status $rc" >&2; status=1; }
 	fi
-	if ip netns list | grep -qw "$TB_B"; then
+	if [ -n "$ORIG" ] && ip netns list | grep -qw "$TB_B"; then
 		echo "rx-0 rps_cpus after caad: $(rps_b 0) (before: $ORIG)"
+		[ "$(rps_b 0)" = "$ORIG" ] || { echo "demo.sh: caad did not restore rx-0's rps_cpus" >&2; status=1; }
 	fi
 	tb_cleanup
 	rm -rf "$RT"
-	echo "Cleaned up: namespaces $TB_A and $TB_B removed."
+	echo "Cleaned up: namespaces ${TB_A:-} and ${TB_B:-} removed."
+	exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -62,13 +69,18 @@ ORIG=$(rps_b 0)
 echo "${bold}Testbed${norm}: namespace $TB_A (sender, va 10.123.0.1) <-> $TB_B (receiver, vb $TB_DST), 2 rx queues"
 echo "rx-0 rps_cpus before caad: $ORIG"
 
-ip netns exec "$TB_B" "$CAAD" --foreground --interface vb --runtime-dir "$RT" 2>&1 | sed -u 's/^/  caad| /' &
-sleep 0.2
-CAAD_PID=$(pgrep -n -f "$CAAD --foreground --interface vb --runtime-dir $RT" || true)
-wait_for 10 test -s "$RT/state.json" || { echo "caad did not start" >&2; exit 1; }
+# caad's defaults, not this host's caad.conf, and its own state directory:
+# the demo writes none of an installed caad's files (MetricsFile=, verdicts)
+printf '[Daemon]\nInterfaces=vb\n' >"$RT/caad.conf"
+# as a process substitution, not a pipe: $! is caad itself, whose exit
+# status cleanup() reads
+ip netns exec "$TB_B" "$CAAD" --foreground --config "$RT/caad.conf" --runtime-dir "$RT" --state-dir "$RT/state" \
+	> >(sed -u 's/^/  caad| /') 2>&1 &
+CAAD_PID=$!
+wait_for 10 test -s "$RT/state.json" || { echo "demo.sh: caad did not start" >&2; exit 1; }
 
-in_b iperf3 -s -1 -A "$APP_CPU" >/dev/null 2>&1 &
-sleep 0.3
+in_b iperf3 -s -1 -A "$APP_CPU" >"$RT/iperf3-server.log" 2>&1 &
+tb_wait_listen 5201
 echo "${bold}Flow${norm}: iperf3 receiver pinned to CPU $APP_CPU, sender unpinned, $DURATION s"
 in_a iperf3 -c "$TB_DST" -t "$DURATION" -J >"$RT/iperf3.json" 2>&1 &
 CLI_PID=$!
@@ -77,12 +89,15 @@ start=$(date +%s)
 while kill -0 "$CLI_PID" 2>/dev/null; do
 	sleep 1
 	t=$(( $(date +%s) - start ))
+	jq -e '[.flows[] | select(.heavy and .steer_cpu != null)] | length > 0' "$RT/state.json" >/dev/null 2>&1 &&
+		STEERED=1
 	jq -r --arg t "$t" --arg rps "$(rps_b 0)" '
 		[.flows[] | select(.heavy)] as $h
 		| if ($h | length) == 0 then "  [\($t)s] rx-0 rps_cpus=\($rps) | no heavy flow"
 		  else $h[] | "  [\($t)s] rx-0 rps_cpus=\($rps) | \(.tuple): \(.rate_bps / 1e9 * 10 | floor / 10) Gbit/s, \(.comm) reads on CPU \(.consumer_cpu), processed on CPU \(.proc_cpu) -> steered to \(.steer_cpu // "-") (\(.relation))"
 		  end' "$RT/state.json" 2>/dev/null || true
 done
-wait "$CLI_PID" 2>/dev/null || true
+wait "$CLI_PID" 2>/dev/null || { cat "$RT/iperf3.json" >&2; echo "demo.sh: the iperf3 flow failed" >&2; exit 1; }
 jq -r '"Sender: \(.end.sum_sent.bits_per_second / 1e9 * 10 | floor / 10) Gbit/s, \(.end.sum_sent.retransmits) retransmits"' \
 	"$RT/iperf3.json" 2>/dev/null || true
+[ "$STEERED" = 1 ] || { echo "demo.sh: caad never steered the flow" >&2; exit 1; }
