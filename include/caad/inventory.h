@@ -68,6 +68,7 @@ struct caad_iface {
 struct caad_inventory {
 	struct caad_iface *ifaces;
 	size_t n_ifaces;
+	bool host;                /* read from the host's /proc and /sys, not a --sysroot tree */
 	unsigned n_possible_cpus; /* width of rps_cpus as the kernel prints it */
 	/* RFS's global socket flow table (/proc/sys/net/core/rps_sock_flow_entries):
 	 * the initial network namespace's only; in another one caad cannot see
@@ -99,9 +100,10 @@ int caad_inventory_autoselect(const char *sysroot, char ***ret);
 void caad_strv_free(char **l);
 
 /*
- * Where each interface's NIC sits: the hwloc I/O object of its name in t,
- * else the CPUs of device/numa_node, else device/local_cpulist (sets
- * locality and local_cpus).
+ * Where each interface's NIC sits: the hwloc I/O object of its name in t
+ * (not when t is the running host's and inv a --sysroot tree's), else the
+ * CPUs of device/numa_node, else device/local_cpulist (sets locality and
+ * local_cpus).
  */
 struct caad_topology;
 int caad_inventory_locate(struct caad_inventory *inv, const struct caad_topology *t);

@@ -50,6 +50,7 @@ struct caad_cpu_kind {
 };
 
 struct caad_topology {
+	bool live;                /* the running host's (not an XML file, not synthetic) */
 	unsigned n_cpus;          /* highest present OS CPU number + 1 */
 	struct caad_cpu *cpus;    /* n_cpus entries */
 	struct caad_cpumask present;

@@ -812,12 +812,16 @@ map_queues:
 
 int caad_inventory_locate(struct caad_inventory *inv, const struct caad_topology *t)
 {
+	/* the running host's NICs are not a fake tree's, whatever their
+	 * names: an eth0 of --sysroot is not the host's eth0 */
+	bool by_name = !(t->live && !inv->host);
+
 	for (size_t i = 0; i < inv->n_ifaces; i++) {
 		struct caad_iface *ifc = &inv->ifaces[i];
 		struct caad_cpumask m;
 
 		ifc->locality = CAAD_LOCALITY_UNKNOWN;
-		if (caad_topology_nic_cpus(t, ifc->name, &m) == 0 && !caad_cpumask_empty(&m)) {
+		if (by_name && caad_topology_nic_cpus(t, ifc->name, &m) == 0 && !caad_cpumask_empty(&m)) {
 			ifc->locality = CAAD_LOCALITY_HWLOC;
 		} else if (ifc->numa_node >= 0 && caad_topology_numa_cpus(t, ifc->numa_node, &m) > 0) {
 			ifc->locality = CAAD_LOCALITY_NUMA_NODE;
@@ -936,6 +940,8 @@ int caad_inventory_load(const char *sysroot, char *const *ifnames, size_t n, str
 		return -ENOMEM;
 	bool host = caad_sysroot_is_host(sysroot);
 	_cleanup_free_ char *path = NULL, *value = NULL;
+
+	inv->host = host;
 
 	/* netlink speaks for the host only; a sysroot is a fake tree */
 	if (host)

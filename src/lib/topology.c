@@ -495,7 +495,10 @@ int caad_topology_load(const char *xml_path, const char *sysroot, struct caad_to
 	if (hwloc_topology_load(topo) < 0)
 		return log_error_errno(hwloc_errno(), "Failed to load topology of %s: %m", xml_path ?: "this host");
 
-	return topology_build(&topo, xml_path ?: "this host", &isolated, &online, ret);
+	r = topology_build(&topo, xml_path ?: "this host", &isolated, &online, ret);
+	if (r >= 0)
+		(*ret)->live = !xml_path;
+	return r;
 }
 
 int caad_topology_load_synthetic(const char *description, struct caad_topology **ret)

@@ -251,6 +251,39 @@ static void test_ice_managed(void **state)
 	assert_true(caad_topology_numa_cpus(t, 1, &node1) > 0);
 	assert_true(caad_cpumask_equal(&ifc->local_cpus, &node1));
 	assert_string_equal(caad_locality_source_to_string(ifc->locality), "numa_node");
+	assert_false(inv->host);
+	assert_false(t->live);
+}
+
+/* A fake tree's NIC is placed by its own files, not by the running host's
+ * NIC of the same name (the XML here plays the host: eth0 in it is on
+ * package 0); with an XML topology, by the XML's NIC of its name. */
+static void test_locality_sysroot_not_host(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	static const char *const rps[] = { "0\n" };
+	char *names[] = { "eth0" };
+	const char *dev = "sys/devices/pci0000:00/0000:05:00.0";
+	struct caad_cpumask node1;
+
+	fake_iface(root, "eth0", "2\n", rps, 1);
+	fake_device(root, "eth0", dev, dev, NULL, 0);
+	write_file(root, "sys/devices/pci0000:00/0000:05:00.0/numa_node", "1\n");
+	fake_interrupts(root, "");
+	inv = load_ok(root, names, 1);
+	t = load_fixture("24em64t-2n6c2t-pci.xml");
+	assert_true(caad_topology_numa_cpus(t, 1, &node1) > 0);
+
+	assert_int_equal(caad_inventory_locate(inv, t), 0);
+	assert_int_equal(inv->ifaces[0].locality, CAAD_LOCALITY_HWLOC);
+	assert_false(caad_cpumask_equal(&inv->ifaces[0].local_cpus, &node1));
+
+	t->live = true;
+	assert_int_equal(caad_inventory_locate(inv, t), 0);
+	assert_int_equal(inv->ifaces[0].locality, CAAD_LOCALITY_NUMA_NODE);
+	assert_true(caad_cpumask_equal(&inv->ifaces[0].local_cpus, &node1));
 }
 
 /* Without numa_node (-1 on one-node hosts), device/local_cpulist decides. */
@@ -1275,6 +1308,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_veth, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_atomic_leftovers, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_replaced_midload, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_locality_sysroot_not_host, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_write_replace, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_queue_listing, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_no_rx_queues, setup_root, teardown_root),
