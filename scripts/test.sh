@@ -2,8 +2,8 @@
 # Install dependencies, build, and run caad's whole test suite: unit tests
 # (cmocka), the BPF suite (loads and attaches the real programs) and the
 # netns/veth integration tests. Needs root for the last two, as in CI.
-# Then the .deb and .rpm: built, linted, installed, run, purged
-# (scripts/package.sh); the same tests under ASan+UBSan and valgrind (scripts/sanitize.sh)
+# Then the .deb and .rpm: both built, the .deb linted, installed, run and
+# purged, the .rpm's files compared with it (scripts/package.sh); the same tests under ASan+UBSan and valgrind (scripts/sanitize.sh)
 # and each fuzz target for a bounded time (scripts/fuzz.sh); outside CI,
 # CAAD_SANITIZE=0 and CAAD_FUZZ_SECONDS=0 skip those.
 set -euo pipefail
