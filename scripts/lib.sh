@@ -1,6 +1,13 @@
 # shellcheck shell=bash
 # Helpers shared by the test scripts (sourced, not run).
 
+# root by "su" without "-" keeps a user's PATH: the tests call ethtool,
+# ip, ldconfig and sysctl from the sbin directories
+for d in /usr/local/sbin /usr/sbin /sbin; do
+	case ":$PATH:" in *":$d:"*) ;; *) PATH=$PATH:$d ;; esac
+done
+export PATH
+
 # meson_test BUILDDIR [MESON-TEST-ARGS...]: run meson test; a skipped test
 # is a failure here, since CI (root) must run the root/BPF/netns tests.
 meson_test() {
