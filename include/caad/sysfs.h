@@ -40,7 +40,10 @@ int caad_write_file_atomic(const char *path, const char *data, size_t len, unsig
  * again after every scan and matters only while caad runs (trials.json,
  * MetricsFile=), where an fsync a scan would cost a disk flush each time. */
 int caad_write_file_replace(const char *path, const char *data, size_t len, unsigned mode);
-/* The temporary files ("PATH.XXXXXX", regular files) that such a write
+/* A new temporary file beside path, for a write renamed over it:
+ * "PATH.caadtmp.XXXXXX" (its name in *ret_tmp). Returns its fd, or -errno. */
+int caad_open_tmp(const char *path, char **ret_tmp);
+/* The temporary files of caad_open_tmp() (regular files) that a write
  * killed before its rename left beside path: removed. Returns how many, 0
  * when path's directory does not exist, or -errno. */
 int caad_remove_atomic_leftovers(const char *path);

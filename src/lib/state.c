@@ -11,6 +11,7 @@
 #include "caad/log.h"
 #include "caad/state.h"
 #include "caad/sysfs.h"
+#include "caad/sysfs.h"
 
 static void cpulist(FILE *f, const struct caad_cpumask *m)
 {
@@ -123,13 +124,10 @@ int caad_state_write(const char *path, const struct caad_flow *flows, size_t n_f
 	FILE *f;
 	int fd, r;
 
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
-		tmp = NULL;
-		return -ENOMEM;
-	}
-	fd = mkostemp(tmp, O_CLOEXEC);
+	/* the name caad_remove_atomic_leftovers() sweeps after a kill */
+	fd = caad_open_tmp(path, &tmp);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	f = fdopen(fd, "w");
 	if (!f) {
 		r = -errno;

@@ -145,17 +145,32 @@ int caad_write_file(const char *path, const char *value)
  * what a killed write left removes only caad's. */
 #define TMP_INFIX ".caadtmp."
 
+int caad_open_tmp(const char *path, char **ret_tmp)
+{
+	char *tmp;
+	int fd;
+
+	if (asprintf(&tmp, "%s" TMP_INFIX "XXXXXX", path) < 0)
+		return -ENOMEM;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		fd = -errno;
+		free(tmp);
+		return fd;
+	}
+	*ret_tmp = tmp;
+	return fd;
+}
+
 static int write_replace(const char *path, const char *data, size_t len, unsigned mode, bool durable)
 {
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int fd = -1;
 	int r;
 
-	if (asprintf(&tmp, "%s" TMP_INFIX "XXXXXX", path) < 0)
-		return -ENOMEM;
-	fd = mkostemp(tmp, O_CLOEXEC);
+	fd = caad_open_tmp(path, &tmp);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	while (len > 0) {
 		ssize_t k = write(fd, data, len);
 		if (k < 0) {

@@ -755,8 +755,9 @@ static void test_rx_tx_names(void **state)
 }
 
 /* The device is replaced (ifindex_now) or deleted (NULL) while the load
- * waits on /proc/interrupts, a FIFO here, then the file is given. No
- * cmocka asserts in this thread: what went wrong is its return value. */
+ * reads /proc/interrupts, a FIFO here: its open returns when the load opens
+ * it, after the load's first read of the ifindex. No cmocka asserts in
+ * this thread: what went wrong is its return value. */
 struct midload {
 	char *ifindex_path, *fifo;
 	const char *ifindex_now;
@@ -767,24 +768,24 @@ static void *change_midload(void *arg)
 	const struct midload *m = arg;
 	static const char text[] = "           CPU0       CPU1\n"
 	                           "  60:          0          0  PCI-MSI 4-edge      eth2-rx-0\n";
+	const char *err = NULL;
 	FILE *f;
 	int fd;
 
-	if (m->ifindex_now) {
-		f = fopen(m->ifindex_path, "we");
-		if (!f || fputs(m->ifindex_now, f) < 0 || fclose(f) != 0)
-			return (void *)"cannot rewrite ifindex";
-	} else if (unlink(m->ifindex_path) < 0)
-		return (void *)"cannot remove ifindex";
 	fd = open(m->fifo, O_WRONLY | O_CLOEXEC); /* until the load opens it */
 	if (fd < 0)
 		return (void *)"cannot open the FIFO";
-	if (write(fd, text, sizeof(text) - 1) != (ssize_t)(sizeof(text) - 1)) {
-		close(fd);
-		return (void *)"cannot write the FIFO";
-	}
+	if (m->ifindex_now) {
+		f = fopen(m->ifindex_path, "we");
+		if (!f || fputs(m->ifindex_now, f) < 0 || fclose(f) != 0)
+			err = "cannot rewrite ifindex";
+	} else if (unlink(m->ifindex_path) < 0)
+		err = "cannot remove ifindex";
+	/* then the file: the load reads on past it */
+	if (!err && write(fd, text, sizeof(text) - 1) != (ssize_t)(sizeof(text) - 1))
+		err = "cannot write the FIFO";
 	close(fd);
-	return NULL;
+	return (void *)err;
 }
 
 /* A device deleted, or deleted and made again under its name, while its
@@ -796,10 +797,14 @@ static void test_replaced_midload(void **state)
 	static const char *const rps[] = { "0\n" };
 	char *names[] = { "eth2" };
 	const char *now[] = { "31\n", NULL };
+	const char *said[] = { "Interface eth2 was replaced while it was read (ifindex 6, now \"31\")",
+		               "Interface eth2 went away while it was read" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(now); i++) {
+		_cleanup_free_ char *log = NULL;
 		struct caad_inventory *inv = NULL;
 		struct midload m = { .ifindex_now = now[i] };
+		struct capture c;
 		pthread_t t;
 		void *err;
 		int r;
@@ -814,12 +819,21 @@ static void test_replaced_midload(void **state)
 		make_dir(root, "proc");
 		assert_int_equal(mkfifo(m.fifo, 0600), 0);
 		assert_int_equal(pthread_create(&t, NULL, change_midload, &m), 0);
+		capture_begin(&c, root);
 		r = caad_inventory_load(root, names, 1, &inv);
+		log = capture_end(&c);
+		/* a load that never opened the FIFO (a regression) must not
+		 * leave the thread waiting for it */
+		int rfd = open(m.fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		assert_int_equal(pthread_join(t, &err), 0);
+		if (rfd >= 0)
+			close(rfd);
 		if (err)
 			fail_msg("%s", (const char *)err);
 		assert_int_equal(r, -ENODEV);
 		assert_null(inv);
+		if (!strstr(log, said[i]))
+			fail_msg("logged \"%s\", not \"%s\"", log, said[i]);
 		free(m.ifindex_path);
 		free(m.fifo);
 	}
@@ -1261,6 +1275,20 @@ static void test_atomic_leftovers(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(kept); i++)
 		assert_true(exists_in(root, kept[i]));
 	assert_int_equal(caad_remove_atomic_leftovers(journal), 0);
+
+	/* what caad_open_tmp() makes (every writer's temporary file, state.json's
+	 * too) is what the sweep removes */
+	for (int i = 0; i < 2; i++) {
+		_cleanup_free_ char *tmp = NULL;
+		int fd = caad_open_tmp(journal, &tmp);
+
+		assert_true(fd >= 0);
+		close(fd);
+		assert_int_equal(access(tmp, F_OK), 0);
+	}
+	assert_int_equal(caad_remove_atomic_leftovers(journal), 2);
+	for (size_t i = 0; i < ARRAY_SIZE(kept); i++)
+		assert_true(exists_in(root, kept[i]));
 
 	/* a directory that is not there yet (a first start): nothing to do */
 	assert_int_equal(caad_path(&missing, root, "/nowhere/state.json"), 0);
