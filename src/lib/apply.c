@@ -2239,11 +2239,12 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 				keep_line(lf, line, original, idx);
 				continue;
 			}
-			/* r: the ifindex of the line's interface now (0: none has
-			 * that name; -ENODEV: gone), for an ntuple rule's NIC as
-			 * for a sysfs object's, the latter gone or its name another
-			 * device's: renamed while caad was down, perhaps (ifindex
-			 * want under another name) */
+			/* r: the ifindex of the line's interface now (-ENODEV:
+			 * gone; for an ntuple rule, also its name another
+			 * device's; 0: not an interface's object), and f whether
+			 * it was followed: a sysfs object's interface gone or its
+			 * name another device's was renamed while caad was down,
+			 * perhaps (ifindex want under another name) */
 			int f = 0;
 
 			if (ntuple_obj(line)) {
@@ -2267,7 +2268,12 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 				continue;
 			}
 			if (r == -ENODEV) {
-				log_info("%s: gone, nothing to restore", line);
+				if (ntuple_obj(line))
+					log_info("%s: its interface (ifindex %lu) is gone, or its name another "
+					         "device's now: not restored",
+					         line, want);
+				else
+					log_info("%s: gone, nothing to restore", line);
 				continue;
 			}
 			if (r < 0) {
