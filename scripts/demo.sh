@@ -47,9 +47,14 @@ cleanup() {
 	local status=$? rc=0
 	trap - EXIT INT TERM
 	echo
-	if [ -n "$CAAD_PID" ] && kill -0 "$CAAD_PID" 2>/dev/null; then
-		echo "${bold}Stopping caad (SIGTERM): it restores what it changed${norm}"
-		kill -TERM "$CAAD_PID"
+	if [ -n "$CAAD_PID" ]; then
+		if kill -0 "$CAAD_PID" 2>/dev/null; then
+			echo "${bold}Stopping caad (SIGTERM): it restores what it changed${norm}"
+			kill -TERM "$CAAD_PID"
+		elif [ "$status" = 0 ]; then
+			echo "demo.sh: caad exited before the end of the demo" >&2
+			status=1
+		fi
 		wait "$CAAD_PID" 2>/dev/null || rc=$?
 		[ "$rc" = 0 ] || { echo "demo.sh: caad exited with status $rc" >&2; status=1; }
 	fi
@@ -64,7 +69,8 @@ cleanup() {
 	exit "$status"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 tb_setup caad-demo 123
 ORIG=$(rps_b 0) ORIG1=$(rps_b 1)

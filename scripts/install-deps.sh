@@ -37,7 +37,14 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "Installing: ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	# a fresh cloud machine may be running unattended-upgrades: wait for its lock
-	apt-get -o DPkg::Lock::Timeout=600 update -qq
+	# a fresh cloud machine may be running unattended-upgrades: wait for
+	# dpkg's lock (the option), and try again while the lists' lock is held
+	# (apt-get update does not wait for that one)
+	for try in $(seq 30); do
+		apt-get -o DPkg::Lock::Timeout=600 update -qq && break
+		[ "$try" = 30 ] && exit 1
+		echo "apt-get update failed (try $try of 30); again in 10 s" >&2
+		sleep 10
+	done
 	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

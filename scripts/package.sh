@@ -21,8 +21,9 @@ VERSION=$(sed -n "s/^  version : '\([^']*\)',/\1/p" meson.build)
 # It installs its own build and purges it at the end: on a machine where
 # caad is installed that would stop the operator's caad and remove its
 # configuration and verdicts. Before the trap below, which purges.
-if dpkg-query -W -f='${Status}' caad 2>/dev/null | grep -q "install ok installed"; then
-	fail "caad is installed on this machine (dpkg -l caad); this script installs and purges its own build, which would stop that caad and remove /etc/caad and /var/lib/caad: remove it first (dpkg -P caad), or run the tests elsewhere"
+# (removed but not purged too: its /etc/caad and /var/lib/caad are there)
+if dpkg-query -W -f='${Status}' caad 2>/dev/null | grep -qE "installed|config-files|half|unpacked"; then
+	fail "caad is on this machine (dpkg -l caad: installed, or its configuration kept); this script installs and purges its own build, which would stop that caad and remove /etc/caad and /var/lib/caad: purge it first (dpkg -P caad), or run the tests elsewhere"
 fi
 WORK=$(mktemp -d /tmp/caad-package.XXXXXX)
 cleanup() {
