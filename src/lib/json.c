@@ -41,7 +41,7 @@ void caad_json_string(FILE *f, const char *s)
 
 				if (n == 0) {
 					fputs("\\ufffd", f);
-				} else if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) {
+				} else if (caad_utf8_is_c1((const char *)p)) {
 					/* a C1 control, escaped as ASCII ones are: a
 					 * terminal showing the JSON acts on none */
 					fprintf(f, "\\u%04x", p[1]);

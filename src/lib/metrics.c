@@ -32,7 +32,7 @@ static void label_value(FILE *f, const char *s)
 		else if (*s == '\n')
 			fputs("\\n", f);
 		else if (n == 0 || (unsigned char)*s < 0x20 || *s == 0x7f || *s == '\\' ||
-		         (n == 2 && (unsigned char)s[0] == 0xc2 && (unsigned char)s[1] < 0xa0)) /* C1 */
+		         caad_utf8_is_c1(s))
 			fprintf(f, "\\\\x%02x", (unsigned char)*s);
 		else {
 			fwrite(s, 1, n, f);

@@ -46,9 +46,7 @@ char *caad_utf8_sanitize(char *s, bool text)
 			*p++ = '?'; /* the rest is looked at again on its own */
 			continue;
 		}
-		/* a C1 control (U+0080..U+009F: 0xc2 0x80..0x9f), which a
-		 * terminal may act on as it does on ESC: U+009B is CSI */
-		if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) {
+		if (caad_utf8_is_c1((const char *)p)) {
 			p[0] = p[1] = '?';
 			p += 2;
 			continue;
