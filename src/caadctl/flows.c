@@ -150,16 +150,17 @@ int ctl_explain(struct ctl *c, const struct ctl_command *cmd)
 		return r;
 	if (c->json) {
 		struct json_object *o = json_object_new_object();
+		const char *shown = cmd->arg;
 		uint64_t id;
 		char idbuf[24];
 
 		/* as flows -j spells it (0x, lower case), however it was typed:
 		 * a script joins the two by it; caad took it, so it parses */
-		if (caad_busargs_parse_flow_id(cmd->arg, &id) >= 0)
+		if (caad_busargs_parse_flow_id(cmd->arg, &id) >= 0) {
 			snprintf(idbuf, sizeof(idbuf), "%#" PRIx64, id);
-		else
-			snprintf(idbuf, sizeof(idbuf), "%.23s", cmd->arg);
-		json_object_object_add(o, "id", json_object_new_string(idbuf));
+			shown = idbuf;
+		}
+		json_object_object_add(o, "id", json_object_new_string(shown));
 		json_object_object_add(o, "explanation", json_object_new_string(text));
 		return ctl_json_print(c, o);
 	}
