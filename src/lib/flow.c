@@ -13,6 +13,7 @@
 
 #include "caad/macro.h"
 #include "caad/flow.h"
+#include "caad/utf8.h"
 
 /* sk_napi_id values below this are sender_cpu hints, not NAPI ids. */
 #define NAPI_ID_MIN 257
@@ -212,6 +213,10 @@ void caad_flow_from_record(struct caad_flow *f, const struct caad_flow_record *s
 	n = MIN(n, sizeof(f->comm) - 1);
 	memcpy(f->comm, s->comm, n);
 	f->comm[n] = '\0';
+	/* any thread names itself (prctl(PR_SET_NAME)): its name goes to
+	 * logs, terminals and D-Bus, which take neither controls nor bytes
+	 * that are not UTF-8 */
+	caad_utf8_sanitize(f->comm, false);
 }
 
 enum caad_merge caad_flow_merge_record(struct caad_flow *f, const struct caad_flow_record *rec)

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "caad/log.h"
+#include "caad/utf8.h"
 
 static int max_level = LOG_INFO;
 static bool use_syslog;
@@ -60,6 +61,10 @@ int caad_log_internal(int level, int error, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(buf, sizeof(buf), fmt, ap);
 		va_end(ap);
+		/* one line, whatever the names in it hold: a thread named
+		 * "x\n<0>..." would otherwise log a record of its own, at the
+		 * level it chose, and a terminal reading stderr acts on ESC */
+		caad_utf8_sanitize(buf, false);
 		if (use_syslog)
 			syslog(level, "%s", buf);
 		else if (journal)

@@ -264,6 +264,12 @@ static void test_from_record_comm(void **state)
 	assert_string_equal(f.comm, "ab");
 	for (size_t i = 2; i < sizeof(f.comm); i++)
 		assert_int_equal(f.comm[i], 0);
+
+	/* a thread names itself: no line breaks, escapes or stray bytes */
+	memset(s.comm, 0, sizeof(s.comm));
+	memcpy(s.comm, "x\n<0>\x1b[2J\xff\xc2\x9b", 12);
+	caad_flow_from_record(&f, &s);
+	assert_string_equal(f.comm, "x?<0>?[2J???");
 }
 
 static void test_from_record_v6(void **state)

@@ -3,10 +3,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <syslog.h>
 #include <cmocka.h>
 
+#include "caad/log.h"
 #include "caad/loglimit.h"
 
 #define SEC 1000000000ull
@@ -166,6 +170,32 @@ static void test_streak(void **state)
 	assert_int_equal(s.fails, 1);
 }
 
+/* A log record is one line, whatever the names in it hold: a thread named
+ * "x\n<0>FAKE" must not make a journal record of its own at level 0. */
+static void test_log_one_line(void **state)
+{
+	char buf[256];
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n;
+
+	(void)state;
+	assert_non_null(tmp);
+	assert_true(saved >= 0);
+	assert_int_equal(setenv("JOURNAL_STREAM", "8:1", 1), 0); /* read at the first record */
+	fflush(stderr);
+	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
+	log_info("flow read by %s on CPU %d", "x\n<0>FAKE\x1b[2J\r", 3);
+	fflush(stderr);
+	assert_true(dup2(saved, STDERR_FILENO) >= 0);
+	close(saved);
+	rewind(tmp);
+	n = fread(buf, 1, sizeof(buf) - 1, tmp);
+	buf[n] = '\0';
+	fclose(tmp);
+	assert_string_equal(buf, "<6>flow read by x?<0>FAKE?[2J? on CPU 3\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_clock_zero_and_backwards),
 		cmocka_unit_test(test_note_truncated),
 		cmocka_unit_test(test_streak),
+		cmocka_unit_test(test_log_one_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
