@@ -121,7 +121,10 @@ void caad_flows_base(struct caad_flow_base *base, const struct caad_flow *flows,
  * after it, or not read at all (at[i] 0: handed over no more), has its
  * base's bytes again, as of the base's read, and keeps the base's rate
  * while that read is less than keep_ns old, then reads 0. So does one
- * handed over with fewer bytes than its base (before a pass read more);
+ * handed over with fewer bytes than its base (before a pass read more),
+ * and one handed over less than an eighth of interval_ns after its base
+ * (a burst's first read just after a pass took the base: rated over a
+ * longer window later);
  * one that a pass (pass: the flows' iterator read every one, at at[i])
  * read with fewer is another socket at the same address, rated 0. A flow
  * not in the previous one is rated from its first_ns to when its bytes

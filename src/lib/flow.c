@@ -417,6 +417,15 @@ static void keep_base(struct caad_flow *f, const struct caad_flow_base *p, uint6
 	f->rate_bps = age < keep_ns ? p->rate_bps : 0;
 }
 
+/*
+ * A hand-over this soon after its base (an eighth of the scan period) is
+ * not rated yet: the base kept, it is rated over a longer window later.
+ * A pass takes a flow's base wherever it finds it, and a reader in bursts
+ * hands its next burst's first read over a moment after: one read over a
+ * fraction of a millisecond would rate a 170 Mbit/s flow at 16 Gbit/s.
+ */
+#define MIN_WINDOW_DIV 8
+
 void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev, size_t n_prev,
                              uint64_t *at, bool pass, uint64_t interval_ns, uint64_t keep_ns, uint64_t now_ns)
 {
@@ -446,7 +455,8 @@ void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct c
 			if (!t)
 				t = p ? p->bytes_ns : now_ns;
 			f->rate_bps = 0;
-		} else if (p && (!t || t <= p->bytes_ns || f->bytes == p->bytes || (handed && f->bytes < p->bytes))) {
+		} else if (p && (!t || t <= p->bytes_ns || f->bytes == p->bytes || (handed && f->bytes < p->bytes) ||
+		                 (handed && t - p->bytes_ns < interval_ns / MIN_WINDOW_DIV))) {
 			keep_base(f, p, keep_ns, now_ns);
 			t = p->bytes_ns;
 		} else if (p)

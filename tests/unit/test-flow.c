@@ -674,7 +674,7 @@ static void test_rates_kept_handed_over(void **state)
 		                    flow_at(40, 5000, 0) };
 	struct caad_flow cur[] = { flow_at(10, 5000, 0), flow_at(20, 6000, 0), flow_at(30, 4000, 0),
 		                   flow_at(40, 6000, 0) };
-	uint64_t at[] = { NOW - NSEC_PER_SEC / 10, base_at, NOW - NSEC_PER_SEC / 10, base_at + NSEC_PER_MSEC };
+	uint64_t at[] = { NOW - NSEC_PER_SEC / 10, base_at, NOW - NSEC_PER_SEC / 10, base_at + NSEC_PER_SEC / 8 };
 
 	for (size_t i = 0; i < ARRAY_SIZE(prev); i++)
 		prev[i].rate_bps = 100 + i;
@@ -684,10 +684,20 @@ static void test_rates_kept_handed_over(void **state)
 		assert_int_equal(cur[i].bytes, 5000);
 		assert_int_equal(at[i], base_at);
 	}
-	/* after it: rated */
-	assert_int_equal(cur[3].rate_bps, 8000000);
+	/* an eighth of the period after it: rated */
+	assert_int_equal(cur[3].rate_bps, 64000);
 	assert_int_equal(cur[3].bytes, 6000);
-	assert_int_equal(at[3], base_at + NSEC_PER_MSEC);
+	assert_int_equal(at[3], base_at + NSEC_PER_SEC / 8);
+
+	/* a burst's first read handed over a moment after a pass took the
+	 * base: not rated over that moment (1 ms: 8 Mbit/s for 1000 bytes),
+	 * the base kept for a longer window */
+	cur[3].bytes = 6000;
+	at[3] = base_at + NSEC_PER_MSEC;
+	rates_read_at(&cur[3], 1, &prev[3], 1, base_at, &at[3], NSEC_PER_SEC, NOW);
+	assert_int_equal(cur[3].rate_bps, 103);
+	assert_int_equal(cur[3].bytes, 5000);
+	assert_int_equal(at[3], base_at);
 
 	/* nothing read since a base two intervals old: 0 */
 	at[0] = NOW - NSEC_PER_SEC / 10;
