@@ -526,7 +526,7 @@ struct planner {
 	int *core_first;            /* lowest present CPU */
 	uint8_t *core_state;
 	int *core_llc, *core_package;
-	int32_t *core_consumer;     /* fastest heavy flow consuming on it, -1 */
+	int32_t *core_consumer;     /* fastest heavy flow (index in flows) consuming on it, -1 */
 	struct key *core_consumer_key;
 	unsigned *llc_start, *llc_cores;       /* CSR: cores of each LLC */
 	unsigned *package_start, *package_cores;
@@ -546,6 +546,7 @@ struct planner {
 		int32_t slot;        /* -1: no slot (decided in pass 1) */
 		int32_t cpu;         /* decisions[k].consumer_cpu, at hand */
 		const struct caad_decision *pd; /* its decision in the previous plan, NULL */
+		bool lower;          /* arrived through a device on top of its interface (found by NAPI) */
 	} *hv;
 	uint64_t *tried;            /* bit k: placed as a slot's owner, or tried to */
 	struct member {
@@ -763,6 +764,29 @@ static int find_iface(struct planner *pl, int ifindex)
 			return e->iface;
 		}
 	}
+}
+
+/*
+ * The managed interface, and into *ret_queue the rx queue, whose NAPI is
+ * napi_id (0: none), or -1. A flow that arrived through a VLAN, a bond, a
+ * macvlan or a bridge on top of a managed NIC has the upper device's
+ * ifindex (the kernel's skb_iif), and the NIC queue's NAPI. Linear in the
+ * queues: only for a heavy flow that no ifindex matched.
+ */
+static int find_iface_by_napi(const struct planner *pl, uint32_t napi_id, int *ret_queue)
+{
+	if (!napi_id)
+		return -1;
+	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
+		const struct caad_iface *ifc = &pl->inv->ifaces[i];
+
+		for (unsigned q = 0; q < ifc->n_rx; q++)
+			if (ifc->rx[q].napi_id == napi_id) {
+				*ret_queue = (int)ifc->rx[q].index;
+				return (int)i;
+			}
+	}
+	return -1;
 }
 
 /* Fastest first, then the lowest id, then the first in the array. */
@@ -1144,7 +1168,7 @@ static void describe_core(const struct planner *pl, struct text *why, unsigned i
 	cpu = core_candidate(pl, i);
 	text_str(why, " ");
 	if (pl->core_consumer[i] >= 0) {
-		const struct caad_flow *f = &pl->flows[pl->plan->decisions[pl->core_consumer[i]].flow];
+		const struct caad_flow *f = &pl->flows[pl->core_consumer[i]];
 
 		text_uint(why, (unsigned)pl->core_first[i]);
 		text_str(why, " consumer core");
@@ -1224,10 +1248,11 @@ static void tier_cores(const struct planner *pl, enum tier tier, int c, const un
 /*
  * The least loaded candidate for consumer CPU c, best tier first, or -1.
  * Whether there is one depends only on the tables, not on the load: a
- * consumer CPU without one is remembered by the caller. why (may be NULL)
- * gets the candidates and why they lost.
+ * consumer CPU without one is remembered by the caller. In other packages,
+ * those local to the NIC (nic_package, per package; NULL: not known) come
+ * first. why (may be NULL) gets the candidates and why they lost.
  */
-static int choose(const struct planner *pl, int c, enum tier *ret_tier, struct text *why)
+static int choose(const struct planner *pl, int c, const bool *nic_package, enum tier *ret_tier, struct text *why)
 {
 	const struct caad_topology *t = pl->topo;
 	const struct caad_cpu *cc = &t->cpus[c];
@@ -1259,11 +1284,13 @@ static int choose(const struct planner *pl, int c, enum tier *ret_tier, struct t
 
 		tier_cores(pl, tier, c, &list, &n);
 		if (tier == TIER_OTHER_PACKAGE) {
-			for (unsigned i = 0; i < t->n_cores; i++) {
-				int cpu = in_tier(pl, tier, c, i) ? core_candidate(pl, i) : -1;
-				if (cpu >= 0 && better(pl, cpu, best))
-					best = cpu;
-			}
+			for (int pass = nic_package ? 0 : 1; pass < 2 && best < 0; pass++)
+				for (unsigned i = 0; i < t->n_cores; i++) {
+					bool nic = pl->core_package[i] >= 0 && nic_package && nic_package[pl->core_package[i]];
+					int cpu = in_tier(pl, tier, c, i) && (pass == 1 || nic) ? core_candidate(pl, i) : -1;
+					if (cpu >= 0 && better(pl, cpu, best))
+						best = cpu;
+				}
 		} else {
 			for (unsigned j = 0; j < n; j++) {
 				int cpu = in_tier(pl, tier, c, list[j]) ? core_candidate(pl, list[j]) : -1;
@@ -1304,6 +1331,36 @@ static int choose(const struct planner *pl, int c, enum tier *ret_tier, struct t
 }
 
 /* ---- holding a previous target ----------------------------------------- */
+
+/* The tier choose() finds a target of relation rel to its consumer in. */
+static enum tier relation_tier(enum caad_relation rel)
+{
+	switch (rel) {
+	case CAAD_RELATION_PEER_CORE_SAME_LLC:
+		return TIER_LLC;
+	case CAAD_RELATION_SAME_PACKAGE_OTHER_LLC:
+		return TIER_PACKAGE;
+	case CAAD_RELATION_OTHER_PACKAGE:
+		return TIER_OTHER_PACKAGE;
+	default:
+		return TIER_SIBLING;
+	}
+}
+
+/*
+ * Whether consumer CPU c has a candidate in a nearer tier than a target of
+ * relation rel: one chosen farther away because its LLC had no free peer
+ * (every core a consumer's) goes back once one is free again. Whether a
+ * tier has one depends only on the tables, not on the load (choose()).
+ */
+static bool nearer_tier_free(const struct planner *pl, int c, enum caad_relation rel)
+{
+	enum tier tier;
+
+	if (rel == CAAD_RELATION_PEER_CORE_SAME_LLC)
+		return false;
+	return choose(pl, c, NULL, &tier, NULL) >= 0 && tier < relation_tier(rel);
+}
 
 static enum hold classify(const struct planner *pl, uint32_t k, const struct caad_decision **ret_pd,
                           const char **ret_why)
@@ -1368,6 +1425,9 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 	else if (rel != CAAD_RELATION_PEER_CORE_SAME_LLC && cpu_known(t, pd->anchor_cpu) &&
 	         t->cpus[pd->anchor_cpu].llc != t->cpus[c].llc)
 		*ret_why = "is no longer in the consumer's LLC (the consumer moved)";
+	else if (nearer_tier_free(pl, c, rel))
+		*ret_why = rel == CAAD_RELATION_SMT_SIBLING ? "is the consumer's SMT sibling, and another core is free now"
+		                                             : "is farther than a core free now";
 	else
 		return HOLD_KEEP;
 
@@ -1540,7 +1600,7 @@ static int place(struct planner *pl, const struct cand *cd)
 	}
 
 	/* consumer CPUs without any candidate are known (find_hopeless()) */
-	cpu = pl->fail_reason[c] ? -1 : choose(pl, c, &tier, &why);
+	cpu = pl->fail_reason[c] ? -1 : choose(pl, c, pl->ifs[d->iface].nic_package, &tier, &why);
 	assert(cpu >= 0 || pl->fail_reason[c]);
 
 	if (pd && cpu != pd->steer_cpu) {
@@ -1788,9 +1848,9 @@ static int find_hopeless(struct planner *pl)
 		} else {
 			if (per_core)
 				asked[core] = (int)c;
-			if (choose(pl, (int)c, &tier, NULL) >= 0)
+			if (choose(pl, (int)c, NULL, &tier, NULL) >= 0)
 				continue;
-			(void)choose(pl, (int)c, &tier, &why);
+			(void)choose(pl, (int)c, NULL, &tier, &why);
 		}
 		snprintf(ft->reason, sizeof(ft->reason),
 		         "consumer CPU %u has no usable peer core (banned, offline, isolated or consumers' cores)", c);
@@ -1961,7 +2021,7 @@ static int ntuple_move(struct planner *pl, uint32_t k, unsigned from_slot)
 		cpu = pd->steer_cpu;
 		snprintf(what, sizeof(what), "keeps CPU %d", cpu);
 	} else {
-		cpu = choose(pl, d->consumer_cpu, &tier, &why);
+		cpu = choose(pl, d->consumer_cpu, pl->ifs[d->iface].nic_package, &tier, &why);
 		if (cpu < 0)
 			return 0;
 		snprintf(what, sizeof(what), "%s", tier_where[tier]);
@@ -2092,7 +2152,10 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 		d->considered = pl->fail_considered[d->consumer_cpu];
 		return 0;
 	}
-	if (pl->ntuple_on && pl->inv->ifaces[d->iface].ntuple && !slot_is_whole(pl, d->iface, owner_slot))
+	/* (not one of a device on top: its packets may carry a VLAN tag, which
+	 * a rule of the 4-tuple alone would not match) */
+	if (pl->ntuple_on && pl->inv->ifaces[d->iface].ntuple && !slot_is_whole(pl, d->iface, owner_slot) &&
+	    !pl->hv[k].lower)
 		pl->ntuple_cands[pl->n_ntuple_cands++] = k; /* ntuple_moves() may move it */
 	pkg = off_nic_package(pl, d);
 	text = pkg < 0 ? &sl->conflict_reason : &sl->conflict_noted;
@@ -2596,16 +2659,23 @@ const char *caad_plan_light_reason(const struct caad_flow *f, const struct caad_
  * The rate a flow bids for its queue with (rule 6: the fastest owns it).
  * The one that owned it in the previous plan bids a quarter more: two
  * flows of about the same rate would otherwise take the queue from each
- * other, and move its IRQ, at every scan their rates cross (rule 7).
+ * other, and move its IRQ, at every scan their rates cross (rule 7). An
+ * owner that has had its target for less than DwellMSec= keeps the queue
+ * whatever the others' rates: taking the queue moves its processing as
+ * much as moving the flow would.
  */
 #define OWNER_MARGIN_DIV 4
-static inline uint64_t owner_rate(const struct caad_flow *f, const struct caad_decision *pd, int queue)
+static inline uint64_t owner_rate(const struct planner *pl, const struct caad_flow *f,
+                                  const struct caad_decision *pd, int queue)
 {
 	uint64_t r = f->rate_bps;
 
 	/* (queue -1: the whole interface, which a flow of unknown queue owns) */
-	if (pd && pd->steer_cpu >= 0 && !pd->shares_queue && pd->queue == queue)
+	if (pd && pd->steer_cpu >= 0 && !pd->shares_queue && pd->queue == queue) {
+		if (pl->now_ns - MIN(pd->since_ns, pl->now_ns) < (uint64_t)pl->policy->dwell_ms * NSEC_PER_MSEC)
+			return UINT64_MAX;
 		r = r + r / OWNER_MARGIN_DIV < r ? UINT64_MAX : r + r / OWNER_MARGIN_DIV;
+	}
 	return r;
 }
 
@@ -2674,7 +2744,7 @@ static inline void tally_add(struct planner *pl, unsigned slot, uint32_t k)
 	ta->n++;
 	if (__builtin_add_overflow(ta->rate, f->rate_bps, &ta->rate))
 		ta->rate = UINT64_MAX;
-	offer(&ta->best, &ta->best_key, k, owner_rate(f, pl->hv[k].pd, d->queue), f->id);
+	offer(&ta->best, &ta->best_key, k, owner_rate(pl, f, pl->hv[k].pd, d->queue), f->id);
 }
 
 /*
@@ -2764,6 +2834,33 @@ static int yield_to_host(struct planner *pl)
 	return 0;
 }
 
+/*
+ * Consumers' cores are kept free of steered processing: every CPU the
+ * consumer of flow i (cs, or its window unanchored) read on within the
+ * window, and their cores. A flow caad does not steer (on an interface it
+ * does not manage, or not MinAgeMSec= old yet) keeps them free too when it
+ * is as fast as a heavy one: its reader would share its core with another
+ * flow's processing.
+ */
+static void keep_consumer_free(struct planner *pl, size_t i, const struct consumer *cs)
+{
+	const struct caad_flow *f = &pl->flows[i];
+	struct consumer own;
+
+	if (!cs) {
+		if (f->rate_bps < pl->policy->rate_threshold_bps)
+			return;
+		consumer_of(pl->topo, f, &own);
+		cs = &own;
+	}
+	for (unsigned j = 0; j < cs->n_cpus; j++) {
+		int core = pl->topo->cpus[cs->cpus[j]].core;
+
+		pl->cpu_consumer[cs->cpus[j]] = true;
+		offer(&pl->core_consumer[core], &pl->core_consumer_key[core], (uint32_t)i, f->rate_bps, f->id);
+	}
+}
+
 /* Pass 1: the heavy flows, each in a slot (or decided at once). */
 static int collect(struct planner *pl, size_t n_flows)
 {
@@ -2779,7 +2876,8 @@ static int collect(struct planner *pl, size_t n_flows)
 		const struct caad_decision *pd;
 		struct caad_decision *d;
 		struct consumer cs;
-		int iface, c;
+		int iface, c, rxq = f->rx_queue;
+		bool lower = false;
 		uint32_t k;
 
 		/* most flows: the cheapest test first (a previous plan, if any,
@@ -2788,12 +2886,18 @@ static int collect(struct planner *pl, size_t n_flows)
 		if (f->rate_bps < half && (!pl->prev || !dip_held(pl->policy, pd = prev_find(pl, f->id), pl->now_ns)))
 			continue;
 		iface = find_iface(pl, f->ifindex);
-		if (iface < 0)
+		if (iface < 0 && (iface = find_iface_by_napi(pl, f->napi_id, &rxq)) >= 0)
+			lower = true;
+		if (iface < 0) {
+			keep_consumer_free(pl, i, NULL);
 			continue;
+		}
 		if (!pd)
 			pd = prev_find(pl, f->id);
-		if (light(f, pl->policy, pd, pl->now_ns))
+		if (light(f, pl->policy, pd, pl->now_ns)) {
+			keep_consumer_free(pl, i, NULL);
 			continue;
+		}
 
 		k = (uint32_t)plan->n_decisions++;
 		d = &plan->decisions[k];
@@ -2811,7 +2915,7 @@ static int collect(struct planner *pl, size_t n_flows)
 			.considered = "",
 			.low_since_ns = f->rate_bps < half ? low_since(pd, pl->now_ns) : 0,
 		};
-		pl->hv[k] = (struct heavy){ .slot = -1, .cpu = c, .pd = pd };
+		pl->hv[k] = (struct heavy){ .slot = -1, .cpu = c, .pd = pd, .lower = lower };
 		if (f->id < last_id)
 			pl->ids_sorted = false;
 		last_id = f->id;
@@ -2823,14 +2927,7 @@ static int collect(struct planner *pl, size_t n_flows)
 			continue;
 		}
 
-		/* Consumers' cores are kept free of steered processing: every
-		 * CPU the consumer read on within the window, and their cores. */
-		for (unsigned j = 0; j < cs.n_cpus; j++) {
-			int core = t->cpus[cs.cpus[j]].core;
-
-			pl->cpu_consumer[cs.cpus[j]] = true;
-			offer(&pl->core_consumer[core], &pl->core_consumer_key[core], k, f->rate_bps, f->id);
-		}
+		keep_consumer_free(pl, i, &cs);
 
 		if (ifc->n_rx == 0) {
 			d->reason = "no rx queue to steer on its interface";
@@ -2838,9 +2935,9 @@ static int collect(struct planner *pl, size_t n_flows)
 		}
 
 		unsigned slot = is->base + ifc->n_rx;
-		if (f->rx_queue >= 0 && (unsigned)f->rx_queue < is->n_qpos && is->qpos[f->rx_queue] >= 0) {
-			slot = is->base + (unsigned)is->qpos[f->rx_queue];
-			d->queue = f->rx_queue;
+		if (rxq >= 0 && (unsigned)rxq < is->n_qpos && is->qpos[rxq] >= 0) {
+			slot = is->base + (unsigned)is->qpos[rxq];
+			d->queue = rxq;
 		}
 		if (pl->policy->n_overrides) {
 			const struct caad_override *o = find_override(pl, f->id);

@@ -1666,9 +1666,11 @@ static void test_age_and_rate_band(void **state)
 		assert_null(decision_of(p, 1));
 		assert_non_null(decision_of(p, 2));
 		assert_null(decision_of(p, 3));
-		/* a young flow's consumer does not keep its core free: 2 and 6 are taken */
-		assert_int_equal(decision_of(p, 0)->steer_cpu, 2);
-		assert_int_equal(decision_of(p, 2)->steer_cpu, 6);
+		/* a young flow's consumer keeps its core free all the same (a
+		 * reader as fast: steered onto it, the flow would move when the
+		 * young one is old enough): 2 and 6 are not taken */
+		assert_int_equal(decision_of(p, 0)->steer_cpu, 8);
+		assert_int_equal(decision_of(p, 2)->steer_cpu, 10);
 	}
 
 	/* The band: 0.6 of the threshold keeps a target, 0.4 only for a dip
@@ -1998,6 +2000,197 @@ static void test_dwell(void **state)
 	policy.dwell_ms = 0;
 	_cleanup_(caad_plan_freep) struct caad_plan *p4 = compute_at(t, &f.inv, &fl, 1, &policy, p1, NOW + 1);
 	assert_int_equal(p4->decisions[0].steer_cpu, s3);
+}
+
+/* A target chosen farther than the consumer's LLC (its peers were all
+ * consumers' cores) goes back to a peer there once one is free, after the
+ * dwell time: kept, it would stay in the slower cell for the flow's life. */
+static void test_back_to_llc_peer(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic("package:2 core:3 pu:1");
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL, *p3 = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.allow_other_package = true;
+	fake_inv_init(&f, 4, 0);
+	assert_int_equal(t->cpus[0].package, t->cpus[2].package);
+	assert_int_not_equal(t->cpus[0].package, t->cpus[3].package);
+
+	/* every core of package 0 is a reader's: all three go to package 1 */
+	struct caad_flow fl[] = { make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT), make_flow(2, 1, ETH0_IFINDEX, 1, 8 * GBIT),
+		                  make_flow(3, 2, ETH0_IFINDEX, 2, 7 * GBIT) };
+	p1 = compute(t, &f.inv, fl, 3, &policy);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(p1->decisions[i].relation, CAAD_RELATION_OTHER_PACKAGE);
+	int s = p1->decisions[0].steer_cpu;
+
+	/* the other two end: within the dwell time, flow 1 waits */
+	p2 = compute_at(t, &f.inv, fl, 1, &policy, p1, NOW + 1000 * MSEC);
+	assert_int_equal(p2->decisions[0].steer_cpu, s);
+	assert_non_null(strstr(p2->decisions[0].reason, "is farther than a core free now"));
+	assert_non_null(strstr(p2->decisions[0].reason, "DwellMSec="));
+	/* after it, a peer core in its LLC, as a move */
+	p3 = compute_at(t, &f.inv, fl, 1, &policy, p2, NOW + 2000 * MSEC);
+	assert_int_equal(p3->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_equal(t->cpus[p3->decisions[0].steer_cpu].package, t->cpus[0].package);
+	assert_int_equal(p3->n_moves, 1);
+	assert_non_null(strstr(p3->decisions[0].reason, "moved from CPU"));
+
+	/* an SMT sibling (AllowSMTSibling=) goes back to another core too */
+	{
+		_cleanup_(caad_topology_freep) struct caad_topology *ht = load_synthetic("package:1 core:2 pu:2");
+		_cleanup_(caad_plan_freep) struct caad_plan *q1 = NULL, *q2 = NULL;
+		struct caad_flow two[] = { make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT),
+			                   make_flow(2, 2, ETH0_IFINDEX, 1, 8 * GBIT) };
+
+		policy.allow_smt_sibling = true;
+		assert_int_equal(ht->cpus[0].core, ht->cpus[1].core);
+		assert_int_not_equal(ht->cpus[0].core, ht->cpus[2].core);
+		q1 = compute(ht, &f.inv, two, 2, &policy);
+		assert_int_equal(q1->decisions[0].relation, CAAD_RELATION_SMT_SIBLING);
+		q2 = compute_at(ht, &f.inv, two, 1, &policy, q1, NOW + 2000 * MSEC);
+		assert_int_equal(q2->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+		assert_int_equal(q2->n_moves, 1);
+	}
+}
+
+/* A queue's owner keeps it for DwellMSec= after it got its target, however
+ * fast another flow of the queue: rates that swap at every scan would
+ * otherwise move its IRQ at every scan. */
+static void test_owner_dwell(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL, *p3 = NULL, *p4 = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 4, 0);
+	/* on rx-0: a reads on CPU 0 (package 0), b on CPU 1 (package 1) */
+	struct caad_flow fl[] = { make_flow(10, 0, ETH0_IFINDEX, 0, 10 * GBIT),
+		                  make_flow(11, 1, ETH0_IFINDEX, 0, 8 * GBIT) };
+
+	p1 = compute(t, &f.inv, fl, 2, &policy);
+	int s = p1->decisions[0].steer_cpu;
+	assert_int_equal(t->cpus[s].package, 0);
+	assert_int_equal(p1->decisions[1].steer_cpu, -1);
+
+	/* a scan later b is far faster: a keeps rx-0 for now */
+	fl[0].rate_bps = 8 * GBIT;
+	fl[1].rate_bps = 14 * GBIT;
+	p2 = compute_at(t, &f.inv, fl, 2, &policy, p1, NOW + 250 * MSEC);
+	assert_int_equal(p2->decisions[0].steer_cpu, s);
+	assert_int_equal(p2->decisions[1].steer_cpu, -1);
+
+	/* after the dwell time it takes it */
+	p3 = compute_at(t, &f.inv, fl, 2, &policy, p2, NOW + 2000 * MSEC);
+	assert_int_equal(p3->decisions[0].steer_cpu, -1);
+	assert_true(p3->decisions[1].steer_cpu >= 0);
+	assert_int_equal(t->cpus[p3->decisions[1].steer_cpu].package, 1);
+
+	/* and keeps it when the rates swap back a scan later */
+	fl[0].rate_bps = 14 * GBIT;
+	fl[1].rate_bps = 8 * GBIT;
+	p4 = compute_at(t, &f.inv, fl, 2, &policy, p3, NOW + 2250 * MSEC);
+	assert_int_equal(p4->decisions[1].steer_cpu, p3->decisions[1].steer_cpu);
+	assert_int_equal(p4->decisions[0].steer_cpu, -1);
+}
+
+/* A fast reader of an interface caad does not manage (or of a flow not old
+ * enough yet) keeps its core free of steered processing too. */
+static void test_unmanaged_reader_core(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.min_age_ms = 500;
+	fake_inv_init(&f, 4, 0);
+
+	for (unsigned kind = 0; kind < 3; kind++) {
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		struct caad_flow fl[] = { make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT),
+			                  make_flow(2, 2, kind == 2 ? ETH0_IFINDEX : 99, 1, 20 * GBIT) };
+
+		if (kind == 1)
+			fl[1].rate_bps = 10 * MBIT; /* light: no core kept for it */
+		if (kind == 2)
+			fl[1].first_ns = NOW - 100 * MSEC; /* heavy, on eth0, too young */
+		p = compute(t, &f.inv, fl, 2, &policy);
+		assert_int_equal(p->n_decisions, 1);
+		assert_int_equal(p->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+		if (kind == 1)
+			assert_int_equal(p->decisions[0].steer_cpu, 2);
+		else
+			assert_same_core(t, (unsigned)p->decisions[0].steer_cpu, 2, false);
+	}
+}
+
+/* A flow that arrived through a device on top of a managed NIC (a VLAN, a
+ * bond) has that device's ifindex and the NIC queue's NAPI: steered on
+ * that queue. */
+static void test_upper_device_by_napi(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 4, 0);
+	for (unsigned q = 0; q < 4; q++)
+		f.eth0[q].napi_id = 8193 + q;
+	struct caad_flow fl[] = { make_flow(1, 0, 42, -1, 9 * GBIT), make_flow(2, 4, 42, 3, 9 * GBIT),
+		                  make_flow(3, 6, 42, 1, 9 * GBIT) };
+	fl[0].napi_id = 8195; /* eth0 rx-2 */
+	fl[1].napi_id = 8194; /* eth0 rx-1, whatever queue it says */
+	fl[2].napi_id = 9000; /* not a NAPI of a managed queue */
+
+	p = compute(t, &f.inv, fl, 3, &policy);
+	assert_int_equal(p->n_decisions, 2);
+	assert_int_equal(decision_of(p, 0)->iface, 0);
+	assert_int_equal(decision_of(p, 0)->queue, 2);
+	assert_true(decision_of(p, 0)->steer_cpu >= 0);
+	assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 2));
+	assert_int_equal(decision_of(p, 1)->queue, 1);
+	assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 1));
+	assert_null(decision_of(p, 2));
+}
+
+/* In another package, the NIC's own comes first (rule 4). */
+static void test_other_package_nic_first(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic("package:3 core:2 pu:1");
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+	int nic = -1;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.allow_other_package = true;
+	fake_inv_init(&f, 4, 0);
+	assert_int_equal(t->n_packages, 3);
+	for (unsigned cpu = 0; cpu < t->n_cpus; cpu++)
+		if (t->cpus[cpu].package != t->cpus[0].package && t->cpus[cpu].package != t->cpus[2].package)
+			nic = t->cpus[cpu].package;
+	assert_true(nic >= 0);
+	f.ifaces[0].has_local_cpus = true;
+	f.ifaces[0].local_cpus = t->packages[nic].cpus; /* the last package, not the next one */
+
+	struct caad_flow fl[] = { make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT), make_flow(2, 1, ETH0_IFINDEX, 1, 8 * GBIT) };
+	p = compute(t, &f.inv, fl, 2, &policy);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_int_equal(p->decisions[i].relation, CAAD_RELATION_OTHER_PACKAGE);
+		assert_int_equal(t->cpus[p->decisions[i].steer_cpu].package, nic);
+	}
 }
 
 /* At most MaxMovesPerCycle flows change target per plan, fastest first. */
@@ -2521,8 +2714,8 @@ static int window_of(const struct caad_topology *t, const struct caad_flow *f, i
 /* Whether a previous target s0 had to change for consumer c, planned for in
  * flow f's window (rule 7). */
 static bool target_must_change(const struct caad_topology *t, const struct caad_policy *policy,
-                               const struct caad_cpumask *consumer_cores, const struct caad_decision *pd, int c,
-                               const struct caad_flow *f, bool *forced)
+                               const struct caad_cpumask *consumer_cores, const struct caad_cpumask *consumer_cpus,
+                               const struct caad_decision *pd, int c, const struct caad_flow *f, bool *forced)
 {
 	struct caad_cpumask window, window_cores;
 	int s0 = pd->steer_cpu;
@@ -2542,6 +2735,9 @@ static bool target_must_change(const struct caad_topology *t, const struct caad_
 		return true;
 	*forced = false;
 	if (caad_cpumask_test(consumer_cores, (unsigned)s0))
+		return true;
+	/* chosen farther away when nothing nearer was free: back once it is */
+	if (best_tier(t, policy, consumer_cores, consumer_cpus, (unsigned)c) < tier_of(rel))
 		return true;
 	return rel != CAAD_RELATION_PEER_CORE_SAME_LLC && pd->anchor_cpu >= 0 &&
 	       t->cpus[pd->anchor_cpu].llc != t->cpus[c].llc;
@@ -2580,6 +2776,17 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 		                     &cores);
 
 		assert_int_equal(p->decisions[k].consumer_cpu, home);
+		caad_cpumask_or(&consumer_cores, &consumer_cores, &cores);
+		caad_cpumask_or(&consumer_cpus, &consumer_cpus, &window);
+	}
+	/* ... and of a flow as fast that caad does not steer (another
+	 * interface's, or too young) */
+	for (size_t i = 0; i < n; i++) {
+		struct caad_cpumask window, cores;
+
+		if (decision_of(p, i) || fl[i].rate_bps < policy->rate_threshold_bps ||
+		    window_of(t, &fl[i], -1, &window, &cores) < 0)
+			continue;
 		caad_cpumask_or(&consumer_cores, &consumer_cores, &cores);
 		caad_cpumask_or(&consumer_cpus, &consumer_cpus, &window);
 	}
@@ -2658,7 +2865,7 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 		if (pd && pd->steer_cpu >= 0 && !d->shares_queue && d->steer_cpu != pd->steer_cpu) {
 			bool forced;
 
-			if (!target_must_change(t, policy, &consumer_cores, pd, (int)c, f, &forced))
+			if (!target_must_change(t, policy, &consumer_cores, &consumer_cpus, pd, (int)c, f, &forced))
 				fail_msg("%s: flow %zu moved from %d to %u without a reason", what, d->flow, pd->steer_cpu, s);
 			if (!forced && now - pd->since_ns < policy->dwell_ms * MSEC)
 				fail_msg("%s: flow %zu moved within the dwell time", what, d->flow);
@@ -3752,6 +3959,11 @@ int main(void)
 		cmocka_unit_test(test_kthread_setting),
 		cmocka_unit_test(test_mechanisms),
 		cmocka_unit_test(test_nic_locality_note),
+		cmocka_unit_test(test_back_to_llc_peer),
+		cmocka_unit_test(test_owner_dwell),
+		cmocka_unit_test(test_unmanaged_reader_core),
+		cmocka_unit_test(test_other_package_nic_first),
+		cmocka_unit_test(test_upper_device_by_napi),
 		cmocka_unit_test(test_age_and_rate_band),
 		cmocka_unit_test(test_hysteresis_within_llc),
 		cmocka_unit_test(test_hysteresis_forced),
