@@ -1542,7 +1542,8 @@ static int apply_queue(struct caad_actuator *a, const struct caad_inventory *inv
 	}
 	if (r < 0 && written > 0 && setting_error_class(s[k].kind, r) != CAAD_ERROR_DEVICE_GONE)
 		for (size_t i = k; i-- > 0;)
-			written -= undo_one(a, &undo[i], s[k].kind);
+			if (undo_one(a, &undo[i], s[k].kind) > 0) /* a failed one stays written */
+				written--;
 	for (size_t i = 0; i < n; i++)
 		undo_done(&undo[i]);
 	return r == -ENOMEM ? r : written;
@@ -2175,6 +2176,38 @@ static void keep_line(FILE *f, const char *obj, const char *original, const char
 		fprintf(f, "%s\t%s\n", obj, original);
 }
 
+/*
+ * Whether a journal line's object is one caad writes: the journal is the
+ * operator's to edit (its messages say so), and a line naming another
+ * file would have caad truncate and write it as root.
+ */
+static bool journal_obj_known(const char *obj)
+{
+	static const struct {
+		const char *tail, *within;
+	} shapes[] = {
+		{ "/smp_affinity_list", "/proc/irq/" },
+		{ "/rps_cpus", "/sys/class/net/" },
+		{ "/rps_flow_cnt", "/sys/class/net/" },
+		{ "/proc/sys/net/core/rps_sock_flow_entries", "/" },
+	};
+	size_t len = strlen(obj);
+	const char *comm;
+	pid_t pid;
+
+	if (ntuple_obj(obj) || kthread_parse(obj, &pid, &comm) >= 0)
+		return true;
+	if (obj[0] != '/' || strstr(obj, "/../") || strstr(obj, "/./") || strstr(obj, "//"))
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(shapes); i++) {
+		size_t n = strlen(shapes[i].tail);
+
+		if (len > n && streq(obj + len - n, shapes[i].tail) && strstr(obj, shapes[i].within))
+			return true;
+	}
+	return false;
+}
+
 int caad_journal_restore(const char *journal_path, bool follow_renames)
 {
 	_cleanup_free_ char *text = NULL, *left = NULL;
@@ -2215,6 +2248,12 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 		}
 		*tab = 0;
 		original = tab + 1;
+		if (!journal_obj_known(line)) {
+			log_error("%s:%u: %s is not an object caad writes: not restored", journal_path, lineno, line);
+			failed++;
+			keep_line(lf, line, original, NULL);
+			continue;
+		}
 		/* a third field: the ifindex the object's interface had, or an
 		 * IRQ's handlers (older journals: none) */
 		idx = strchr(original, '\t');
@@ -2432,7 +2471,9 @@ static char *replace_first(const char *s, const char *at, const char *from, cons
 
 /* e, an entry of interface `from`, as one of `to`: its object (an
  * interface's sysfs file, an ntuple rule; IRQs and kthreads do not go by
- * the interface's name) and its label. */
+ * the interface's name), its label, and an IRQ's handlers: drivers that
+ * name them after the interface (i40e-eth0-TxRx-3) request them again
+ * under the new name when it comes up, and the IRQ keeps caad's affinity. */
 static int entry_rename(struct journal_entry *e, const char *from, const char *to)
 {
 	_cleanup_free_ char *sys_from = NULL, *sys_to = NULL, *nt_from = NULL, *nt_to = NULL, *lb_from = NULL,
@@ -2451,6 +2492,17 @@ static int entry_rename(struct journal_entry *e, const char *from, const char *t
 	else
 		path = strdup(e->path);
 	label = replace_first(e->label, e->label, lb_from, lb_to);
+	if (e->actions && (at = strstr(e->actions, from))) {
+		char *actions = replace_first(e->actions, at, from, to);
+
+		if (!actions) {
+			free(path);
+			free(label);
+			return -ENOMEM;
+		}
+		free(e->actions);
+		e->actions = actions;
+	}
 	if (!path || !label) {
 		free(path);
 		free(label);

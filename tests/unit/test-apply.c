@@ -1550,6 +1550,34 @@ static void test_rename_iface(void **state)
 }
 
 /*
+ * Drivers that name an IRQ's handlers after the interface (i40e-vb-TxRx-0)
+ * request them again under the new name: the IRQ, which keeps caad's
+ * affinity, is still the one caad changed, and is put back.
+ */
+static void test_rename_irq_actions(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *from = path_in(fx->root, "sys/class/net/vb"), *to = path_in(fx->root, "sys/class/net/vc");
+	_cleanup_free_ char *want = NULL;
+	struct caad_setting s[] = { irq(101, 0, "0") };
+	struct caad_plan plan = PLAN(s);
+	char lines[4][512];
+
+	write_file(fx->root, "sys/kernel/irq/101/actions", "i40e-vb-TxRx-0\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(rename(from, to), 0);
+	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "vc"), 1);
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+	assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vc-TxRx-0", fx->root, IRQ101) > 0);
+	assert_string_equal(lines[0], want);
+	write_file(fx->root, "sys/kernel/irq/101/actions", "i40e-vc-TxRx-0\n");
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_int_equal(rename(to, from), 0);
+}
+
+/*
  * Renamed to a name with a control character (the kernel allows one):
  * the journal cannot hold it, and an entry under it would make every
  * later journal write fail. What caad changed there is put back at once,
@@ -1874,6 +1902,27 @@ static void test_journal_restore_malformed(void **state)
 		assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 2);
 		assert_string_equal(lines[0], want0);
 		assert_string_equal(lines[1], want1);
+		assert_int_equal(unlink(fx->journal), 0);
+	}
+
+	/* A line naming a file caad never writes (edited by hand): not
+	 * written, kept for the operator. */
+	{
+		_cleanup_free_ char *other = path_in(fx->root, "var/lib/precious"), *dots = NULL, *text2 = NULL;
+		char lines[4][512];
+
+		write_file(fx->root, "var/lib/precious", "keep me\n");
+		assert_true(asprintf(&dots, "%s/proc/irq/../../var/lib/precious/smp_affinity_list", fx->root) > 0);
+		assert_true(asprintf(&text2, "%s\t1\n%s\t2\n", other, dots) > 0);
+		write_file(fx->root, "run/journal", text2);
+		capture_begin(&cap, fx->root);
+		r = caad_journal_restore(fx->journal, true);
+		free(log);
+		log = capture_end(&cap);
+		assert_int_equal(r, -EIO);
+		assert_content(fx->root, "var/lib/precious", "keep me\n");
+		assert_int_equal(count_substr(log, "is not an object caad writes"), 2);
+		assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 2);
 		assert_int_equal(unlink(fx->journal), 0);
 	}
 
@@ -3176,6 +3225,7 @@ int main(void)
 		T(test_journal_irq_identity),
 		T(test_journals_drop_other_boot),
 		T(test_kthread_pid_reused),
+		T(test_rename_irq_actions),
 		T(test_rename_iface),
 		T(test_rename_iface_control_char),
 		T(test_rename_swap),
