@@ -934,6 +934,17 @@ static void rearm_sooner(struct daemon *d)
 		arm_prepare(d, at, period);
 }
 
+/* A reload that keeps the running configuration, for why (text). */
+static int reload_refused(struct daemon *d, int error, const char *why, char **ret_error)
+{
+	d->reload_failures++;
+	log_error("Reload failed: %s; keeping the running configuration", why);
+	sd_notifyf(false, "READY=1\nSTATUS=Reload failed, running configuration kept: %s", why);
+	if (ret_error)
+		*ret_error = strdup(why);
+	return error < 0 ? error : -EINVAL;
+}
+
 int daemon_reload(struct daemon *d, char **ret_error)
 {
 	struct caad_config c;
@@ -955,8 +966,26 @@ int daemon_reload(struct daemon *d, char **ret_error)
 		return r;
 	}
 	/* names were checked at start: only ENOMEM can fail here */
-	if (daemon_config_apply_args(&c, d->args) < 0)
-		log_warning("Reload: command-line interfaces could not be kept");
+	r = daemon_config_apply_args(&c, d->args);
+	if (r < 0) {
+		caad_config_done(&c);
+		return reload_refused(d, r, "the command line's interfaces could not be kept", ret_error);
+	}
+	/* one that is not there would stop the inventory of them all, and
+	 * with it all steering, until it comes (at start caad exits) */
+	for (size_t i = 0; i < c.n_interfaces; i++) {
+		_cleanup_(caad_inventory_freep) struct caad_inventory *probe = NULL;
+		_cleanup_free_ char *what = NULL;
+
+		r = caad_inventory_load(d->args->sysroot, &c.interfaces[i], 1, &probe);
+		if (r >= 0)
+			continue;
+		if (asprintf(&what, "interface %s (of Interfaces= or --interface) cannot be managed: %s", c.interfaces[i],
+		             strerror(-r)) < 0)
+			what = NULL;
+		caad_config_done(&c);
+		return reload_refused(d, r, what ?: "Interfaces= names an interface caad cannot manage", ret_error);
+	}
 	/* the observer's maps were sized at start: the notices name the size in force */
 	if (c.max_flows != d->config.max_flows) {
 		log_notice("Reload: MaxFlows=%u takes effect at the next start; until then caad follows up to %u flows",

@@ -426,7 +426,15 @@ grep -q "60-broken.conf:3: Invalid RateThreshold=" "$TMP/caad.log" || fail "the 
 sleep 0.5
 iface_lo && rps_is 0 1 && [ "$(prop Mode)" = '"enforce"' ] || fail "the broken reload changed the running configuration"
 rm "$CAAD_CONF_ROOT$CONFD/60-broken.conf"
-info "Reload: drop-in applied (Interfaces vb lo) with steering kept; broken one refused: ${out#Error }"
+# an interface that is not there would stop the inventory, and all steering
+printf '[Daemon]\nInterfaces=vb lo nosuch0\n' >"$CAAD_CONF_ROOT$CONFD/60-nosuch.conf"
+out2=$(send_as root Reload)
+echo "$out2" | grep -q "^Error org.caad1.Error.InvalidConfig: interface nosuch0 (of Interfaces= or --interface) cannot be managed: No such device" ||
+	fail "reload with a missing interface: $out2"
+sleep 0.5
+iface_lo && rps_is 0 1 || fail "the reload with a missing interface changed the running configuration: $(prop Interfaces)"
+rm "$CAAD_CONF_ROOT$CONFD/60-nosuch.conf"
+info "Reload: drop-in applied (Interfaces vb lo) with steering kept; broken one refused: ${out#Error }; one naming a missing interface refused"
 
 # 11. The bus goes away and comes back: caad runs on and takes the name again.
 kill "$BUS_PID"; BUS_PID=
@@ -486,7 +494,7 @@ for fields in lines:
     status += "STATUS" in kv
     watchdog += kv.get("WATCHDOG") == "1"
 got = " ".join(seq)
-want = "R L R L R L R L R L R S"  # start, Reload after the back-off, SIGHUP, Reload twice, broken Reload, stop
+want = "R L R L R L R L R L R L R S"  # start, Reload after the back-off, SIGHUP, Reload twice, broken Reload, missing interface, stop
 assert got == want, f"sequence {got!r}, wanted {want!r}"
 assert any(lo <= t <= hi for t in stamps), f"no MONOTONIC_USEC of the D-Bus Reload in [{lo}, {hi}]: {stamps}"
 assert status >= 10, f"only {status} STATUS= lines"
