@@ -681,6 +681,8 @@ static void bus_retry_later(struct caad_bus *b, int r, const char *what)
 		log_error("Cannot schedule reconnecting to the system D-Bus: the D-Bus API stays off");
 }
 
+static void name_owned(struct caad_bus *b);
+
 /* The reply to RequestName: an error (the policy forbids it), or a code. */
 static int on_name(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 {
@@ -701,6 +703,12 @@ static int on_name(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 		bus_retry_later(b, EEXIST, msg);
 		return 0;
 	}
+	name_owned(b);
+	return 0;
+}
+
+static void name_owned(struct caad_bus *b)
+{
 	b->serving = true;
 	if (b->down)
 		log_info("D-Bus API back on the system bus as %s", BUS_NAME);
@@ -708,7 +716,6 @@ static int on_name(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 		log_info("D-Bus API on the system bus as %s", BUS_NAME);
 	b->down = false;
 	caad_bus_sync_properties(b);
-	return 0;
 }
 
 /* sd-bus turns a lost connection into this local signal. */
@@ -721,9 +728,16 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
 	return 0;
 }
 
-static int bus_connect(struct caad_bus *b)
+/*
+ * Connect and ask for the name: at start (wait) until the bus answers, so
+ * that READY=1, which follows, means that the API is there (the unit has
+ * no BusName=: "systemctl start caad && caadctl status" relies on it);
+ * later without blocking the loop.
+ */
+static int bus_connect(struct caad_bus *b, bool wait)
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	char msg[512];
 	int r;
 
 	r = sd_bus_open_system(&bus);
@@ -732,10 +746,28 @@ static int bus_connect(struct caad_bus *b)
 	(void)sd_bus_set_description(bus, "caad");
 	if ((r = sd_bus_add_object_vtable(bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, b->d)) < 0 ||
 	    (r = sd_bus_add_filter(bus, NULL, on_message, b)) < 0 ||
-	    (r = sd_bus_attach_event(bus, b->d->event, SD_EVENT_PRIORITY_NORMAL)) < 0 ||
-	    (r = sd_bus_request_name_async(bus, NULL, BUS_NAME, 0, on_name, b)) < 0)
+	    (r = sd_bus_attach_event(bus, b->d->event, SD_EVENT_PRIORITY_NORMAL)) < 0)
 		return r;
+	if (!wait) {
+		r = sd_bus_request_name_async(bus, NULL, BUS_NAME, 0, on_name, b);
+		if (r < 0)
+			return r;
+		b->bus = TAKE_PTR(bus);
+		return 0;
+	}
+	r = sd_bus_request_name(bus, BUS_NAME, 0);
 	b->bus = TAKE_PTR(bus);
+	if (r >= 0 || r == -EALREADY) {
+		name_owned(b);
+		return 0;
+	}
+	if (r == -ENOMEM)
+		return r;
+	if (r == -EEXIST)
+		snprintf(msg, sizeof(msg), "Cannot own %s on the system D-Bus: another process has it", BUS_NAME);
+	else
+		snprintf(msg, sizeof(msg), "Cannot own %s on the system D-Bus", BUS_NAME);
+	bus_retry_later(b, r, msg);
 	return 0;
 }
 
@@ -745,7 +777,7 @@ static int on_retry(sd_event_source *s, uint64_t usec, void *userdata)
 	int r;
 
 	b->bus = sd_bus_flush_close_unref(b->bus);
-	r = bus_connect(b);
+	r = bus_connect(b, false);
 	if (r < 0)
 		bus_retry_later(b, r, "No system D-Bus");
 	return 0;
@@ -769,7 +801,7 @@ int caad_bus_open(struct daemon *d, struct caad_bus **ret)
 		return log_error_errno(r, "Failed to set up the D-Bus reconnect timer: %m");
 	}
 	(void)sd_event_source_set_enabled(b->retry, SD_EVENT_OFF);
-	r = bus_connect(b);
+	r = bus_connect(b, true);
 	if (r == -ENOMEM) {
 		caad_bus_free(b);
 		return r;

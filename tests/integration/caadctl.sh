@@ -176,6 +176,12 @@ ip netns exec "$TB_B" "$CAAD" --foreground --config "$TMP/caad.conf" --runtime-d
 	>"$TMP/caad.log" 2>&1 &
 CAAD_PID=$!
 wait_for 15 bus_has_caad || { cat "$TMP/caad.log"; fail "caad did not take org.caad1"; }
+# READY=1 goes out with the "running" line: with a bus there, the name is
+# caad's by then ("systemctl start caad && caadctl status" relies on it)
+wait_for 3 grep -q "running: mode" "$TMP/caad.log" || fail "no running line"
+awk '/D-Bus API on the system bus as org.caad1/ { bus = NR } /running: mode/ { run = NR }
+     END { exit !(bus && run && bus < run) }' "$TMP/caad.log" ||
+	{ cat "$TMP/caad.log"; fail "caad said it was running (READY=1) before it owned org.caad1"; }
 in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
 tb_wait_listen 5201
 in_a iperf3 -c "$TB_DST" -t 120 >/dev/null 2>&1 &
