@@ -80,9 +80,19 @@ static void load_verdicts(struct daemon *d)
 	r = caad_verdicts_load(cl->verdicts_path, cl->kernel, cl->topology, (uint64_t)time(NULL),
 	                       d->config.verdict_max_age_sec, &cl->verdicts, &dropped, &why);
 	cl->verdicts_loaded = true;
-	if (r == -EBADMSG)
-		log_warning("Ignoring the stored verdicts, which cannot be used: %s", why ?: cl->verdicts_path);
-	else if (r < 0)
+	if (r < 0 && r != -ENOMEM) {
+		/* put aside: the next verdict would write the store anew, over
+		 * every good entry of a file that one bad entry made unusable */
+		_cleanup_free_ char *aside = NULL;
+		bool kept = asprintf(&aside, "%s.bad", cl->verdicts_path) >= 0 && rename(cl->verdicts_path, aside) == 0;
+
+		if (r == -EBADMSG)
+			log_warning("Ignoring the stored verdicts, which cannot be used: %s%s%s", why ?: cl->verdicts_path,
+			            kept ? "; the file is kept as " : "", kept ? aside : "");
+		else
+			log_warning_errno(r, "Cannot read %s, starting without verdicts%s%s: %m", cl->verdicts_path,
+			                  kept ? "; the file is kept as " : "", kept ? aside : "");
+	} else if (r < 0)
 		log_warning_errno(r, "Cannot read %s, starting without verdicts: %m", cl->verdicts_path);
 	else if (dropped)
 		log_info("%zu verdict%s in %s expired: %s", dropped, dropped == 1 ? "" : "s", cl->verdicts_path,

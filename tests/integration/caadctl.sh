@@ -488,6 +488,17 @@ grep -Eq "^ *IFACE +DRIVER +COMM +READER +VERDICT +PRIOR +DECIDED +TRIAL +ALTERN
 run 0 "$CTL" reload
 rps_is 0 1 || fail "reload dropped steering"
 [ "$("$CTL" placement)" = prior ] || fail "the reload did not put Placement=prior back"
+# a store that one bad entry makes unusable is put aside, not written over
+# by the next verdict
+jq '.verdicts[1].relation = "sideways"' "$TMP/state/verdicts.json" >"$TMP/verdicts.bad"
+cp "$TMP/verdicts.bad" "$TMP/state/verdicts.json"
+run 0 "$CTL" placement measure
+wait_for 3 grep -q "Ignoring the stored verdicts, which cannot be used: $TMP/state/verdicts.json: verdicts\[1\]: .*; the file is kept as $TMP/state/verdicts.json.bad" "$TMP/caad.log" ||
+	fail "the unusable verdict store was not put aside: $(grep -i verdict "$TMP/caad.log")"
+cmp -s "$TMP/verdicts.bad" "$TMP/state/verdicts.json.bad" && [ ! -e "$TMP/state/verdicts.json" ] ||
+	fail "verdicts.json.bad is not the unusable store"
+run 0 "$CTL" reload
+[ "$("$CTL" placement)" = prior ] || fail "the reload did not put Placement=prior back"
 # someone else's write is left alone, and Explain says so; a reload takes it back
 sleep 0.5 # a few scans: the reload's go-ahead (which rewrites what others changed) is spent
 in_b sh -c 'echo 2 >/sys/class/net/vb/queues/rx-0/rps_cpus'
