@@ -428,7 +428,8 @@ static int parse_irqbalance(const struct config_key *k, struct caad_config *c, c
 
 /* "irq rps kthread rfs ntuple": the mechanisms caad may use; the others are
  * disabled. rfs stands for both of its settings (the queue's table and the
- * global one). */
+ * global one). Empty: the default, as an empty assignment resets a list
+ * (Interfaces=, BannedCPUs=); Mode=observe is how to write nothing. */
 static int parse_mechanisms(const struct config_key *k, struct caad_config *c, const char *value, char *why,
                             size_t why_size)
 {
@@ -457,7 +458,7 @@ static int parse_mechanisms(const struct config_key *k, struct caad_config *c, c
 		}
 		allowed |= names[i].kinds;
 	}
-	*FIELD(c, k, unsigned) = ((1u << _CAAD_SETTING_KIND_COUNT) - 1) & ~allowed;
+	*FIELD(c, k, unsigned) = allowed ? ((1u << _CAAD_SETTING_KIND_COUNT) - 1) & ~allowed : CAAD_MECHANISMS_DEFAULT_OFF;
 	return 0;
 }
 

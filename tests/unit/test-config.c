@@ -657,8 +657,9 @@ static void test_mechanisms(void **state)
 	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=ntuple kthread irq rps rfs\n", &path, &log), 0);
 	assert_int_equal(c.policy.disabled_mechanisms, 0);
 	free(path), free(log);
-	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=\n", &path, &log), 0);
-	assert_int_equal(c.policy.disabled_mechanisms, all);
+	/* empty: back to the default, not "none" */
+	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=rps\nMechanisms=\n", &path, &log), 0);
+	assert_int_equal(c.policy.disabled_mechanisms, ntuple);
 	free(path), free(log);
 	assert_int_equal(parse_string(&c, "[Placement]\nMechanisms=rps\nMechanisms=irq flowdirector\n", &path, &log),
 	                 -EINVAL);
