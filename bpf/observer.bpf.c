@@ -14,6 +14,7 @@
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -54,8 +55,10 @@ const volatile __u32 max_flows = 16384;
 
 /* Entries of "flows" now: taken before one is made, given back at close,
  * and set to the entries counted at each snapshot (signed: a miscount
- * errs towards following flows, not refusing all). */
-__s64 n_flows = 0;
+ * errs towards following flows, not refusing all). A cache line of its
+ * own (a section of its own): every open and close writes it, atomically,
+ * and the flags every event reads (.bss) would bounce with it. */
+__s64 n_flows SEC(".data.nflows") = 0;
 
 /*
  * A flow's entry hangs off its socket: finding it (bpf_sk_storage_get) is
@@ -205,7 +208,7 @@ static __always_inline void fill_tuple(struct caad_flow_stats *s, const struct s
 
 	s->family = family;
 	s->lport = c->skc_num;
-	s->rport = __builtin_bswap16(c->skc_dport);
+	s->rport = bpf_ntohs(c->skc_dport);
 	if (family == AF_INET) {
 		__u32 l = c->skc_rcv_saddr, r = c->skc_daddr;
 
@@ -496,6 +499,13 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 			return 0;
 		/* a place in the table first; given back if another CPU made
 		 * this socket's entry just now */
+		/* a full table: a plain load says so, without taking and
+		 * giving back a place (two atomics on a shared line at every
+		 * read of every socket not followed) */
+		if (*(volatile __s64 *)&n_flows >= (__s64)max_flows) {
+			count(CAAD_COUNTER_MAP_FULL);
+			return 0;
+		}
 		if (__sync_fetch_and_add(&n_flows, 1) >= (__s64)max_flows) {
 			__sync_fetch_and_add(&n_flows, -1);
 			count(CAAD_COUNTER_MAP_FULL);
