@@ -1035,6 +1035,10 @@ def span(xs):
     return (min(xs), max(xs)) if xs else (None, None)
 
 
+# the least coverage of the median's interval that settles a verdict
+SETTLE_COVERAGE = 0.9
+
+
 def median_ci(xs, level=0.95):
     """Distribution-free confidence interval of the median of xs: the order
     statistics x(k) and x(n+1-k) with the largest k whose coverage, 1 - 2 P(B
@@ -1060,15 +1064,17 @@ def target(what, value, samples, want, higher=True, lo=None, hi=None):
     (>= want where higher is better, else <=); settled when the confidence
     interval of the median of samples (per-round values, or per-repetition
     ratios) lies wholly on one side of want, so that these rounds tell the
-    verdict apart from their noise. lo/hi: the range shown (default: of
-    samples)."""
+    verdict apart from their noise, and covers at least SETTLE_COVERAGE
+    (fewer than 5 samples never do: their range covers 87.5% at most; a
+    single one 0%). lo/hi: the range shown (default: of samples)."""
     ci = median_ci(samples)
     good = (lambda x: x >= want) if higher else (lambda x: x <= want)
     if lo is None and hi is None:
         lo, hi = span(samples)
+    few = ci is not None and ci['coverage'] < SETTLE_COVERAGE
     return {'what': what, 'value': value, 'min': lo, 'max': hi, 'want': want, 'higher_is_better': higher,
-            'met': value is not None and good(value), 'ci': ci,
-            'settled': None if ci is None else good(ci['low']) == good(ci['high'])}
+            'met': value is not None and good(value), 'ci': ci, 'too_few': few,
+            'settled': None if ci is None else good(ci['low']) == good(ci['high']) and not few}
 
 
 def ci_text(t, nd):
@@ -1093,7 +1099,10 @@ def target_line(t, nd=None):
     if t.get('ci'):
         line += f'; confidence interval of the median {ci_text(t, nd)}'
     line += f': {verdict(t["met"], t.get("settled"))}.'
-    if t.get('settled') is False:
+    if t.get('settled') is False and t.get('too_few'):
+        line += (f' Only {t["ci"]["n"]} rounds: too few for an interval of the median that covers '
+                 f'{SETTLE_COVERAGE:.0%}, so they do not tell whether the target is met.')
+    elif t.get('settled') is False:
         line += (f' The interval holds values on both sides of {t["want"]:g}: these rounds do not tell on this '
                  'machine whether the target is met.')
     return line
