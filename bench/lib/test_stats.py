@@ -77,6 +77,15 @@ class Verdicts(unittest.TestCase):
         self.assertEqual((t['met'], t['settled']), (True, False))
         self.assertEqual(verdict(t['met'], t['settled']), 'met (not settled)')
 
+    def test_too_few_rounds_settle_nothing(self):
+        # 4 values on one side: their range covers 87.5% only
+        t = target('x', 1.02, [1.00, 1.01, 1.03, 1.04], 0.99)
+        self.assertEqual((t['met'], t['settled']), (True, False))
+        self.assertIn('Only 4 rounds', target_line(t))
+        self.assertNotIn('both sides', target_line(t))
+        t = target('x', 1.02, [1.02], 0.99)  # one value: 0%
+        self.assertEqual((t['met'], t['settled']), (True, False))
+
     def test_no_samples(self):
         t = target('x', 1.0, [], 0.97)
         self.assertIsNone(t['settled'])
