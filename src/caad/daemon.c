@@ -259,6 +259,32 @@ static int iface_left(struct daemon *d, const struct caad_iface *old, bool loade
 	return r;
 }
 
+/*
+ * The interfaces of names that can be read, when one of them cannot (a VF
+ * torn down, a card pulled): the others are managed on, not left
+ * unsteered with it until it comes back. -ENODEV when none can be, or all
+ * can one by one (the set changed as it was read: the next scan tries).
+ */
+static int load_present(struct daemon *d, char **names, size_t n, struct caad_inventory **ret)
+{
+	_cleanup_free_ char **present = calloc(n, sizeof(char *));
+	size_t k = 0;
+
+	if (!present)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_(caad_inventory_freep) struct caad_inventory *probe = NULL;
+
+		if (caad_inventory_load(d->args->sysroot, &names[i], 1, &probe) >= 0)
+			present[k++] = names[i];
+		else if (!d->inventory_partial)
+			log_warning("%s cannot be read: caad manages the other interfaces until it can", names[i]);
+	}
+	if (k == 0 || k == n)
+		return -ENODEV;
+	return caad_inventory_load(d->args->sysroot, present, k, ret);
+}
+
 static int reload_inventory(struct daemon *d)
 {
 	struct caad_inventory *inv = NULL;
@@ -274,7 +300,21 @@ static int reload_inventory(struct daemon *d)
 		n_names = (size_t)r;
 	}
 	r = caad_inventory_load(d->args->sysroot, names, n_names, &inv);
+	/* at start one that cannot be read is an error (caad exits) */
+	bool partial = false;
+	if (r < 0 && r != -ENOMEM && d->inv && n_names > 1) {
+		int q = load_present(d, names, n_names, &inv);
+
+		if (q >= 0 || q == -ENOMEM)
+			r = q;
+		partial = q >= 0;
+	}
 	caad_strv_free(auto_names);
+	if (r >= 0 && partial != d->inventory_partial) {
+		if (!partial)
+			log_info("Every interface to manage can be read again");
+		d->inventory_partial = partial;
+	}
 	if (r < 0) {
 		/* Keep the old one; try again next scan. A configured interface
 		 * that was renamed or went away meanwhile took caad's values

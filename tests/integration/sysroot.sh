@@ -273,6 +273,30 @@ irq100_is 0-1 || fail "IRQ 100 not restored after its interface vanished"
 grep -q "gone, nothing to restore" "$TMP/caad6.log" || fail "the vanished rps_cpus was not reported as gone"
 info "vanished interface: reported once, IRQ restored, its queues reported gone"
 
+# 5a. one of two interfaces vanishes mid-run: the other is managed on (it
+#     was left unsteered with it, "Queues unknown", until it came back)
+make_tree
+mkdir -p "$R/sys/class/net/fk1/queues/rx-0"
+echo 1 >"$R/sys/class/net/fk1/ifindex"
+echo 0x1003 >"$R/sys/class/net/fk1/flags"
+echo 0 >"$R/sys/class/net/fk1/queues/rx-0/rps_cpus"
+caad_on 6a --interface fk0 --interface fk1
+start_flow 8
+steered 6a "fk1 vanished"
+queue_ifaces() { jq -c '[.queues[].iface]' "$TMP/rt6a/state.json" 2>/dev/null; }
+[ "$(queue_ifaces)" = '["fk0","fk0","fk1"]' ] || fail "queues before fk1 vanished: $(queue_ifaces)"
+rm -rf "$R/sys/class/net/fk1"
+wait_for 8 grep -q 'fk1 cannot be read: caad manages the other interfaces until it can' "$TMP/caad6a.log" ||
+	{ cat "$TMP/caad6a.log"; fail "the vanished fk1 was not reported"; }
+fk0_only() { [ "$(queue_ifaces)" = '["fk0","fk0"]' ]; }
+wait_for 3 fk0_only || fail "fk0 not managed on without fk1: $(queue_ifaces)"
+! grep -q 'Queues unknown' "$TMP/caad6a.log" || fail "steering stopped for fk0 too"
+irq100_is 0 || fail "fk0's IRQ 100 not kept steered"
+wait "$CLI" || true
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
+irq100_is 0-1 || fail "IRQ 100 not restored after fk1 vanished"
+info "one of two interfaces vanished: reported once, the other managed on, restored at exit"
+
 # 5b. the interface is renamed mid-run (same ifindex): what caad changed
 #     there is restored under the new name on exit.
 make_tree
