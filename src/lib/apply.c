@@ -2176,34 +2176,55 @@ static void keep_line(FILE *f, const char *obj, const char *original, const char
 		fprintf(f, "%s\t%s\n", obj, original);
 }
 
+/* The last place of needle in s, or NULL. */
+static const char *last_of(const char *s, const char *needle)
+{
+	const char *at = NULL;
+
+	for (const char *p = s; (p = strstr(p, needle)); p++)
+		at = p;
+	return at;
+}
+
+/* s begins with one or more digits: past them, else NULL. */
+static const char *past_digits(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n ? s + n : NULL;
+}
+
 /*
- * Whether a journal line's object is one caad writes: the journal is the
- * operator's to edit (its messages say so), and a line naming another
- * file would have caad truncate and write it as root.
+ * Whether a journal line's object is one caad writes, under any sysroot
+ * (whatever comes before the object's own part, relative or not): the
+ * journal is the operator's to edit (its messages say so), and a line
+ * naming another file would have caad truncate and write it as root.
  */
 static bool journal_obj_known(const char *obj)
 {
-	static const struct {
-		const char *tail, *within;
-	} shapes[] = {
-		{ "/smp_affinity_list", "/proc/irq/" },
-		{ "/rps_cpus", "/sys/class/net/" },
-		{ "/rps_flow_cnt", "/sys/class/net/" },
-		{ "/proc/sys/net/core/rps_sock_flow_entries", "/" },
-	};
+	static const char table[] = "/proc/sys/net/core/rps_sock_flow_entries";
 	size_t len = strlen(obj);
-	const char *comm;
+	const char *comm, *at;
 	pid_t pid;
 
 	if (ntuple_obj(obj) || kthread_parse(obj, &pid, &comm) >= 0)
 		return true;
-	if (obj[0] != '/' || strstr(obj, "/../") || strstr(obj, "/./") || strstr(obj, "//"))
-		return false;
-	for (size_t i = 0; i < ARRAY_SIZE(shapes); i++) {
-		size_t n = strlen(shapes[i].tail);
+	if (len > strlen(table) && streq(obj + len - strlen(table), table))
+		return true;
+	/* .../proc/irq/N/smp_affinity_list */
+	if ((at = last_of(obj, "/proc/irq/")) && (at = past_digits(at + strlen("/proc/irq/"))) &&
+	    streq(at, "/smp_affinity_list"))
+		return true;
+	/* .../sys/class/net/NAME/queues/rx-N/{rps_cpus,rps_flow_cnt} */
+	if ((at = last_of(obj, SYS_NET))) {
+		const char *name = at + strlen(SYS_NET), *slash = strchr(name, '/');
 
-		if (len > n && streq(obj + len - n, shapes[i].tail) && strstr(obj, shapes[i].within))
-			return true;
+		if (!slash || slash == name || (size_t)(slash - name) >= IF_NAMESIZE ||
+		    (slash - name <= 2 && strspn(name, ".") == (size_t)(slash - name)) ||
+		    strncmp(slash, "/queues/rx-", strlen("/queues/rx-")) != 0 ||
+		    !(at = past_digits(slash + strlen("/queues/rx-"))))
+			return false;
+		return streq(at, "/rps_cpus") || streq(at, "/rps_flow_cnt");
 	}
 	return false;
 }
@@ -2469,6 +2490,19 @@ static char *replace_first(const char *s, const char *at, const char *from, cons
 	return ret;
 }
 
+/* The first place of name in actions as a whole '-'-separated part of a
+ * handler's name ("i40e-eth0-TxRx-3", "eth0-TxRx-3"), or NULL: not inside
+ * another word ("mlx5_comp3@pci:..." for an interface named "pci"). */
+static const char *name_token(const char *actions, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = actions; n && (p = strstr(p, name)); p++)
+		if ((p == actions || p[-1] == '-' || p[-1] == ',') && (p[n] == '\0' || p[n] == '-' || p[n] == ','))
+			return p;
+	return NULL;
+}
+
 /* e, an entry of interface `from`, as one of `to`: its object (an
  * interface's sysfs file, an ntuple rule; IRQs and kthreads do not go by
  * the interface's name), its label, and an IRQ's handlers: drivers that
@@ -2492,7 +2526,7 @@ static int entry_rename(struct journal_entry *e, const char *from, const char *t
 	else
 		path = strdup(e->path);
 	label = replace_first(e->label, e->label, lb_from, lb_to);
-	if (e->actions && (at = strstr(e->actions, from))) {
+	if (e->actions && (at = name_token(e->actions, from))) {
 		char *actions = replace_first(e->actions, at, from, to);
 
 		if (!actions) {

@@ -1575,6 +1575,20 @@ static void test_rename_irq_actions(void **state)
 	assert_int_equal(caad_actuator_restore(a), 0);
 	assert_content(fx->root, IRQ101, "1\n");
 	assert_int_equal(rename(to, from), 0);
+
+	/* the name only as a whole part of a handler's name: "vbx" is
+	 * another device's, and stays as recorded */
+	write_file(fx->root, "sys/kernel/irq/101/actions", "i40e-vbx-TxRx-0\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(rename(from, to), 0);
+	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "vc"), 1);
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+	free(want);
+	assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vbx-TxRx-0", fx->root, IRQ101) > 0);
+	assert_string_equal(lines[0], want);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_int_equal(rename(to, from), 0);
 }
 
 /*
@@ -1924,6 +1938,17 @@ static void test_journal_restore_malformed(void **state)
 		assert_int_equal(count_substr(log, "is not an object caad writes"), 2);
 		assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 2);
 		assert_int_equal(unlink(fx->journal), 0);
+
+		/* a sysroot given as it was typed (not normalised): its objects
+		 * are caad's all the same */
+		free(text2);
+		write_file(fx->root, IRQ101, "0\n");
+		write_file(fx->root, RX0, "3\n");
+		assert_true(asprintf(&text2, "%s/./%s\t1\n%s//%s\t0\n", fx->root, IRQ101, fx->root, RX0) > 0);
+		write_file(fx->root, "run/journal", text2);
+		assert_int_equal(caad_journal_restore(fx->journal, true), 2);
+		assert_content(fx->root, IRQ101, "1\n");
+		assert_content(fx->root, RX0, "0\n");
 	}
 
 	/* Only garbage: nothing restored, the journal is consumed. */
