@@ -10,8 +10,10 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -80,18 +82,25 @@ static void load_verdicts(struct daemon *d)
 	r = caad_verdicts_load(cl->verdicts_path, cl->kernel, cl->topology, (uint64_t)time(NULL),
 	                       d->config.verdict_max_age_sec, &cl->verdicts, &dropped, &why);
 	cl->verdicts_loaded = true;
-	if (r < 0 && r != -ENOMEM) {
+	if (r == -EBADMSG) {
 		/* put aside: the next verdict would write the store anew, over
-		 * every good entry of a file that one bad entry made unusable */
+		 * every good entry of a file that one bad entry made unusable
+		 * (a read error may pass: then the file stays) */
 		_cleanup_free_ char *aside = NULL;
-		bool kept = asprintf(&aside, "%s.bad", cl->verdicts_path) >= 0 && rename(cl->verdicts_path, aside) == 0;
+		bool kept = false;
 
-		if (r == -EBADMSG)
-			log_warning("Ignoring the stored verdicts, which cannot be used: %s%s%s", why ?: cl->verdicts_path,
-			            kept ? "; the file is kept as " : "", kept ? aside : "");
-		else
-			log_warning_errno(r, "Cannot read %s, starting without verdicts%s%s: %m", cl->verdicts_path,
-			                  kept ? "; the file is kept as " : "", kept ? aside : "");
+		for (unsigned i = 0; i < 100 && !kept; i++) {
+			free(aside);
+			aside = NULL;
+			if ((i ? asprintf(&aside, "%s.bad.%u", cl->verdicts_path, i)
+			       : asprintf(&aside, "%s.bad", cl->verdicts_path)) < 0)
+				break;
+			kept = renameat2(AT_FDCWD, cl->verdicts_path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0;
+			if (!kept && errno != EEXIST)
+				break;
+		}
+		log_warning("Ignoring the stored verdicts, which cannot be used: %s%s%s", why ?: cl->verdicts_path,
+		            kept ? "; the file is kept as " : "", kept ? aside : "");
 	} else if (r < 0)
 		log_warning_errno(r, "Cannot read %s, starting without verdicts: %m", cl->verdicts_path);
 	else if (dropped)

@@ -499,6 +499,14 @@ cmp -s "$TMP/verdicts.bad" "$TMP/state/verdicts.json.bad" && [ ! -e "$TMP/state/
 	fail "verdicts.json.bad is not the unusable store"
 run 0 "$CTL" reload
 [ "$("$CTL" placement)" = prior ] || fail "the reload did not put Placement=prior back"
+# a second one does not replace the first
+echo '{"version": 1' >"$TMP/state/verdicts.json"
+run 0 "$CTL" placement measure
+wait_for 3 grep -q "the file is kept as $TMP/state/verdicts.json.bad.1" "$TMP/caad.log" ||
+	fail "the second unusable store was not put aside beside the first"
+cmp -s "$TMP/verdicts.bad" "$TMP/state/verdicts.json.bad" || fail "the first unusable store was replaced"
+run 0 "$CTL" reload
+[ "$("$CTL" placement)" = prior ] || fail "the reload did not put Placement=prior back"
 # someone else's write is left alone, and Explain says so; a reload takes it back
 sleep 0.5 # a few scans: the reload's go-ahead (which rewrites what others changed) is spent
 in_b sh -c 'echo 2 >/sys/class/net/vb/queues/rx-0/rps_cpus'
