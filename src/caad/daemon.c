@@ -974,9 +974,11 @@ static void rearm_sooner(struct daemon *d)
 		arm_prepare(d, at, period);
 }
 
-/* A reload that keeps the running configuration, for why (text). */
-static int reload_refused(struct daemon *d, int error, const char *why, char **ret_error)
+/* A reload that keeps the running configuration, for why (text), with the
+ * log level it had (daemon_config_apply_args() set the new one). */
+static int reload_refused(struct daemon *d, int error, const char *why, int log_level, char **ret_error)
 {
+	caad_log_set_max_level(log_level);
 	d->reload_failures++;
 	log_error("Reload failed: %s; keeping the running configuration", why);
 	sd_notifyf(false, "READY=1\nSTATUS=Reload failed, running configuration kept: %s", why);
@@ -988,7 +990,7 @@ static int reload_refused(struct daemon *d, int error, const char *why, char **r
 int daemon_reload(struct daemon *d, char **ret_error)
 {
 	struct caad_config c;
-	int r;
+	int r, log_level = caad_log_get_max_level();
 
 	/* systemd's notify-reload protocol: RELOADING=1 with the time, then READY=1 */
 	sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, now_usec(CLOCK_MONOTONIC));
@@ -1009,14 +1011,20 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	r = daemon_config_apply_args(&c, d->args);
 	if (r < 0) {
 		caad_config_done(&c);
-		return reload_refused(d, r, "the command line's interfaces could not be kept", ret_error);
+		return reload_refused(d, r, "the command line's interfaces could not be kept", log_level, ret_error);
 	}
-	/* one that is not there would stop the inventory of them all, and
-	 * with it all steering, until it comes (at start caad exits) */
+	/* a new one that is not there is a mistake to say, as at start (one
+	 * the running configuration names already may be gone for a moment:
+	 * caad manages the others meanwhile) */
 	for (size_t i = 0; i < c.n_interfaces; i++) {
 		_cleanup_(caad_inventory_freep) struct caad_inventory *probe = NULL;
 		_cleanup_free_ char *what = NULL;
+		bool running = false;
 
+		for (size_t j = 0; j < d->config.n_interfaces && !running; j++)
+			running = streq(d->config.interfaces[j], c.interfaces[i]);
+		if (running)
+			continue;
 		r = caad_inventory_load(d->args->sysroot, &c.interfaces[i], 1, &probe);
 		if (r >= 0)
 			continue;
@@ -1024,7 +1032,8 @@ int daemon_reload(struct daemon *d, char **ret_error)
 		             strerror(-r)) < 0)
 			what = NULL;
 		caad_config_done(&c);
-		return reload_refused(d, r, what ?: "Interfaces= names an interface caad cannot manage", ret_error);
+		return reload_refused(d, r, what ?: "Interfaces= names an interface caad cannot manage", log_level,
+		                      ret_error);
 	}
 	/* the observer's maps were sized at start: the notices name the size in force */
 	if (c.max_flows != d->config.max_flows) {
