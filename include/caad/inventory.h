@@ -111,6 +111,25 @@ int caad_inventory_locate(struct caad_inventory *inv, const struct caad_topology
 const struct caad_iface *caad_inventory_find_ifindex(const struct caad_inventory *inv, int ifindex);
 
 /*
+ * The interface one of whose rx queues has NAPI napi_id (0: none), and
+ * into *ret_queue (may be NULL) that queue's index, or NULL. A flow that
+ * arrived through a VLAN, a bond, a macvlan or a bridge on top of a
+ * managed NIC has the upper device's ifindex (the kernel's skb_iif), and
+ * the NIC queue's NAPI. Linear in the queues.
+ */
+const struct caad_iface *caad_inventory_find_napi(const struct caad_inventory *inv, uint32_t napi_id,
+                                                  int *ret_queue);
+
+/* The interface of a flow: by its ifindex, else by its NAPI. */
+static inline const struct caad_iface *caad_inventory_find_flow(const struct caad_inventory *inv, int ifindex,
+                                                                uint32_t napi_id)
+{
+	const struct caad_iface *ifc = caad_inventory_find_ifindex(inv, ifindex);
+
+	return ifc ? ifc : caad_inventory_find_napi(inv, napi_id, NULL);
+}
+
+/*
  * Where an interface that left the inventory went, by the host's
  * SYSROOT/sys/class/net/ (every name, not only managed ones):
  *  CAAD_IFACE_STILL_THERE   the same name with the same ifindex (down, or

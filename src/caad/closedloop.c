@@ -260,7 +260,7 @@ static void iface_driver(const char *sysroot, const char *iface, char *buf, size
 
 static const struct caad_iface *flow_iface(const struct daemon *d, const struct caad_flow *f)
 {
-	return d->inv ? caad_inventory_find_ifindex(d->inv, f->ifindex) : NULL;
+	return d->inv ? caad_inventory_find_flow(d->inv, f->ifindex, f->napi_id) : NULL;
 }
 
 /* Cpus_allowed_list of SYSROOT/proc/PID/task/TID/status: a fake tree's. */

@@ -134,7 +134,7 @@ static void undecided_reason(const struct daemon *d, const struct caad_flow *f, 
 		snprintf(buf, size, "observe mode: nothing is planned");
 	else if (!d->plan)
 		snprintf(buf, size, "%s: nothing is planned", d->no_plan ?: "no scan yet");
-	else if (!d->inv || !caad_inventory_find_ifindex(d->inv, f->ifindex))
+	else if (!d->inv || !caad_inventory_find_flow(d->inv, f->ifindex, f->napi_id))
 		snprintf(buf, size, "not on a managed interface");
 	/* the planner's own test: too slow (a steered flow keeps its place
 	 * down to half the threshold), or too young */

@@ -56,6 +56,21 @@ const struct caad_iface *caad_inventory_find_ifindex(const struct caad_inventory
 	return NULL;
 }
 
+const struct caad_iface *caad_inventory_find_napi(const struct caad_inventory *inv, uint32_t napi_id,
+                                                  int *ret_queue)
+{
+	if (!napi_id)
+		return NULL;
+	for (size_t i = 0; i < inv->n_ifaces; i++)
+		for (unsigned q = 0; q < inv->ifaces[i].n_rx; q++)
+			if (inv->ifaces[i].rx[q].napi_id == napi_id) {
+				if (ret_queue)
+					*ret_queue = (int)inv->ifaces[i].rx[q].index;
+				return &inv->ifaces[i];
+			}
+	return NULL;
+}
+
 /* Parse a decimal number of at most max that ends at end (or at NUL). */
 static int parse_number(const char *s, const char *end, unsigned long max, unsigned *ret)
 {

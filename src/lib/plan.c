@@ -766,27 +766,14 @@ static int find_iface(struct planner *pl, int ifindex)
 	}
 }
 
-/*
- * The managed interface, and into *ret_queue the rx queue, whose NAPI is
- * napi_id (0: none), or -1. A flow that arrived through a VLAN, a bond, a
- * macvlan or a bridge on top of a managed NIC has the upper device's
- * ifindex (the kernel's skb_iif), and the NIC queue's NAPI. Linear in the
- * queues: only for a heavy flow that no ifindex matched.
- */
+/* The managed interface, and into *ret_queue the rx queue, whose NAPI is
+ * napi_id, or -1 (caad_inventory_find_napi(); only for a heavy flow that no
+ * ifindex matched). */
 static int find_iface_by_napi(const struct planner *pl, uint32_t napi_id, int *ret_queue)
 {
-	if (!napi_id)
-		return -1;
-	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
-		const struct caad_iface *ifc = &pl->inv->ifaces[i];
+	const struct caad_iface *ifc = caad_inventory_find_napi(pl->inv, napi_id, ret_queue);
 
-		for (unsigned q = 0; q < ifc->n_rx; q++)
-			if (ifc->rx[q].napi_id == napi_id) {
-				*ret_queue = (int)ifc->rx[q].index;
-				return (int)i;
-			}
-	}
-	return -1;
+	return ifc ? (int)(ifc - pl->inv->ifaces) : -1;
 }
 
 /* Fastest first, then the lowest id, then the first in the array. */
