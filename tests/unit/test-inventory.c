@@ -1330,6 +1330,29 @@ static void test_write_replace(void **state)
 	}
 }
 
+/* A flow's interface: by its ifindex, else by the NAPI of one of its
+ * queues (a VLAN's or bond's flow: the upper device's ifindex). */
+static void test_find_napi(void **state)
+{
+	struct caad_queue q0[] = { { .index = 0, .napi_id = 8193 }, { .index = 1, .napi_id = 8194 } };
+	struct caad_queue q1[] = { { .index = 3, .napi_id = 9001 } };
+	struct caad_iface ifs[] = { { .name = "eth0", .ifindex = 2, .rx = q0, .n_rx = 2 },
+		                    { .name = "eth1", .ifindex = 3, .rx = q1, .n_rx = 1 } };
+	struct caad_inventory inv = { .ifaces = ifs, .n_ifaces = 2 };
+	int q = -1;
+
+	(void)state;
+	assert_ptr_equal(caad_inventory_find_napi(&inv, 8194, &q), &ifs[0]);
+	assert_int_equal(q, 1);
+	assert_ptr_equal(caad_inventory_find_napi(&inv, 9001, &q), &ifs[1]);
+	assert_int_equal(q, 3);
+	assert_null(caad_inventory_find_napi(&inv, 0, &q));
+	assert_null(caad_inventory_find_napi(&inv, 7777, NULL));
+	assert_ptr_equal(caad_inventory_find_flow(&inv, 42, 8193), &ifs[0]); /* eth0.300 */
+	assert_ptr_equal(caad_inventory_find_flow(&inv, 3, 8193), &ifs[1]);  /* its ifindex first */
+	assert_null(caad_inventory_find_flow(&inv, 42, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1359,6 +1382,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bnxt_napi_kthreads, setup_root, teardown_root),
 		cmocka_unit_test(test_match_irq_name),
 		cmocka_unit_test(test_host_loopback),
+		cmocka_unit_test(test_find_napi),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
