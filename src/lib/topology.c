@@ -183,23 +183,33 @@ static bool cache_is_shared(const struct caad_topology *t, hwloc_obj_t o)
 	return false;
 }
 
-/* The highest cache level of which some cache spans more than one core, or 0. */
+/*
+ * The highest cache level of which some cache spans more than one core;
+ * without one, the highest level there is (one core per cache: an AMD
+ * part with one core per CCD, whose L3s are as far apart as other dies'),
+ * or 0: no cache information.
+ */
 static unsigned find_llc_level(const struct caad_topology *t, hwloc_topology_t topo)
 {
+	unsigned highest = 0;
+
 	for (size_t i = ARRAY_SIZE(cache_types); i-- > 0;) {
 		hwloc_obj_t o = NULL;
 
-		while ((o = hwloc_get_next_obj_by_type(topo, cache_types[i], o)))
+		while ((o = hwloc_get_next_obj_by_type(topo, cache_types[i], o))) {
 			if (cache_is_shared(t, o))
 				return (unsigned)i + 1;
+			if (!highest)
+				highest = (unsigned)i + 1;
+		}
 	}
-	return 0;
+	return highest;
 }
 
 /*
- * LLCs: the caches of the highest shared level. Without any shared cache
- * (no cache information, or one core per cache) each package stands for
- * its LLC, and llc_depth_level stays 0.
+ * LLCs: the caches of the highest shared level (of the highest level, one
+ * core each, where none is shared). Without any cache information each
+ * package stands for its LLC, and llc_depth_level stays 0.
  */
 static int build_llcs(struct caad_topology *t, hwloc_topology_t topo)
 {
@@ -405,8 +415,16 @@ static int topology_new(hwloc_topology_t *ret)
 		topo = NULL;
 		return log_error_errno(hwloc_errno(), "Failed to initialize hwloc topology: %m");
 	}
-	/* Keep disallowed PUs as objects: they are present, just not usable. */
-	if (hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) < 0 ||
+	/* Keep disallowed PUs as objects: they are present, just not usable.
+	 * And never bind caad's thread to each CPU in turn, as hwloc's x86
+	 * backend does to read CPUID on each: isolated and nohz_full CPUs
+	 * included, at start and at every reload of the topology (the Linux
+	 * backend reads caches and CPU kinds from sysfs all the same). */
+	unsigned long flags = HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED;
+#if HWLOC_API_VERSION >= 0x00020500
+	flags |= HWLOC_TOPOLOGY_FLAG_DONT_CHANGE_BINDING;
+#endif
+	if (hwloc_topology_set_flags(topo, flags) < 0 ||
 	    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0)
 		return log_error_errno(hwloc_errno(), "Failed to configure hwloc topology: %m");
 	/* GPUs and coprocessors are not caad's business, and their plugins'

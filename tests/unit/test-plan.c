@@ -2701,6 +2701,19 @@ static int window_of(const struct caad_topology *t, const struct caad_flow *f, i
 
 		caad_cpumask_and(&llc_usable, &t->llcs[t->cpus[home].llc].cpus, &t->usable);
 		caad_cpumask_andnot(&uncovered, &llc_usable, cores);
+		/* an LLC of one core is always covered: only when its package
+		 * has no other usable core either (else a target there is near) */
+		int first_core = -1;
+		bool one_core = true;
+		CAAD_CPUMASK_FOREACH(x, &llc_usable) {
+			if (first_core < 0)
+				first_core = t->cpus[x].core;
+			one_core = one_core && t->cpus[x].core == first_core;
+		}
+		if (caad_cpumask_empty(&uncovered) && one_core && t->cpus[home].package >= 0) {
+			caad_cpumask_and(&llc_usable, &t->packages[t->cpus[home].package].cpus, &t->usable);
+			caad_cpumask_andnot(&uncovered, &llc_usable, cores);
+		}
 		if (caad_cpumask_empty(&uncovered)) {
 			caad_cpumask_zero(window);
 			caad_cpumask_set(window, (unsigned)f->consumer_cpu);

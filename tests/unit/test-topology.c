@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -480,7 +483,10 @@ static void test_synthetic_layouts(void **state)
 		{ "package:4 numa:2 l3:2 core:4 pu:1", 64, 4, 16, 4, 1, 3, 3, 12 },
 		{ "package:2 core:4 pu:2", 16, 2, 2, 4, 2, 0, 3, 0 },
 		{ "package:2 l2:2 pu:2", 8, 2, 4, 2, 1, 2, 1, 2 },
-		{ "package:1 l3:1 core:1 pu:2", 2, 1, 1, 1, 2, 0, 0, 0 },
+		{ "package:1 l3:1 core:1 pu:2", 2, 1, 1, 1, 2, 3, 0, 0 },
+		/* one core per L3 (an AMD part with one core per CCD): no peer
+		 * shares its LLC, every other core is in other LLCs */
+		{ "package:1 l3:4 core:1 pu:2", 8, 1, 4, 1, 2, 3, 0, 3 },
 		{ "package:1 l3:1 l2:2 core:2 pu:2", 8, 1, 1, 4, 2, 3, 3, 0 },
 		{ "package:2 l3:2 l2:2 core:2 pu:1", 16, 2, 4, 4, 1, 3, 3, 4 },
 	};
@@ -657,12 +663,33 @@ static void test_largest(void **state)
 	assert_false(caad_cpumask_test(&m, 2047));
 }
 
+/* Every change of a thread's binding (hwloc's go through these), counted
+ * here and passed on: loading the host's topology must make none. */
+static unsigned binds;
+
+int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
+{
+	binds++;
+	return (int)syscall(SYS_sched_setaffinity, pid, size, set);
+}
+
+int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_set_t *set)
+{
+	(void)thread;
+	binds++;
+	return syscall(SYS_sched_setaffinity, 0, size, set) < 0 ? errno : 0;
+}
+
 static void test_host(void **state)
 {
 	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
 
+	binds = 0;
 	assert_int_equal(caad_topology_load(NULL, NULL, &t), 0);
 	check_invariants(t);
+	/* hwloc's x86 backend binds the thread to each CPU in turn, isolated
+	 * ones included: caad asks it not to */
+	assert_int_equal(binds, 0);
 }
 
 /* NUMA nodes, every cache level and the NUMA node of each PU. */
