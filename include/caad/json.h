@@ -12,8 +12,9 @@ void caad_json_string(FILE *f, const char *s);
 /*
  * Parse text[0..len) as one JSON document, as strictly as JSON is written:
  * no NUL byte, no trailing comma, no text after the value, no key twice in
- * one object, no single quotes, no \u0000 in a string (json-c lets the
- * last four through, or reads them otherwise than the text says). On
+ * one object, no escape in a key (a twin of another key in disguise), no
+ * single quotes, no \u0000 in a string (json-c lets the last five through,
+ * or reads them otherwise than the text says). On
  * error -EINVAL with *ret_error "FILE:LINE:COL: invalid JSON: why" (FILE
  * as given), -EFBIG for more than 2 GiB, or -ENOMEM.
  */

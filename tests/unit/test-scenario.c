@@ -454,6 +454,9 @@ static void test_bad_json(void **state)
 	expect_error("{\"interfaces\": [], \"flows\": [], \"flows\": []}", ":1:33: invalid JSON: a key twice",
 	             -EINVAL);
 	expect_error("{'interfaces': [], 'flows': []}", ":1:2: invalid JSON: a single quote", -EINVAL);
+	/* a key spelled with an escape: another key's twin ("flows") */
+	expect_error("{\"interfaces\": [], \"flows\": [], \"flo\\u0077s\": [1]}", "invalid JSON: an escape in a key",
+	             -EINVAL);
 	expect_error("{\"now_ms\\u0000x\": 5, \"interfaces\": [], \"flows\": []}", ":1:9: invalid JSON: \\u0000 in a string",
 	             -EINVAL);
 	/* the same key in other objects, and escapes, are JSON */
