@@ -278,12 +278,29 @@ int caad_irqbalance_get_banned(const char *socket_path, int **ret)
 }
 
 /* The request that bans irqs[0..n): -E2BIG when it does not fit. */
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The list in ascending order: irqbalance's parser reads numbers until one
+ * is 0 (strtoul's "nothing"), so an IRQ 0 anywhere but first would end the
+ * list there, and the IRQs after it would not be banned. */
 static int ban_request(const int *irqs, size_t n, char **ret)
 {
 	_cleanup_free_ char *req = NULL;
+	_cleanup_free_ int *sorted = n ? malloc(n * sizeof(int)) : NULL;
 	size_t len = 0;
 	FILE *f;
 
+	if (n && !sorted)
+		return -ENOMEM;
+	if (n) {
+		memcpy(sorted, irqs, n * sizeof(int));
+		qsort(sorted, n, sizeof(int), cmp_int);
+	}
 	f = open_memstream(&req, &len);
 	if (!f)
 		return -ENOMEM;
@@ -291,7 +308,7 @@ static int ban_request(const int *irqs, size_t n, char **ret)
 	if (n == 0)
 		fputs(" NONE", f);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, " %d", irqs[i]);
+		fprintf(f, " %d", sorted[i]);
 	if (fclose(f) != 0)
 		return -ENOMEM;
 	/* irqbalance reads one message of at most 500 bytes; its parser
@@ -460,13 +477,6 @@ int caad_irqbalance_journal_restore(const char *journal)
 	return r < 0 ? 0 : 1;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
 static bool in_list(const int *l, size_t n, int v)
 {
 	for (size_t i = 0; i < n; i++)
@@ -628,10 +638,14 @@ int caad_irqbalance_sync_update(struct caad_irqbalance_sync *s, enum caad_irqbal
 	int r;
 
 	if (mode != CAAD_IRQBALANCE_BAN) {
-		/* switched away from ban (reload): what caad banned goes back first */
+		/* switched away from ban (reload): what caad banned goes back
+		 * first, at every scan until it does, as often as sends are
+		 * tried (below): each try may cost caad's loop 2 s */
+		if (s->bans_in && s->fails > 1 && monotonic_usec() < s->retry_at)
+			return 0;
 		r = caad_irqbalance_sync_restore(s);
 		if (r < 0)
-			return r;
+			return sync_failed(s, r);
 	}
 	if (mode == CAAD_IRQBALANCE_IGNORE)
 		return 0;
