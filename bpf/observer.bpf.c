@@ -315,7 +315,8 @@ static __always_inline void publish_flow(const struct sock *sk, struct caad_flow
 	 * side marks "closed" before it reads "listed", with an atomic between
 	 * them, so one of the two sides sees the other's mark.
 	 */
-	if ((s->closed != 0) != r.closed || s->proc_cpu != r.proc_cpu || s->consumer_cpu != r.consumer_cpu) {
+	if ((s->closed != 0) != r.closed || s->proc_cpu != r.proc_cpu || s->consumer_cpu != r.consumer_cpu ||
+	    s->rx_queue != r.rx_queue || s->napi_id != r.napi_id) {
 		fill_record(&r, sk, s);
 		r.at_us = now_us();
 		if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY))
@@ -742,6 +743,12 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 	/* kept when processing moves elsewhere: caad needs it to move it back */
 	if (kthread)
 		s->proc_kthread = kthread;
+	/* where it arrives before where it is processed: a record filled
+	 * between the two has the new queue with the old CPU at worst, and
+	 * its re-check (publish_flow()) sees either change */
+	s->rx_ifindex = rx_ifindex;
+	s->napi_id = napi_id;
+	s->rx_queue = rx_queue;
 	cpu = bpf_get_smp_processor_id();
 	prev = s->proc_cpu;
 	if (prev != cpu) {
@@ -749,9 +756,6 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 			seen_forget(&softirq_seen, key, prev);
 		s->proc_cpu = cpu;
 	}
-	s->rx_ifindex = rx_ifindex;
-	s->napi_id = napi_id;
-	s->rx_queue = rx_queue;
 	/* a closed entry is not cached: a socket connected again makes a
 	 * new one, which the next data-ready must find */
 	if (c && !s->closed) {
