@@ -974,6 +974,35 @@ static void rearm_sooner(struct daemon *d)
 		arm_prepare(d, at, period);
 }
 
+/*
+ * Whether a running trial's turns would span a change of what they depend
+ * on: the mode, the interfaces, the scan period and budget, irqbalance's
+ * handling, the placement rules ([Placement] but Placement= itself, whose
+ * change resets the closed loop) and [Trials]. Configuration management
+ * that reloads at every run would otherwise abort every trial (and hold
+ * the application off trials for 60 s each time).
+ */
+static bool trial_settings_changed(const struct caad_config *a, const struct caad_config *b)
+{
+	const struct caad_policy *p = &a->policy, *q = &b->policy;
+	const struct caad_trial_params *s = &a->trial, *t = &b->trial;
+
+	if (a->n_interfaces != b->n_interfaces)
+		return true;
+	for (size_t i = 0; i < a->n_interfaces; i++)
+		if (!streq(a->interfaces[i], b->interfaces[i]))
+			return true;
+	return a->mode != b->mode || a->interval_ms != b->interval_ms || a->scan_budget_pct != b->scan_budget_pct ||
+	       a->irqbalance != b->irqbalance || p->rate_threshold_bps != q->rate_threshold_bps ||
+	       p->min_age_ms != q->min_age_ms || p->dwell_ms != q->dwell_ms || p->max_moves != q->max_moves ||
+	       p->allow_smt_sibling != q->allow_smt_sibling || p->allow_other_package != q->allow_other_package ||
+	       p->disabled_mechanisms != q->disabled_mechanisms || !caad_cpumask_equal(&p->banned, &q->banned) ||
+	       s->rounds != t->rounds || s->turn_ms != t->turn_ms || s->settle_ms != t->settle_ms ||
+	       s->margin_pct != t->margin_pct || s->win_pct != t->win_pct || s->eff_loss_pct != t->eff_loss_pct ||
+	       s->confidence_pct != t->confidence_pct || s->collapse_bps != t->collapse_bps ||
+	       a->trial_steady_ms != b->trial_steady_ms || a->trial_host != b->trial_host;
+}
+
 /* A reload that keeps the running configuration, for why (text), with the
  * log level it had (daemon_config_apply_args() set the new one). */
 static int reload_refused(struct daemon *d, int error, const char *why, int log_level, char **ret_error)
@@ -1043,8 +1072,8 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	}
 	if (c.placement != d->config.placement || c.verdict_max_age_sec != d->config.verdict_max_age_sec)
 		closed_loop_reset(d, "the configuration changed");
-	else /* its turns would span settings (banned CPUs, [Trials], the mode) it did not start with */
-		closed_loop_abort(d, "the configuration was reloaded");
+	else if (trial_settings_changed(&d->config, &c)) /* its turns would span settings it did not start with */
+		closed_loop_abort(d, "the configuration was reloaded with other settings");
 	caad_config_done(&d->config);
 	d->config = c;
 	d->inventory_dirty = true;

@@ -264,6 +264,12 @@ info "queue held by someone else: no trial $(( STEADY_MS / 1000 + 2 )) s on"
 kill -HUP "$CAAD_PID"
 wait_for 8 grep -q "^Trial 1:" "$log" || { cat "$log"; fail "no trial after the reload ended the back-off"; }
 info "after the reload: $(grep -m1 '^Trial 1:' "$log")"
+# a reload that changes nothing the trial depends on leaves it running
+kill -HUP "$CAAD_PID"
+wait_for 3 eval '[ "$(grep -c "Configuration reloaded" "$log")" -ge 2 ]' || fail "the second reload was not done"
+sleep 1
+grep -q "^Trial 1 .* aborted" "$log" && { cat "$log"; fail "a reload that changed nothing aborted the trial"; }
+info "a reload that changed nothing left trial 1 running"
 # the client itself, not only the shell that started it
 for p in $(ip netns pids "$TB_A"); do kill -TERM "$p" 2>/dev/null || true; done
 wait "$cli" 2>/dev/null || true
