@@ -1077,6 +1077,10 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	caad_config_done(&d->config);
 	d->config = c;
 	d->inventory_dirty = true;
+	/* what caad may use now (isolcpus=, nohz_full=, its cgroup's
+	 * AllowedCPUs=) and the NICs' names in hwloc's view: read again, as
+	 * after a hotplug (kept as it was where it cannot be read) */
+	(void)reload_topology(d);
 	rearm_sooner(d);
 	/* dry-run and observe write nothing: what enforce wrote goes back */
 	r = caad_actuator_set_dry_run(d->actuator, c.mode != CAAD_MODE_ENFORCE);

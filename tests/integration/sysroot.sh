@@ -188,12 +188,21 @@ info "journal of an earlier boot: removed, nothing written back"
 make_tree
 echo 0-23 >"$R/sys/devices/system/cpu/possible"
 caad_on 5 --interface fk0 --topology "$CAAD_TOPOLOGIES/24em64t-2n6c2t-pci.xml"
-start_flow 3
+start_flow 6
 irq100_moved() { ! irq100_is 0-1; }
 wait_for 5 irq100_moved || { cat "$TMP/caad5.log"; fail "not steered with --topology"; }
 got=$(cat "$R/proc/irq/100/smp_affinity_list")
 case " 3 5 7 9 11 " in *" $got "*) ;; *) fail "IRQ 100 -> $got: not a peer core of CPU 1 in package 1" ;; esac
 info "--topology 24em64t: consumer CPU 1 -> IRQ 100 on CPU $got (peer core in package 1's L3)"
+# a reload reads the topology again: the target CPU isolated since (as
+# isolcpus= or a cgroup's AllowedCPUs= would) is left for another peer
+echo "$got" >"$R/sys/devices/system/cpu/isolated"
+kill -HUP "$CAAD_PID"
+not_got() { ! irq100_is "$got" && ! irq100_is 0-1; }
+wait_for 3 not_got || { cat "$TMP/caad5.log"; fail "IRQ 100 stays on CPU $got, isolated before the reload"; }
+now=$(cat "$R/proc/irq/100/smp_affinity_list")
+case " 3 5 7 9 11 " in *" $now "*) ;; *) fail "IRQ 100 -> $now after the reload: not a peer core of CPU 1" ;; esac
+info "reload with CPU $got isolated: IRQ 100 moved to CPU $now"
 wait "$CLI" || true
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
 irq100_is 0-1 || fail "IRQ 100 not restored after --topology run"
