@@ -82,10 +82,10 @@ static void load_verdicts(struct daemon *d)
 	r = caad_verdicts_load(cl->verdicts_path, cl->kernel, cl->topology, (uint64_t)time(NULL),
 	                       d->config.verdict_max_age_sec, &cl->verdicts, &dropped, &why);
 	cl->verdicts_loaded = true;
+	cl->verdicts_kept_off = false;
 	if (r == -EBADMSG) {
 		/* put aside: the next verdict would write the store anew, over
-		 * every good entry of a file that one bad entry made unusable
-		 * (a read error may pass: then the file stays) */
+		 * every good entry of a file that one bad entry made unusable */
 		_cleanup_free_ char *aside = NULL;
 		bool kept = false;
 
@@ -95,14 +95,25 @@ static void load_verdicts(struct daemon *d)
 			if ((i ? asprintf(&aside, "%s.bad.%u", cl->verdicts_path, i)
 			       : asprintf(&aside, "%s.bad", cl->verdicts_path)) < 0)
 				break;
-			kept = renameat2(AT_FDCWD, cl->verdicts_path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0;
+			/* link() where the file system has no RENAME_NOREPLACE */
+			kept = renameat2(AT_FDCWD, cl->verdicts_path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0 ||
+			       (errno == EINVAL && link(cl->verdicts_path, aside) == 0 && unlink(cl->verdicts_path) == 0);
 			if (!kept && errno != EEXIST)
 				break;
 		}
+		cl->verdicts_kept_off = !kept;
 		log_warning("Ignoring the stored verdicts, which cannot be used: %s%s%s", why ?: cl->verdicts_path,
-		            kept ? "; the file is kept as " : "", kept ? aside : "");
-	} else if (r < 0)
-		log_warning_errno(r, "Cannot read %s, starting without verdicts: %m", cl->verdicts_path);
+		            kept ? "; the file is kept as " : "; the file is left as it is, and no verdict is stored "
+		                                             "until it can be read (a reload reads it again)",
+		            kept ? aside : "");
+	} else if (r < 0) {
+		/* a read error may pass: the file stays, and is not written over
+		 * with this run's verdicts alone */
+		cl->verdicts_kept_off = true;
+		log_warning_errno(r, "Cannot read %s, starting without verdicts; none is stored until it can be read "
+		                  "(a reload reads it again): %m",
+		                  cl->verdicts_path);
+	}
 	else if (dropped)
 		log_info("%zu verdict%s in %s expired: %s", dropped, dropped == 1 ? "" : "s", cl->verdicts_path,
 		         why ?: "");
@@ -126,6 +137,11 @@ static void save_verdicts(struct daemon *d)
 	if (slash && slash != dir) {
 		*slash = '\0';
 		(void)caad_mkdir_p(dir, 0755);
+	}
+	if (cl->verdicts_kept_off) {
+		log_notice("%s could not be read: the verdict is not stored there, it lasts until caad stops",
+		           cl->verdicts_path);
+		return;
 	}
 	r = caad_verdicts_save(&cl->verdicts, cl->verdicts_path);
 	if (r < 0)

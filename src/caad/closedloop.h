@@ -43,6 +43,7 @@ struct closed_loop {
 	char kernel[128], topology[128];
 	struct caad_verdicts verdicts;
 	bool verdicts_loaded;
+	bool verdicts_kept_off;   /* the store is there but was not read (nor put aside): not written over */
 
 	struct trial_record *current; /* NULL: no trial running */
 	struct trial_record history[CLOSED_LOOP_HISTORY]; /* finished, oldest first */

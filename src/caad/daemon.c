@@ -1074,6 +1074,8 @@ int daemon_reload(struct daemon *d, char **ret_error)
 		closed_loop_reset(d, "the configuration changed");
 	else if (trial_settings_changed(&d->config, &c)) /* its turns would span settings it did not start with */
 		closed_loop_abort(d, "the configuration was reloaded with other settings");
+	if (d->loop.verdicts_kept_off) /* a store that could not be read: tried again */
+		d->loop.verdicts_loaded = false;
 	caad_config_done(&d->config);
 	d->config = c;
 	d->inventory_dirty = true;

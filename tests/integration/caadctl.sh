@@ -507,6 +507,16 @@ wait_for 3 grep -q "the file is kept as $TMP/state/verdicts.json.bad.1" "$TMP/ca
 cmp -s "$TMP/verdicts.bad" "$TMP/state/verdicts.json.bad" || fail "the first unusable store was replaced"
 run 0 "$CTL" reload
 [ "$("$CTL" placement)" = prior ] || fail "the reload did not put Placement=prior back"
+# one that cannot be read (caad keeps no CAP_DAC_OVERRIDE) stays, not put aside
+cp "$TMP/verdicts.bad" "$TMP/state/verdicts.json"
+chmod 000 "$TMP/state/verdicts.json"
+run 0 "$CTL" placement measure
+wait_for 3 grep -q "Cannot read $TMP/state/verdicts.json, starting without verdicts; none is stored until it can be read" "$TMP/caad.log" ||
+	fail "the unreadable store was not said: $(grep -i verdict "$TMP/caad.log" | tail -3)"
+[ -e "$TMP/state/verdicts.json" ] && [ ! -e "$TMP/state/verdicts.json.bad.2" ] || fail "the unreadable store was moved"
+chmod 600 "$TMP/state/verdicts.json"
+run 0 "$CTL" reload
+[ "$("$CTL" placement)" = prior ] || fail "the reload did not put Placement=prior back"
 # someone else's write is left alone, and Explain says so; a reload takes it back
 sleep 0.5 # a few scans: the reload's go-ahead (which rewrites what others changed) is spent
 in_b sh -c 'echo 2 >/sys/class/net/vb/queues/rx-0/rps_cpus'
