@@ -185,9 +185,11 @@ static bool cache_is_shared(const struct caad_topology *t, hwloc_obj_t o)
 
 /*
  * The highest cache level of which some cache spans more than one core;
- * without one, the highest level there is (one core per cache: an AMD
- * part with one core per CCD, whose L3s are as far apart as other dies'),
- * or 0: no cache information.
+ * without one, an L3 or higher there is (one core per cache: an AMD part
+ * with one core per CCD, whose L3s are as far apart as other dies'), or 0:
+ * no cache information, or per-core L1/L2 only (arm64 firmware that does
+ * not describe the system-level cache, VMs that show per-vCPU caches: the
+ * package stands for the LLC they do not show).
  */
 static unsigned find_llc_level(const struct caad_topology *t, hwloc_topology_t topo)
 {
@@ -199,7 +201,7 @@ static unsigned find_llc_level(const struct caad_topology *t, hwloc_topology_t t
 		while ((o = hwloc_get_next_obj_by_type(topo, cache_types[i], o))) {
 			if (cache_is_shared(t, o))
 				return (unsigned)i + 1;
-			if (!highest)
+			if (!highest && i + 1 >= 3)
 				highest = (unsigned)i + 1;
 		}
 	}

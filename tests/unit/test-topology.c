@@ -487,6 +487,9 @@ static void test_synthetic_layouts(void **state)
 		/* one core per L3 (an AMD part with one core per CCD): no peer
 		 * shares its LLC, every other core is in other LLCs */
 		{ "package:1 l3:4 core:1 pu:2", 8, 1, 4, 1, 2, 3, 0, 3 },
+		/* per-core L2 and nothing above (a system-level cache the
+		 * firmware does not describe): the package stands for the LLC */
+		{ "package:1 l2:4 core:1 pu:2", 8, 1, 1, 4, 2, 0, 3, 0 },
 		{ "package:1 l3:1 l2:2 core:2 pu:2", 8, 1, 1, 4, 2, 3, 3, 0 },
 		{ "package:2 l3:2 l2:2 core:2 pu:1", 16, 2, 4, 4, 1, 3, 3, 4 },
 	};
