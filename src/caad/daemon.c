@@ -268,20 +268,33 @@ static int iface_left(struct daemon *d, const struct caad_iface *old, bool loade
 static int load_present(struct daemon *d, char **names, size_t n, struct caad_inventory **ret)
 {
 	_cleanup_free_ char **present = calloc(n, sizeof(char *));
-	size_t k = 0;
+	_cleanup_free_ char *missing = NULL;
+	size_t k = 0, len = 0;
+	FILE *m = open_memstream(&missing, &len);
 
-	if (!present)
+	if (!present || !m) {
+		if (m)
+			fclose(m);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_(caad_inventory_freep) struct caad_inventory *probe = NULL;
 
 		if (caad_inventory_load(d->args->sysroot, &names[i], 1, &probe) >= 0)
 			present[k++] = names[i];
-		else if (!d->inventory_partial)
-			log_warning("%s cannot be read: caad manages the other interfaces until it can", names[i]);
+		else
+			fprintf(m, "%s%s", k == i ? "" : " ", names[i]);
 	}
+	if (fclose(m) != 0)
+		return -ENOMEM;
 	if (k == 0 || k == n)
 		return -ENODEV;
+	/* said when the set left out changes (a second one gone, one back) */
+	if (!d->inventory_missing || !streq(d->inventory_missing, missing)) {
+		log_warning("%s cannot be read: caad manages the other interfaces until it can", missing);
+		free(d->inventory_missing);
+		d->inventory_missing = TAKE_PTR(missing);
+	}
 	return caad_inventory_load(d->args->sysroot, present, k, ret);
 }
 
@@ -311,8 +324,11 @@ static int reload_inventory(struct daemon *d)
 	}
 	caad_strv_free(auto_names);
 	if (r >= 0 && partial != d->inventory_partial) {
-		if (!partial)
+		if (!partial) {
 			log_info("Every interface to manage can be read again");
+			free(d->inventory_missing);
+			d->inventory_missing = NULL;
+		}
 		d->inventory_partial = partial;
 	}
 	if (r < 0) {
@@ -1044,7 +1060,8 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	}
 	/* a new one that is not there is a mistake to say, as at start (one
 	 * the running configuration names already may be gone for a moment:
-	 * caad manages the others meanwhile) */
+	 * caad manages the others meanwhile, where there are others) */
+	size_t readable = 0;
 	for (size_t i = 0; i < c.n_interfaces; i++) {
 		_cleanup_(caad_inventory_freep) struct caad_inventory *probe = NULL;
 		_cleanup_free_ char *what = NULL;
@@ -1052,10 +1069,10 @@ int daemon_reload(struct daemon *d, char **ret_error)
 
 		for (size_t j = 0; j < d->config.n_interfaces && !running; j++)
 			running = streq(d->config.interfaces[j], c.interfaces[i]);
-		if (running)
-			continue;
 		r = caad_inventory_load(d->args->sysroot, &c.interfaces[i], 1, &probe);
 		if (r >= 0)
+			readable++;
+		if (r >= 0 || running)
 			continue;
 		if (asprintf(&what, "interface %s (of Interfaces= or --interface) cannot be managed: %s", c.interfaces[i],
 		             strerror(-r)) < 0)
@@ -1063,6 +1080,11 @@ int daemon_reload(struct daemon *d, char **ret_error)
 		caad_config_done(&c);
 		return reload_refused(d, r, what ?: "Interfaces= names an interface caad cannot manage", log_level,
 		                      ret_error);
+	}
+	if (c.n_interfaces > 0 && readable == 0) {
+		caad_config_done(&c);
+		return reload_refused(d, -ENODEV, "none of the interfaces to manage (Interfaces= or --interface) can be read",
+		                      log_level, ret_error);
 	}
 	/* the observer's maps were sized at start: the notices name the size in force */
 	if (c.max_flows != d->config.max_flows) {
@@ -1387,6 +1409,7 @@ int daemon_run(struct daemon *d)
 
 void daemon_done(struct daemon *d)
 {
+	free(d->inventory_missing);
 	closed_loop_done(&d->loop);
 	caad_bus_free(d->bus);
 	free(d->flows);

@@ -60,6 +60,7 @@ struct daemon {
 	char *ntuple_noted; /* interfaces said to take no ntuple rules, " name " each */
 	bool inventory_lost; /* last re-read failed: a managed interface is gone */
 	bool inventory_partial; /* last re-read left out interfaces it could not read, the others managed */
+	char *inventory_missing; /* those it left out, "a b" (said when they change); NULL */
 	uint64_t inventory_retry; /* inventory_lost: read again at this scan (1, 2, 4, ... up to 20 scans apart) */
 	uint64_t inventory_gap;   /* ... after this many scans */
 	const char *no_plan; /* why the last scan made no plan (a static string), NULL when it made one */
