@@ -316,7 +316,7 @@ static __always_inline void publish_flow(const struct sock *sk, struct caad_flow
 	 * them, so one of the two sides sees the other's mark.
 	 */
 	if ((s->closed != 0) != r.closed || s->proc_cpu != r.proc_cpu || s->consumer_cpu != r.consumer_cpu ||
-	    s->rx_queue != r.rx_queue || s->napi_id != r.napi_id) {
+	    s->rx_queue != r.rx_queue || s->napi_id != r.napi_id || s->rx_ifindex != r.rx_ifindex) {
 		fill_record(&r, sk, s);
 		r.at_us = now_us();
 		if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY))
