@@ -259,6 +259,16 @@ static int iface_left(struct daemon *d, const struct caad_iface *old, bool loade
 	return r;
 }
 
+/* Whether interface name can be read now (an inventory of it alone): 0,
+ * or the error that reading it gives. */
+static int probe_iface(const struct daemon *d, char *name)
+{
+	_cleanup_(caad_inventory_freep) struct caad_inventory *probe = NULL;
+	int r = caad_inventory_load(d->args->sysroot, &name, 1, &probe);
+
+	return r < 0 ? r : 0;
+}
+
 /*
  * The interfaces of names that can be read, when one of them cannot (a VF
  * torn down, a card pulled): the others are managed on, not left
@@ -278,9 +288,7 @@ static int load_present(struct daemon *d, char **names, size_t n, struct caad_in
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		_cleanup_(caad_inventory_freep) struct caad_inventory *probe = NULL;
-
-		if (caad_inventory_load(d->args->sysroot, &names[i], 1, &probe) >= 0)
+		if (probe_iface(d, names[i]) == 0)
 			present[k++] = names[i];
 		else
 			fprintf(m, "%s%s", k == i ? "" : " ", names[i]);
@@ -1063,13 +1071,12 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	 * caad manages the others meanwhile, where there are others) */
 	size_t readable = 0;
 	for (size_t i = 0; i < c.n_interfaces; i++) {
-		_cleanup_(caad_inventory_freep) struct caad_inventory *probe = NULL;
 		_cleanup_free_ char *what = NULL;
 		bool running = false;
 
 		for (size_t j = 0; j < d->config.n_interfaces && !running; j++)
 			running = streq(d->config.interfaces[j], c.interfaces[i]);
-		r = caad_inventory_load(d->args->sysroot, &c.interfaces[i], 1, &probe);
+		r = probe_iface(d, c.interfaces[i]);
 		if (r >= 0)
 			readable++;
 		if (r >= 0 || running)
