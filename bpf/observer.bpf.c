@@ -100,6 +100,17 @@ const volatile bool publish = false;
 __u32 scan_gen SEC(".data.gen") = 1; /* an entry's pub_gen 0: never */
 
 /*
+ * Set by user space (MinFlowBytes=, at start and at a reload): a socket
+ * gets its entry at its first read once it has received this many bytes
+ * (0: at its first read). Making an entry (an allocation of the socket's
+ * storage, charged to its cgroup, and a lock) costs more than a microsecond,
+ * and a connection that carries a request or two never matters to
+ * steering: below this it costs each read a few loads and no entry. Beside
+ * scan_gen: written by user space only.
+ */
+__u32 min_flow_bytes SEC(".data.gen") = 0;
+
+/*
  * Twice max_flows: between two scans, every flow listed at the first may
  * close (its close handed over) and as many new ones take their places
  * and move (handed over at once). More churn than that in one scan
@@ -497,6 +508,10 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 			return 0;
 		tp = bpf_skc_to_tcp_sock(sk);
 		if (!tp)
+			return 0;
+		/* a short connection so far: no entry yet (this read's bytes
+		 * are among those received) */
+		if (tp->bytes_received < min_flow_bytes)
 			return 0;
 		/* a place in the table first; given back if another CPU made
 		 * this socket's entry just now */

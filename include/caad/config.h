@@ -34,6 +34,7 @@ struct caad_config {
 	unsigned interval_ms;  /* scan period */
 	unsigned scan_budget_pct; /* ScanBudgetPercent=: scans' most of a CPU, else further apart */
 	unsigned max_flows;    /* size of the BPF flow table */
+	unsigned min_flow_bytes; /* MinFlowBytes=: a connection is followed once it received this much */
 	int log_level;         /* syslog level */
 	enum caad_irqbalance_mode irqbalance; /* what to do when irqbalance runs */
 	unsigned backoff_sec;  /* BackOffSec=: leave values others changed alone this long; 0: until reload */

@@ -57,7 +57,7 @@ struct caad_metrics {
 	uint64_t reload_failures;
 	uint64_t bpf_events_lost;
 	uint64_t bpf_map_full;
-	uint64_t bpf_flows_new;         /* flows the BPF observer began to follow (first read) */
+	uint64_t bpf_flows_new;         /* flows the BPF observer began to follow (a first read, MinFlowBytes=) */
 	uint64_t bpf_flows_closed;      /* ... of them closed */
 	uint64_t bpf_handovers_failed;  /* changed flows not handed over (a pass of the iterator followed) */
 	/* errors by class (caad_errors_by_class_total{class=...}), adding up to errors */

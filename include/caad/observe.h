@@ -35,6 +35,9 @@ struct caad_observer_options {
 	/* where flows are handed over as they change (the TCP iterator): a
 	 * pass of the iterator at least this often, ms; 0 = default */
 	uint32_t full_pass_ms;
+	/* a connection is followed from its first read once it has received
+	 * this many bytes (MinFlowBytes=); 0: from its first read */
+	uint32_t min_flow_bytes;
 };
 
 #define CAAD_FULL_PASS_MS_DEFAULT 10000u
@@ -169,6 +172,12 @@ int caad_observer_net_rx_ns(struct caad_observer *o, uint64_t *ret);
  * the flow (proc_kthread), which costs a helper call there.
  */
 void caad_observer_set_napi_threads(struct caad_observer *o, bool on);
+/*
+ * MinFlowBytes= (a reload's): connections not followed yet are followed
+ * from their first read once they have received this many bytes; those
+ * followed already stay so.
+ */
+void caad_observer_set_min_flow_bytes(struct caad_observer *o, uint32_t bytes);
 
 /* Whether a kernel with this config (text of /boot/config-RELEASE) and
  * command line accounts IRQ time apart from tasks' run time. */

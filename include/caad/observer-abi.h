@@ -186,7 +186,7 @@ enum caad_counter {
 	                                * on top of any other task, ns */
 	CAAD_COUNTER_NET_RX_ON_WATCHED_NS = 3, /* the same, on top of the watched thread itself (in its own
 	                                        * sum_exec_runtime too unless the kernel accounts IRQ time) */
-	CAAD_COUNTER_FLOWS_NEW = 4,    /* flows followed from their first read on */
+	CAAD_COUNTER_FLOWS_NEW = 4,    /* flows followed, from their first read past min_flow_bytes on */
 	CAAD_COUNTER_FLOWS_CLOSED = 5, /* ... that reached TCP_CLOSE (no longer listed) */
 	CAAD_COUNTER_PUBLISH_FAILED = 6, /* a changed flow not handed over ("recent" full, or no memory) */
 	CAAD_COUNTER_MAX = 7,

@@ -1118,6 +1118,8 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	/* values others changed may be steered again */
 	caad_actuator_clear_backoff(d->actuator);
 	caad_actuator_set_backoff_sec(d->actuator, c.backoff_sec);
+	/* for connections not followed yet; those followed stay so */
+	caad_observer_set_min_flow_bytes(d->observer, c.min_flow_bytes);
 	log_info("Configuration reloaded: mode %s", caad_mode_to_string(c.mode));
 	if (r < 0) {
 		/* reloaded all the same: the caller hears what is left */
@@ -1335,7 +1337,11 @@ int daemon_run(struct daemon *d)
 	r = caad_netns_self_inode(&netns);
 	if (r < 0)
 		return log_error_errno(r, "Failed to find our network namespace: %m");
-	struct caad_observer_options oo = { .netns_inode = netns, .max_flows = d->config.max_flows };
+	struct caad_observer_options oo = {
+		.netns_inode = netns,
+		.max_flows = d->config.max_flows,
+		.min_flow_bytes = d->config.min_flow_bytes,
+	};
 	r = caad_observer_open(&oo, &d->observer);
 	if (r < 0)
 		return r;

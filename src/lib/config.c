@@ -45,6 +45,8 @@
 #define MAX_FLOWS_DEFAULT 16384u
 #define MAX_FLOWS_MIN 64u
 #define MAX_FLOWS_MAX 1048576u
+#define MIN_FLOW_BYTES_DEFAULT (64u << 10)
+#define MIN_FLOW_BYTES_MAX (1u << 30)
 #define RATE_THRESHOLD_DEFAULT CAAD_RATE_THRESHOLD_DEFAULT
 #define AGE_MS_MAX 3600000u     /* MinAgeMSec=, DwellMSec=: an hour */
 #define MAX_MOVES_MAX 1048576u
@@ -147,6 +149,7 @@ void caad_config_init(struct caad_config *c)
 		.interval_ms = INTERVAL_MS_DEFAULT,
 		.scan_budget_pct = SCAN_BUDGET_PCT_DEFAULT,
 		.max_flows = MAX_FLOWS_DEFAULT,
+		.min_flow_bytes = MIN_FLOW_BYTES_DEFAULT,
 		.log_level = LOG_INFO,
 		.irqbalance = CAAD_IRQBALANCE_BAN,
 		.placement = CAAD_PLACEMENT_PRIOR,
@@ -498,6 +501,44 @@ static int parse_unsigned(const struct config_key *k, struct caad_config *c, con
 	return r;
 }
 
+/* Bytes: digits, then K, M or G (powers of 1024; either case) or nothing;
+ * the key's min..max. */
+static int parse_bytes(const struct config_key *k, struct caad_config *c, const char *value, char *why,
+                       size_t why_size)
+{
+	static const char units[] = "KMG";
+	_cleanup_free_ char *digits = strdup(value);
+	size_t n = strlen(value);
+	unsigned long long v;
+	unsigned shift = 0;
+	unsigned u;
+	int r = 0;
+
+	if (!digits)
+		return -ENOMEM;
+	if (n > 1 && !isdigit((unsigned char)value[n - 1])) {
+		const char *unit = strchr(units, toupper((unsigned char)value[n - 1]));
+
+		if (unit && *unit)
+			shift = 10 * (unsigned)(unit - units + 1);
+		else
+			r = -EINVAL;
+		digits[n - 1] = '\0';
+	}
+	if (r == 0)
+		r = parse_unsigned_range(digits, 0, k->max, &u);
+	v = r == 0 ? (unsigned long long)u << shift : 0;
+	if (r == 0 && (v < k->min || v > k->max))
+		r = -ERANGE;
+	if (r == -ERANGE)
+		snprintf(why, why_size, "out of range %u..%u (1G)", k->min, k->max);
+	else if (r < 0)
+		snprintf(why, why_size, "expected bytes with an optional K, M or G suffix (powers of 1024), e.g. 64K");
+	else
+		*FIELD(c, k, unsigned) = (unsigned)v;
+	return r;
+}
+
 /* ConfidencePercent=: 0 (not asked), or the key's min..max (50..99:
  * below 50 the "lower" bound would lie above the geometric mean it bounds) */
 static int parse_confidence(const struct config_key *k, struct caad_config *c, const char *value, char *why,
@@ -594,6 +635,7 @@ static const struct config_key config_keys[] = {
 	KEY("Daemon", "IntervalMSec", parse_unsigned, interval_ms, INTERVAL_MS_MIN, INTERVAL_MS_MAX),
 	KEY("Daemon", "ScanBudgetPercent", parse_unsigned, scan_budget_pct, 1, 100),
 	KEY("Daemon", "MaxFlows", parse_unsigned, max_flows, MAX_FLOWS_MIN, MAX_FLOWS_MAX),
+	KEY("Daemon", "MinFlowBytes", parse_bytes, min_flow_bytes, 0, MIN_FLOW_BYTES_MAX),
 	KEY("Daemon", "LogLevel", parse_log_level, log_level),
 	KEY("Daemon", "IrqBalance", parse_irqbalance, irqbalance),
 	KEY("Daemon", "MetricsFile", parse_path, metrics_file),

@@ -125,7 +125,7 @@ int caad_metrics_format(FILE *f, const struct caad_metrics *m)
 	    "Reads of flows the BPF observer did not follow (MaxFlows= reached, or no memory), and flows a pass of its "
 	    "iterator found beyond MaxFlows=.",
 	    m->bpf_map_full);
-	u64(f, "caad_bpf_flows_new_total", "counter", "Flows the BPF observer began to follow, at their first read.",
+	u64(f, "caad_bpf_flows_new_total", "counter", "Flows the BPF observer began to follow, at their first read once they had received MinFlowBytes=.",
 	    m->bpf_flows_new);
 	u64(f, "caad_bpf_flows_closed_total", "counter", "Flows the BPF observer followed that closed.",
 	    m->bpf_flows_closed);

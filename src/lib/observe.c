@@ -317,6 +317,7 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 		return log_error_errno(errno ? errno : EINVAL, "Failed to open BPF observer: %m");
 
 	o->skel->rodata->target_netns = opts->netns_inode;
+	o->skel->data_gen->min_flow_bytes = opts->min_flow_bytes;
 	if (opts->max_flows > 0) {
 		o->skel->rodata->max_flows = opts->max_flows;
 		r = bpf_map__set_max_entries(o->skel->maps.dump, opts->max_flows);
@@ -362,8 +363,9 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	if (!o->rb)
 		return log_error_errno(errno ? errno : ENOMEM, "Failed to set up the BPF ring buffer: %m");
 
-	log_debug("BPF observer attached (netns %u, %u flows max, %s iterator)", opts->netns_inode,
-	          o->skel->rodata->max_flows, caad_flow_iter_to_string(o->flow_iter));
+	log_debug("BPF observer attached (netns %u, %u flows max, from %u bytes received, %s iterator)",
+	          opts->netns_inode, o->skel->rodata->max_flows, opts->min_flow_bytes,
+	          caad_flow_iter_to_string(o->flow_iter));
 	*ret = TAKE_PTR(o);
 	return 0;
 }
@@ -1086,6 +1088,12 @@ void caad_observer_set_napi_threads(struct caad_observer *o, bool on)
 {
 	if (o)
 		__atomic_store_n(&o->skel->bss->napi_threads, on ? 1u : 0u, __ATOMIC_RELAXED);
+}
+
+void caad_observer_set_min_flow_bytes(struct caad_observer *o, uint32_t bytes)
+{
+	if (o)
+		__atomic_store_n(&o->skel->data_gen->min_flow_bytes, bytes, __ATOMIC_RELAXED);
 }
 
 int caad_observer_net_rx_ns(struct caad_observer *o, uint64_t *ret)

@@ -1859,6 +1859,72 @@ static void xfer_pieces(const struct conn *c, size_t n)
 	}
 }
 
+/*
+ * MinFlowBytes=: a connection gets its entry at its first read once it has
+ * received that many bytes, counted from that read on; before that it is
+ * neither listed nor counted (not as new, not as a read past MaxFlows=).
+ * A change at run time (a reload) is for connections not followed yet.
+ */
+static void test_min_flow_bytes(void **state)
+{
+	struct caad_observer *o;
+	struct caad_flow *flows = NULL;
+	const struct caad_flow *f;
+	struct conn a, b;
+	size_t n;
+
+	REQUIRE_ROOT();
+
+	o = observer_open_opts((struct caad_observer_options){ .netns_inode = test_netns, .min_flow_bytes = 64 * KIB });
+	conn_new(&a);
+	conn_new(&b);
+	xfer_pieces(&a, 60 * KIB);
+	assert_int_equal(small_xfer(&b, 100), 0);
+	n = snapshot(o, &flows);
+	free(TAKE_PTR(flows));
+	assert_int_equal(n, 0);
+	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_NEW), 0);
+	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_MAP_FULL), 0);
+
+	/* a's read that brings it to 64 KiB received makes its entry: its
+	 * bytes from that read on (4000 at most, 60 KiB before it not) */
+	xfer_pieces(&a, 8000);
+	n = snapshot(o, &flows);
+	assert_int_equal(n, 1);
+	f = find_flow(flows, n, a.lport, a.cport);
+	assert_non_null(f);
+	assert_true(f->bytes > 0 && f->bytes <= 8000);
+	free(TAKE_PTR(flows));
+	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_NEW), 1);
+
+	/* lowered to 0 (a reload): b's next read makes its entry; raised
+	 * again, a stays followed */
+	caad_observer_set_min_flow_bytes(o, 0);
+	assert_int_equal(small_xfer(&b, 100), 0);
+	caad_observer_set_min_flow_bytes(o, 1u << 30);
+	xfer_pieces(&a, 4000);
+	n = snapshot(o, &flows);
+	assert_int_equal(n, 2);
+	assert_non_null(find_flow(flows, n, b.lport, b.cport));
+	f = find_flow(flows, n, a.lport, a.cport);
+	assert_non_null(f);
+	assert_true(f->bytes > 4000);
+	free(TAKE_PTR(flows));
+	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_NEW), 2);
+
+	/* a new connection under the raised mark: not followed */
+	struct conn c;
+	conn_new(&c);
+	xfer_pieces(&c, 100 * KIB);
+	n = snapshot(o, &flows);
+	free(TAKE_PTR(flows));
+	assert_int_equal(n, 2);
+	conn_close(&a);
+	conn_close(&b);
+	conn_close(&c);
+	caad_observer_free(o);
+}
+
 
 /* The rate that bytes read between two reads of a flow's bytes make,
  * bounded by clock reads around those: [a0, b0] around the first, [a1, b1]
@@ -2294,6 +2360,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rates, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_netns_filter, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_close, setup_observer, teardown_observer),
+		cmocka_unit_test(test_min_flow_bytes),
 		cmocka_unit_test_setup_teardown(test_read_after_close, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_moves_back, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_splice_counted, setup_observer, teardown_observer),

@@ -166,10 +166,13 @@ METRICS=$TMP/metrics/caad.prom
 # in a directory others write to, a file of the shape of caad's
 # temporaries (mkostemp's six characters) may be theirs: it stays
 touch "$METRICS.backup" "$TMP/metrics/node.prom.q7Zk2A"
+# MinFlowBytes=0: iperf3's control connection, a few hundred bytes, is
+# followed too (the light flow of step 5)
 cat >"$TMP/caad.conf" <<EOF
 [Daemon]
 Interfaces=vb
 IntervalMSec=100
+MinFlowBytes=0
 MetricsFile=$METRICS
 EOF
 ip netns exec "$TB_B" "$CAAD" --foreground --config "$TMP/caad.conf" --runtime-dir "$RT" --state-dir "$TMP/state" \

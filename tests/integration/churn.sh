@@ -21,6 +21,9 @@ RT=$TMP/rt
 cat >"$TMP/caad.conf" <<CONF
 [Daemon]
 MaxFlows=$MAXFLOWS
+# every connection followed from its first read, however short: the table's
+# bounds under churn are what is tested
+MinFlowBytes=0
 IntervalMSec=100
 CONF
 ip netns exec "$TB_B" "$CAAD" --foreground --config "$TMP/caad.conf" --interface vb --runtime-dir "$RT" \

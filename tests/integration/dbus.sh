@@ -184,6 +184,8 @@ info "ListFlows: flow $ID steered to CPU 0"
 # Flows on interfaces caad does not manage (each one's name is asked of the
 # kernel once a reply): three on loopback and three over a second veth
 # pair wa/wb, read in turns, each listed with its own interface's name.
+# A byte at a time: under MinFlowBytes= (64K by default) none is followed,
+# until a reload sets it to 0.
 ip link add wa netns "$TB_A" type veth peer name wb netns "$TB_B"
 ip -n "$TB_A" addr add 10.79.1.1/24 dev wa
 ip -n "$TB_B" addr add 10.79.1.2/24 dev wb
@@ -196,7 +198,7 @@ l = socket.create_server(("127.0.0.1", 0))
 cs = [socket.create_connection(l.getsockname()) for _ in range(3)]
 ss = [l.accept()[0] for _ in cs]
 ws = [w.accept()[0] for _ in range(3)]
-for _ in range(3):  # the first read makes the entry, a later packet names its interface
+for _ in range(100):  # the first read makes the entry, a later packet names its interface
     for s in ss: s.sendall(b"x")
     for c in cs: c.recv(1)
     for s in ws: s.recv(1)
@@ -205,9 +207,9 @@ tb_wait_listen 5301
 ip netns exec "$TB_A" python3 -c '
 import socket, time
 cs = [socket.create_connection(("10.79.1.2", 5301)) for _ in range(3)]
-for _ in range(3):
+for _ in range(100):
     for c in cs: c.sendall(b"y")
-    time.sleep(0.3)
+    time.sleep(0.1)
 time.sleep(30)' &
 unmanaged_listed() {
 	B -j call org.caad1 /org/caad1 org.caad1.Manager ListFlows >"$TMP/flows.json" &&
@@ -216,10 +218,17 @@ unmanaged_listed() {
 			($lo | length) == 3 and all($lo[]; .[1] == "lo") and ($wb | length) == 3 and all($wb[]; .[1] == "wb")' \
 			"$TMP/flows.json" >/dev/null
 }
+# a second of reads (ten scans): none of the six listed
+sleep 1
+call ListFlows >"$TMP/flows.json"
+jq -e '[.data[0][] | select((.[3] | startswith("127.0.0.1:")) or .[4] == "10.79.1.2:5301")] | length == 0' \
+	"$TMP/flows.json" >/dev/null || { jq -c '.data[0][]' "$TMP/flows.json"; fail "connections under MinFlowBytes= listed"; }
+printf '[Daemon]\nMinFlowBytes=0\n' >"$CAAD_CONF_ROOT$CONFD/10-minflow.conf"
+call Reload >/dev/null || fail "Reload with MinFlowBytes=0 failed"
 wait_for 5 unmanaged_listed || { jq -c '.data[0][]' "$TMP/flows.json"; fail "ListFlows: the flows on lo and wb not listed with their names"; }
 pkill -f "10.79.1.2" || true
 ip -n "$TB_B" link del wb
-info "ListFlows: three loopback flows on lo, three on the unmanaged wb"
+info "ListFlows: three loopback flows on lo, three on the unmanaged wb (none under MinFlowBytes=64K; listed after a reload set 0)"
 
 call ListQueues >"$TMP/queues.json"
 jq -e '.type == "a(suiubssss)" and ([.data[0][] | select(.[0] == "vb")] | length) == 2 and
@@ -494,7 +503,7 @@ for fields in lines:
     status += "STATUS" in kv
     watchdog += kv.get("WATCHDOG") == "1"
 got = " ".join(seq)
-want = "R L R L R L R L R L R L R S"  # start, Reload after the back-off, SIGHUP, Reload twice, broken Reload, missing interface, stop
+want = "R L R L R L R L R L R L R L R S"  # start, MinFlowBytes=0, Reload after the back-off, SIGHUP, Reload twice, broken Reload, missing interface, stop
 assert got == want, f"sequence {got!r}, wanted {want!r}"
 assert any(lo <= t <= hi for t in stamps), f"no MONOTONIC_USEC of the D-Bus Reload in [{lo}, {hi}]: {stamps}"
 assert status >= 10, f"only {status} STATUS= lines"

@@ -134,6 +134,7 @@ static void assert_defaults(const struct caad_config *c)
 	assert_int_equal(c->interval_ms, 250);
 	assert_int_equal(c->scan_budget_pct, 10);
 	assert_int_equal(c->max_flows, 16384);
+	assert_int_equal(c->min_flow_bytes, 65536);
 	assert_int_equal(c->log_level, LOG_INFO);
 	assert_true(c->policy.rate_threshold_bps == UINT64_C(1000000000));
 	assert_false(c->policy.allow_smt_sibling);
@@ -414,6 +415,32 @@ static void test_parse_ranges(void **state)
 	}
 }
 
+static void test_parse_bytes(void **state)
+{
+	static const struct {
+		const char *value;
+		unsigned bytes;
+	} cases[] = {
+		{ "0", 0 }, { "1", 1 }, { "100", 100 }, { "64K", 65536 }, { "64k", 65536 }, { "2M", 2u << 20 },
+		{ "1G", 1u << 30 }, { "1073741824", 1u << 30 }, { "0G", 0 },
+	};
+	struct caad_config c;
+
+	caad_config_init(&c);
+	assert_int_equal(c.min_flow_bytes, 65536); /* the default */
+	caad_config_done(&c);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_free_ char *path = NULL, *log = NULL, *text = NULL;
+
+		assert_true(asprintf(&text, "[Daemon]\nMinFlowBytes=%s\n", cases[i].value) > 0);
+		caad_config_init(&c);
+		assert_int_equal(parse_string(&c, text, &path, &log), 0);
+		assert_string_equal(log, "");
+		assert_int_equal(c.min_flow_bytes, cases[i].bytes);
+		caad_config_done(&c);
+	}
+}
+
 static void test_parse_layout(void **state)
 {
 	struct caad_config c;
@@ -501,6 +528,15 @@ static void test_parse_errors(void **state)
 		{ "[Daemon]\nScanBudgetPercent=10%\n", 2, "expected an unsigned decimal number" },
 		{ "[Daemon]\nMaxFlows=63\n", 2, "Invalid MaxFlows= value '63': out of range 64..1048576" },
 		{ "[Daemon]\nMaxFlows=1048577\n", 2, "out of range 64..1048576" },
+		{ "[Daemon]\nMinFlowBytes=2G\n", 2, "Invalid MinFlowBytes= value '2G': out of range 0..1073741824" },
+		{ "[Daemon]\nMinFlowBytes=1073741825\n", 2, "out of range 0..1073741824" },
+		{ "[Daemon]\nMinFlowBytes=99999999999999999999K\n", 2, "out of range 0..1073741824" },
+		{ "[Daemon]\nMinFlowBytes=64X\n", 2, "Invalid MinFlowBytes= value '64X': expected bytes" },
+		{ "[Daemon]\nMinFlowBytes=64KB\n", 2, "expected bytes with an optional K, M or G suffix" },
+		{ "[Daemon]\nMinFlowBytes=K\n", 2, "expected bytes" },
+		{ "[Daemon]\nMinFlowBytes=-1\n", 2, "expected bytes" },
+		{ "[Daemon]\nMinFlowBytes=1.5M\n", 2, "expected bytes" },
+		{ "[Daemon]\nMinFlowBytes=\n", 2, "Invalid MinFlowBytes= value ''" },
 		{ "[Daemon]\nLogLevel=loud\n", 2, "Invalid LogLevel= value 'loud'" },
 		{ "[Daemon]\nInterfaces=eth0 a/b\n", 2, "Invalid Interfaces= value 'eth0 a/b': 'a/b' is not an interface name" },
 		{ "[Daemon]\nInterfaces=abcdefghijklmnop\n", 2, "'abcdefghijklmnop' is not an interface name" },
@@ -855,7 +891,7 @@ static void test_shipped_config(void **state)
 	const char *src = getenv("CAAD_SOURCE_ROOT");
 	_cleanup_free_ char *shipped = NULL, *text = NULL, *out = NULL, *path = NULL, *log = NULL;
 	static const char *const keys[] = {
-		"Mode", "Interfaces", "IntervalMSec", "ScanBudgetPercent", "MaxFlows", "LogLevel",
+		"Mode", "Interfaces", "IntervalMSec", "ScanBudgetPercent", "MaxFlows", "MinFlowBytes", "LogLevel",
 		"RateThreshold", "BannedCPUs", "AllowSMTSibling", "AllowOtherPackage",
 		"MinAgeMSec", "DwellMSec", "MaxMovesPerCycle", "IrqBalance", "MetricsFile", "BackOffSec", "Mechanisms",
 		"Placement", "Rounds", "TurnMSec", "SettleMSec", "MarginPercent", "WinPercent", "EfficiencyLossPercent", "ConfidencePercent", "SteadyMSec",
@@ -916,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_set_interfaces),
 		cmocka_unit_test_setup_teardown(test_parse_each_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_ranges, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_layout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_errors_each_once, setup, teardown),
