@@ -38,11 +38,14 @@ affinity-matrix)
 	done
 	[ -s "$tmp/affinity-matrix.png" ] || { echo "FAIL: chart not next to RESULTS.md" >&2; exit 1; } ;;
 observer)
-	# the short connections ran and timed the close path
+	# both kinds of short connections ran and timed the close and read paths
 	python3 -c 'import json, sys
-c = json.load(open(sys.argv[1]))["churn"]
-assert c and c["progs"]["caad_inet_sock_set_state"]["median_ns_per_event"] > 0, c' "$tmp/out/observer/summary.json" ||
-		{ echo "FAIL: no short connections timed" >&2; exit 1; } ;;
+cs = json.load(open(sys.argv[1]))["churns"]
+assert sorted(cs) == ["followed", "short"], cs
+for c in cs.values():
+    for p in ("caad_inet_sock_set_state", "caad_sock_recv_length"):
+        assert c["progs"][p]["median_ns_per_event"] > 0, c' "$tmp/out/observer/summary.json" ||
+		{ echo "FAIL: short connections not timed" >&2; exit 1; } ;;
 esac
 grep -q '^## ' "$tmp/RESULTS.md" || { echo "FAIL: RESULTS.md has no sections" >&2; exit 1; }
 grep -q '^| target' "$tmp/RESULTS.md" || { echo "FAIL: RESULTS.md has no targets table" >&2; exit 1; }

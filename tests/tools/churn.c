@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Many short TCP connections, for caad's churn test:
- *   churn server PORT          accept, read 100 bytes, close; forever
- *   churn client ADDR PORT N   N times: connect, send 100 bytes, wait for
- *                              the server's close, close
+ *   churn server PORT [BYTES]          accept, read BYTES, close; forever
+ *   churn client ADDR PORT N [BYTES]   N times: connect, send BYTES, wait
+ *                                      for the server's close, close
+ * BYTES: 100 unless given (1..16 MiB; the same on both sides).
  * The server closes first, so TIME_WAIT sits on its side and the client's
  * ephemeral ports last for any N. Prints connections/s at the end.
  */
@@ -19,11 +20,35 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: churn server PORT | churn client ADDR PORT N\n");
+	fprintf(stderr, "usage: churn server PORT [BYTES] | churn client ADDR PORT N [BYTES]\n");
 	return 2;
 }
 
-#define PAYLOAD 100
+#define PAYLOAD_DEFAULT 100
+#define PAYLOAD_MAX (16ul << 20)
+
+static char *payload;
+static size_t payload_size = PAYLOAD_DEFAULT;
+
+/* BYTES, when given; -1 when out of range */
+static int set_payload(const char *arg)
+{
+	char *end;
+	unsigned long v;
+
+	if (arg) {
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || v == 0 || v > PAYLOAD_MAX)
+			return -1;
+		payload_size = v;
+	}
+	payload = malloc(payload_size);
+	if (!payload)
+		return -1;
+	memset(payload, 'c', payload_size);
+	return 0;
+}
 
 static int drain(int fd)
 {
@@ -55,19 +80,29 @@ static int server(unsigned port)
 			return 1;
 		}
 		/* the payload, not EOF: the server must be the first to close */
-		char buf[PAYLOAD];
 		size_t got = 0;
 		ssize_t k;
-		while (got < sizeof(buf) && (k = read(c, buf + got, sizeof(buf) - got)) > 0)
+		while (got < payload_size && (k = read(c, payload + got, payload_size - got)) > 0)
 			got += (size_t)k;
 		close(c);
 	}
 }
 
+static int write_all(int fd)
+{
+	for (size_t done = 0; done < payload_size;) {
+		ssize_t k = write(fd, payload + done, payload_size - done);
+
+		if (k < 0)
+			return -errno;
+		done += (size_t)k;
+	}
+	return 0;
+}
+
 static int client(const char *addr, unsigned port, unsigned long n)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	static const char payload[PAYLOAD] = "caad churn";
 	struct timespec t0, t1;
 	unsigned long failed = 0;
 
@@ -77,8 +112,7 @@ static int client(const char *addr, unsigned port, unsigned long n)
 	for (unsigned long i = 0; i < n; i++) {
 		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-		if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-		    write(fd, payload, sizeof(payload)) != (ssize_t)sizeof(payload) || drain(fd) < 0)
+		if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || write_all(fd) < 0 || drain(fd) < 0)
 			failed++;
 		if (fd >= 0)
 			close(fd);
@@ -95,9 +129,11 @@ static int client(const char *addr, unsigned port, unsigned long n)
 
 int main(int argc, char **argv)
 {
-	if (argc == 3 && strcmp(argv[1], "server") == 0)
-		return server((unsigned)strtoul(argv[2], NULL, 10));
-	if (argc == 5 && strcmp(argv[1], "client") == 0)
-		return client(argv[2], (unsigned)strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10));
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "server") == 0)
+		return set_payload(argc == 4 ? argv[3] : NULL) < 0 ? usage() : server((unsigned)strtoul(argv[2], NULL, 10));
+	if ((argc == 5 || argc == 6) && strcmp(argv[1], "client") == 0)
+		return set_payload(argc == 6 ? argv[5] : NULL) < 0
+		               ? usage()
+		               : client(argv[2], (unsigned)strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10));
 	return usage();
 }
