@@ -318,6 +318,7 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 
 	o->skel->rodata->target_netns = opts->netns_inode;
 	o->skel->data_gen->min_flow_bytes = opts->min_flow_bytes;
+	o->skel->data_gen->follow_floor = opts->min_flow_bytes;
 	if (opts->max_flows > 0) {
 		o->skel->rodata->max_flows = opts->max_flows;
 		r = bpf_map__set_max_entries(o->skel->maps.dump, opts->max_flows);
@@ -1092,8 +1093,13 @@ void caad_observer_set_napi_threads(struct caad_observer *o, bool on)
 
 void caad_observer_set_min_flow_bytes(struct caad_observer *o, uint32_t bytes)
 {
-	if (o)
-		__atomic_store_n(&o->skel->data_gen->min_flow_bytes, bytes, __ATOMIC_RELAXED);
+	if (!o)
+		return;
+	/* lowered: the floor first, so that no entry is made under a floor
+	 * that still says there is none */
+	if (bytes < o->skel->data_gen->follow_floor)
+		__atomic_store_n(&o->skel->data_gen->follow_floor, bytes, __ATOMIC_RELEASE);
+	__atomic_store_n(&o->skel->data_gen->min_flow_bytes, bytes, __ATOMIC_RELAXED);
 }
 
 int caad_observer_net_rx_ns(struct caad_observer *o, uint64_t *ret)

@@ -1863,7 +1863,8 @@ static void xfer_pieces(const struct conn *c, size_t n)
  * MinFlowBytes=: a connection gets its entry at its first read once it has
  * received that many bytes, counted from that read on; before that it is
  * neither listed nor counted (not as new, not as a read past MaxFlows=).
- * A change at run time (a reload) is for connections not followed yet.
+ * A change at run time (a reload) is for connections not followed yet:
+ * a mark raised over a flow followed already leaves it watched.
  */
 static void test_min_flow_bytes(void **state)
 {
@@ -1871,11 +1872,14 @@ static void test_min_flow_bytes(void **state)
 	struct caad_flow *flows = NULL;
 	const struct caad_flow *f;
 	struct conn a, b;
+	cpu_set_t saved;
 	size_t n;
 
 	REQUIRE_ROOT();
+	need_2cpus_save(&saved);
 
 	o = observer_open_opts((struct caad_observer_options){ .netns_inode = test_netns, .min_flow_bytes = 64 * KIB });
+	move_self(1);
 	conn_new(&a);
 	conn_new(&b);
 	xfer_pieces(&a, 60 * KIB);
@@ -1898,17 +1902,21 @@ static void test_min_flow_bytes(void **state)
 	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_NEW), 1);
 
 	/* lowered to 0 (a reload): b's next read makes its entry; raised
-	 * again, a stays followed */
+	 * again, a stays followed, its reads watched: one on the other CPU
+	 * is seen there (a has received less than the new mark) */
 	caad_observer_set_min_flow_bytes(o, 0);
 	assert_int_equal(small_xfer(&b, 100), 0);
 	caad_observer_set_min_flow_bytes(o, 1u << 30);
-	xfer_pieces(&a, 4000);
+	move_self(0);
+	xfer_pieces(&a, 8000);
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
 	n = snapshot(o, &flows);
 	assert_int_equal(n, 2);
 	assert_non_null(find_flow(flows, n, b.lport, b.cport));
 	f = find_flow(flows, n, a.lport, a.cport);
 	assert_non_null(f);
-	assert_true(f->bytes > 4000);
+	assert_true(f->bytes > 8000);
+	assert_int_equal(f->consumer_cpu, 0);
 	free(TAKE_PTR(flows));
 	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_NEW), 2);
 
@@ -1919,9 +1927,14 @@ static void test_min_flow_bytes(void **state)
 	n = snapshot(o, &flows);
 	free(TAKE_PTR(flows));
 	assert_int_equal(n, 2);
+	/* both closes seen, under the raised mark too */
 	conn_close(&a);
 	conn_close(&b);
 	conn_close(&c);
+	for (uint64_t deadline = mono_ns() + 2 * NSEC_PER_SEC;
+	     caad_observer_counter(o, CAAD_COUNTER_FLOWS_CLOSED) < 2 && mono_ns() < deadline;)
+		usleep(10 * 1000);
+	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_CLOSED), 2);
 	caad_observer_free(o);
 }
 
