@@ -121,7 +121,10 @@ __u32 follow_floor SEC(".data.gen") = 0;
  * last (for a connection accepted on another CPU, a cache miss). On the
  * 2-vCPU development VM, reads of 100-byte connections took 165 ns an
  * event with that lookup first, 85 ns with this. A cast, not
- * bpf_skc_to_tcp_sock() (a helper call): the caller knows it is TCP. */
+ * bpf_skc_to_tcp_sock() (a helper call): the caller asked sk_protocol. A
+ * raw socket of protocol TCP passes that, and reads past its own object
+ * here, through checked loads: garbage at worst, and no entry, which
+ * bpf_skc_to_tcp_sock() refuses it where one is made. */
 static __always_inline bool below_floor(const struct sock *sk)
 {
 	struct tcp_sock *tp;

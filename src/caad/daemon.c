@@ -1105,6 +1105,9 @@ int daemon_reload(struct daemon *d, char **ret_error)
 		closed_loop_abort(d, "the configuration was reloaded with other settings");
 	if (d->loop.verdicts_kept_off) /* a store that could not be read: tried again */
 		d->loop.verdicts_loaded = false;
+	if (c.min_flow_bytes != d->config.min_flow_bytes)
+		log_info("Reload: MinFlowBytes=%u: connections not followed yet are followed from that many bytes received",
+		         c.min_flow_bytes);
 	caad_config_done(&d->config);
 	d->config = c;
 	d->inventory_dirty = true;

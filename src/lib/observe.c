@@ -1095,11 +1095,11 @@ void caad_observer_set_min_flow_bytes(struct caad_observer *o, uint32_t bytes)
 {
 	if (!o)
 		return;
-	/* lowered: the floor first, so that no entry is made under a floor
-	 * that still says there is none */
+	/* lowered: the floor first (the mark's release orders it), so that
+	 * no entry is made under a floor that still says there is none */
 	if (bytes < o->skel->data_gen->follow_floor)
-		__atomic_store_n(&o->skel->data_gen->follow_floor, bytes, __ATOMIC_RELEASE);
-	__atomic_store_n(&o->skel->data_gen->min_flow_bytes, bytes, __ATOMIC_RELAXED);
+		__atomic_store_n(&o->skel->data_gen->follow_floor, bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&o->skel->data_gen->min_flow_bytes, bytes, __ATOMIC_RELEASE);
 }
 
 int caad_observer_net_rx_ns(struct caad_observer *o, uint64_t *ret)

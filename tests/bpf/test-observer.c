@@ -1927,7 +1927,8 @@ static void test_min_flow_bytes(void **state)
 	n = snapshot(o, &flows);
 	free(TAKE_PTR(flows));
 	assert_int_equal(n, 2);
-	/* both closes seen, under the raised mark too */
+	/* both closes seen, under the raised mark too (the floor is 0 now:
+	 * test_min_flow_bytes_floor() closes flows above one) */
 	conn_close(&a);
 	conn_close(&b);
 	conn_close(&c);
@@ -1935,6 +1936,78 @@ static void test_min_flow_bytes(void **state)
 	     caad_observer_counter(o, CAAD_COUNTER_FLOWS_CLOSED) < 2 && mono_ns() < deadline;)
 		usleep(10 * 1000);
 	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_CLOSED), 2);
+	caad_observer_free(o);
+}
+
+/*
+ * With the mark in force since start (the floor, which reads and closes ask
+ * before the socket's storage): a followed flow's close is seen; a socket
+ * connected again (connect(AF_UNSPEC) zeroes its count) closes its entry
+ * and is a new flow, not followed under the mark again, then followed from
+ * its new start.
+ */
+static void test_min_flow_bytes_floor(void **state)
+{
+	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	_cleanup_close_ int l = -1;
+	struct caad_observer *o;
+	struct caad_flow *flows = NULL;
+	const struct caad_flow *f;
+	struct conn a, r = { .client = -1, .server = -1 };
+	uint16_t port, cport;
+	size_t n;
+
+	REQUIRE_ROOT();
+
+	o = observer_open_opts((struct caad_observer_options){ .netns_inode = test_netns, .min_flow_bytes = 64 * KIB });
+	conn_new(&a);
+	xfer_pieces(&a, 70 * KIB);
+	n = snapshot(o, &flows);
+	free(TAKE_PTR(flows));
+	assert_int_equal(n, 1);
+	conn_close(&a);
+	for (uint64_t deadline = mono_ns() + 2 * NSEC_PER_SEC;
+	     caad_observer_counter(o, CAAD_COUNTER_FLOWS_CLOSED) < 1 && mono_ns() < deadline;)
+		usleep(10 * 1000);
+	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_CLOSED), 1);
+
+	/* r.server reads what r.client (the accepted socket) sends */
+	l = listen_loopback(&port);
+	assert_true(l >= 0);
+	sa.sin_port = htons(port);
+	r.server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(r.server >= 0);
+	assert_int_equal(set_timeouts(r.server), 0);
+	assert_int_equal(connect(r.server, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	r.client = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(r.client >= 0);
+	xfer_pieces(&r, 70 * KIB);
+	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_NEW), 2);
+	assert_int_equal(connect(r.server, &unspec, sizeof(unspec)), 0);
+	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_CLOSED), 2);
+	closep(&r.client);
+
+	/* connected again: 100 bytes, under the mark again; then past it */
+	assert_int_equal(connect(r.server, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(r.server, (struct sockaddr *)&sa, &len), 0);
+	cport = ntohs(sa.sin_port);
+	r.client = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(r.client >= 0);
+	assert_int_equal(small_xfer(&r, 100), 0);
+	n = snapshot(o, &flows);
+	assert_null(find_flow(flows, n, cport, port));
+	free(TAKE_PTR(flows));
+	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_NEW), 2);
+	xfer_pieces(&r, 70 * KIB);
+	n = snapshot(o, &flows);
+	f = find_flow(flows, n, cport, port);
+	assert_non_null(f);
+	assert_true(f->bytes > 0 && f->bytes <= 70 * KIB);
+	free(TAKE_PTR(flows));
+	assert_int_equal(caad_observer_counter(o, CAAD_COUNTER_FLOWS_NEW), 3);
+	conn_close(&r);
 	caad_observer_free(o);
 }
 
@@ -2374,6 +2447,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_netns_filter, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_close, setup_observer, teardown_observer),
 		cmocka_unit_test(test_min_flow_bytes),
+		cmocka_unit_test(test_min_flow_bytes_floor),
 		cmocka_unit_test_setup_teardown(test_read_after_close, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_moves_back, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_splice_counted, setup_observer, teardown_observer),

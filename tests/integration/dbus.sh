@@ -225,6 +225,8 @@ jq -e '[.data[0][] | select((.[3] | startswith("127.0.0.1:")) or .[4] == "10.79.
 	"$TMP/flows.json" >/dev/null || { jq -c '.data[0][]' "$TMP/flows.json"; fail "connections under MinFlowBytes= listed"; }
 printf '[Daemon]\nMinFlowBytes=0\n' >"$CAAD_CONF_ROOT$CONFD/10-minflow.conf"
 call Reload >/dev/null || fail "Reload with MinFlowBytes=0 failed"
+grep -q "Reload: MinFlowBytes=0: connections not followed yet are followed from that many bytes received" \
+	"$TMP/caad.log" || fail "the reload did not say MinFlowBytes= changed"
 wait_for 5 unmanaged_listed || { jq -c '.data[0][]' "$TMP/flows.json"; fail "ListFlows: the flows on lo and wb not listed with their names"; }
 pkill -f "10.79.1.2" || true
 ip -n "$TB_B" link del wb
