@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,22 +31,26 @@ static int usage(void)
 static char *payload;
 static size_t payload_size = PAYLOAD_DEFAULT;
 
-/* BYTES, when given; -1 when out of range */
+/* BYTES, when given (digits only); -1 when it is not 1..PAYLOAD_MAX */
 static int set_payload(const char *arg)
 {
 	char *end;
 	unsigned long v;
 
 	if (arg) {
+		if (*arg < '0' || *arg > '9')
+			return -1;
 		errno = 0;
 		v = strtoul(arg, &end, 10);
-		if (errno || end == arg || *end || v == 0 || v > PAYLOAD_MAX)
+		if (errno || *end || v == 0 || v > PAYLOAD_MAX)
 			return -1;
 		payload_size = v;
 	}
 	payload = malloc(payload_size);
-	if (!payload)
-		return -1;
+	if (!payload) {
+		perror("churn");
+		exit(1);
+	}
 	memset(payload, 'c', payload_size);
 	return 0;
 }
@@ -108,6 +113,9 @@ static int client(const char *addr, unsigned port, unsigned long n)
 
 	if (inet_pton(AF_INET, addr, &a.sin_addr) != 1)
 		return usage();
+	/* a server that reads fewer bytes resets: a failed connection (EPIPE),
+	 * not a silent death */
+	signal(SIGPIPE, SIG_IGN);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned long i = 0; i < n; i++) {
 		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
