@@ -115,27 +115,6 @@ __u32 min_flow_bytes SEC(".data.gen") = 0;
  * What a read or a close asks before the socket's storage. */
 __u32 follow_floor SEC(".data.gen") = 0;
 
-/* Whether sk, a TCP socket, has received too few bytes to have an entry:
- * asked of the socket before its storage, whose pointer, on a line the
- * reader's recvmsg() does not touch, the CPU that made the socket wrote
- * last (for a connection accepted on another CPU, a cache miss). On the
- * 2-vCPU development VM, reads of 100-byte connections took 165 ns an
- * event with that lookup first, 85 ns with this. A cast, not
- * bpf_skc_to_tcp_sock() (a helper call): the caller asked sk_protocol. A
- * raw socket of protocol TCP passes that, and reads past its own object
- * here, through checked loads: garbage at worst, and no entry, which
- * bpf_skc_to_tcp_sock() refuses it where one is made. */
-static __always_inline bool below_floor(const struct sock *sk)
-{
-	struct tcp_sock *tp;
-	__u32 floor = follow_floor;
-
-	if (!floor)
-		return false;
-	tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
-	return tp && tp->bytes_received < floor;
-}
-
 /*
  * Twice max_flows: between two scans, every flow listed at the first may
  * close (its close handed over) and as many new ones take their places
@@ -202,6 +181,30 @@ static __always_inline bool mark_closed(struct caad_flow_stats *s)
 static __always_inline bool is_tcp(const struct sock *sk)
 {
 	return sk->sk_protocol == IPPROTO_TCP;
+}
+
+/* Whether sk cannot have an entry, while the floor is on (off: it may):
+ * not TCP, or fewer bytes received than the floor. Asked of the socket
+ * before its storage, whose pointer, on a line the reader's recvmsg()
+ * does not touch, the CPU that made the socket wrote last (for a
+ * connection accepted on another CPU, a cache miss). On the 2-vCPU
+ * development VM, reads of 100-byte connections took 165 ns an event with
+ * that lookup first, 85 ns with this. A cast, not bpf_skc_to_tcp_sock()
+ * (a helper call), after sk_protocol: a raw socket of protocol TCP passes
+ * that, and reads past its own object here, through checked loads:
+ * garbage at worst, and no entry, which bpf_skc_to_tcp_sock() refuses it
+ * where one is made. */
+static __always_inline bool below_floor(const struct sock *sk)
+{
+	struct tcp_sock *tp;
+	__u32 floor = follow_floor;
+
+	if (!floor)
+		return false;
+	if (!is_tcp(sk))
+		return true;
+	tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
+	return tp && tp->bytes_received < floor;
 }
 
 /* In the namespace we watch? A load from struct net, another cache line:
@@ -512,7 +515,7 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 
 	gen = publish ? scan_gen : 0;
 	/* a connection short so far: no entry, none to make */
-	if (follow_floor && (!is_tcp(sk) || below_floor(sk)))
+	if (below_floor(sk))
 		return 0;
 	s = bpf_sk_storage_get(&flows, sk, NULL, 0);
 	/* closed (on the line of consumer_cpu, read below anyway): data
@@ -839,7 +842,7 @@ int BPF_PROG(caad_inet_sock_set_state, const struct sock *sk, const int oldstate
 	/* no protocol check but for the floor's cast: only a TCP socket has
 	 * an entry. (Not at SYN_SENT above: a connect again zeroed the
 	 * socket's count.) */
-	if (follow_floor && (!is_tcp(sk) || below_floor(sk)))
+	if (below_floor(sk))
 		return 0;
 	s = bpf_sk_storage_get(&flows, (struct sock *)sk, NULL, 0);
 	if (!s)
