@@ -1120,6 +1120,17 @@ def gbit(bps):
 
 # ---- output files ---------------------------------------------------------------
 
+def bpf_stats_enabled():
+    """kernel.bpf_stats_enabled now (None: unreadable). On, every BPF
+    program's every run takes two clock reads more, caad's in every arm
+    (bench/observer turns it on for its statistics arm only)."""
+    try:
+        with open('/proc/sys/kernel/bpf_stats_enabled') as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return None
+
+
 def machine_info():
     model = None
     r = subprocess.run(['lscpu'], capture_output=True, text=True, env=dict(os.environ, LC_ALL='C'))
@@ -1128,13 +1139,6 @@ def machine_info():
             model = line.split(':', 1)[1].strip()
     with open('/proc/loadavg') as f:
         load = f.read().split()[:3]
-    # on, every BPF program's every run takes two clock reads more, caad's
-    # in every arm (bench/observer turns it on for its statistics arm only)
-    try:
-        with open('/proc/sys/kernel/bpf_stats_enabled') as f:
-            bpf_stats = int(f.read().strip() or 0)
-    except (OSError, ValueError):
-        bpf_stats = None
     # the source as the bench starts (and builds), not as it ends
     commit = subprocess.run(['git', '-C', REPO, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True)
     # what the benches write into the tree themselves does not count
@@ -1151,7 +1155,7 @@ def machine_info():
         'hostname': platform.node(),
         'date_utc': time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime()),
         'loadavg_at_start': ' '.join(load),
-        'bpf_stats_enabled': bpf_stats,
+        'bpf_stats_enabled': bpf_stats_enabled(),
     }
 
 
