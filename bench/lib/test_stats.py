@@ -224,5 +224,22 @@ class Pool(unittest.TestCase):
             self.pooled(a, b)
 
 
+
+class ObserverReport(unittest.TestCase):
+    """bench/observer's words on kernel.bpf_stats_enabled as it found it."""
+
+    def test_off_is_not_called_on(self):
+        ob = load_bench('observer')
+        for off in ('0', 0, '0\n', ''):
+            line = ob.bpf_stats_line(off)
+            self.assertNotIn('(on)', line)
+            self.assertIn('for the statistics streams only', line)
+
+    def test_on_is_called_on(self):
+        ob = load_bench('observer')
+        for on in ('1', 1, 'garbage'):
+            self.assertIn('(on) before the bench', ob.bpf_stats_line(on))
+
+
 if __name__ == '__main__':
     unittest.main()
