@@ -241,5 +241,58 @@ class ObserverReport(unittest.TestCase):
             self.assertIn('(on) before the bench', ob.bpf_stats_line(on))
 
 
+
+class MemoryReport(unittest.TestCase):
+    """bench/memory's summary from raw levels: what was not read is not shown as measured."""
+
+    def setUp(self):
+        import tempfile
+        self.mem = load_bench('memory')
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def analyze(self, levels, confs=None):
+        import json
+        d = self.tmp.name
+        meta = {'maxflows_factor': 2, 'wall_s': 60.0, 'steal': {'steal_pct': 0.0}}
+        with open(os.path.join(d, 'levels.json'), 'w') as f:
+            json.dump({'meta': meta, 'levels': levels}, f)
+        for n, text in (confs or {}).items():
+            os.makedirs(os.path.join(d, f'flows-{n}'), exist_ok=True)
+            with open(os.path.join(d, f'flows-{n}', 'caad.conf'), 'w') as f:
+                f.write(text)
+        s = self.mem.analyze(d)
+        with open(os.path.join(d, 'summary.md')) as f:
+            return s, f.read()
+
+    def test_failed_level_is_not_zeros(self):
+        ok = {'flows': 1000, 'max_flows': 2000, 'status': 'ok', 'flows_listed': 1000, 'idle_rss_kib': 6000,
+              'rss_kib': 6500, 'hwm_kib': 16000, 'maps_bytes': 600000, 'flow_map_bytes': 0,
+              'state_json_bytes': 1000, 'caad_cpu_pct': 0.5}
+        bad = {'flows': 100000, 'max_flows': None, 'status': 'failed: no memory'}
+        s, md = self.analyze([ok, bad], {1000: '[Daemon]\nMinFlowBytes=0\n'})
+        row = [ln for ln in md.splitlines() if ln.startswith('| 100000 |')][0]
+        header = [ln for ln in md.splitlines() if ln.startswith('| flows |')][0]
+        self.assertNotIn('0.0', row)
+        self.assertIn('n/a -> n/a', row)
+        self.assertEqual(row.count('|'), header.count('|'))
+        self.assertTrue(row.rstrip(' |').endswith('failed: no memory'))
+        self.assertIn('failed: no memory: NOT measured', md)
+        self.assertEqual([t.get('status') for t in s['targets']], ['failed: no memory'])
+        self.assertIn('MinFlowBytes=0', md)
+
+    def test_no_100k_level_is_a_target_not_measured(self):
+        lv = {'flows': 1000, 'max_flows': 2000, 'status': 'ok', 'rss_kib': 6500, 'hwm_kib': 16000}
+        s, md = self.analyze([lv], {1000: 'Interfaces=vb\nMaxFlows=2000\n'})
+        self.assertEqual(len(s['targets']), 1)
+        self.assertNotIn('value', s['targets'][0])
+        self.assertIn('no 100000 level in this run: NOT measured', md)
+        # a caad from before MinFlowBytes= set none: not said to be 0
+        self.assertNotIn('MinFlowBytes=0', md)
+        self.assertIn('before it', md)
+
+
 if __name__ == '__main__':
     unittest.main()
