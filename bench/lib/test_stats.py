@@ -294,5 +294,95 @@ class MemoryReport(unittest.TestCase):
         self.assertIn('before it', md)
 
 
+
+class RunAllReport(unittest.TestCase):
+    """bench/run-all's RESULTS.md: facts of the run from its results, figures named for what they are."""
+
+    def setUp(self):
+        import tempfile
+        self.ra = load_bench('run-all')
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def bench(self, d, source, stats=None, **meta):
+        import json
+        os.makedirs(os.path.join(self.tmp.name, d))
+        mach = {'cpu_model': 'X', 'nproc': 2, 'online_cpus': '0-1', 'kernel': 'k', 'date_utc': 'd',
+                'loadavg_at_start': '0.1 0.1 0.1', 'source': source, 'bpf_stats_enabled': stats}
+        with open(os.path.join(self.tmp.name, d, 'summary.json'), 'w') as f:
+            json.dump({'meta': dict({'machine': mach, 'caad': '/x/caad', 'caad_version': 'caad 0'}, **meta),
+                       'targets': []}, f)
+        return (d, d, [], 0, 60.0)
+
+    def render(self, runs, machine=None):
+        path = os.path.join(self.tmp.name, 'R.md')
+        self.ra.render(self.tmp.name, path, runs, False, machine=machine)
+        with open(path) as f:
+            return f.read()
+
+    def test_sources_that_differ_are_each_said(self):
+        md = self.render([self.bench('a', 'commit 1'), self.bench('b', 'commit 1 with uncommitted changes')])
+        self.assertIn('| source | a: commit 1; b: commit 1 with uncommitted changes |', md)
+        md = self.render([self.bench('c', 'commit 2'), self.bench('e', 'commit 2')])
+        self.assertIn('| source | commit 2 |', md)
+
+    def test_a_later_bench_with_stats_on_is_warned_of(self):
+        md = self.render([self.bench('a', 's', stats=0), self.bench('observer', 's', stats=0, bpf_stats_orig='1')])
+        self.assertIn('**kernel.bpf_stats_enabled was on (observer (before its streams))', md)
+        md2 = self.render([self.bench('b', 's', stats=0), self.bench('c', 's', stats=1)])
+        self.assertIn('was on (c)', md2)
+
+    def test_off_everywhere_is_not_warned_of(self):
+        md = self.render([self.bench('a', 's', stats=0), self.bench('observer', 's', stats=0, bpf_stats_orig='0')])
+        self.assertNotIn('was on', md)
+
+    def test_no_results_take_nothing_from_the_rendering_machine(self):
+        md = self.render([('x', 'x', [], 1, 1.0)])
+        self.assertIn('| kernel | not recorded |', md)
+        self.assertNotIn(os.uname().release, md)
+
+    def test_run_alls_own_machine_is_the_header(self):
+        m = {'cpu_model': 'Y', 'nproc': 4, 'online_cpus': '0-3', 'kernel': 'kk', 'date_utc': 'dd',
+             'loadavg_at_start': '0 0 0', 'source': 's', 'bpf_stats_enabled': 1}
+        md = self.render([self.bench('a', 's', stats=0)], machine=m)
+        self.assertIn('| kernel | kk |', md)
+        self.assertIn('was on (run-all)', md)
+
+    def test_a_p99_is_not_called_a_median(self):
+        row = self.ra.target_row({'what': 'reaction', 'value': 50.0, 'statistic': 'p99', 'min': 1.0, 'max': 5000.0,
+                                  'met': True})
+        self.assertIn('| 50.0 (p99) | 1.0 - 5000.0 |', row)
+        row = self.ra.target_row({'what': 'memory', 'value': 26.4, 'statistic': 'peak', 'min': None, 'max': None,
+                                  'met': True})
+        self.assertIn('| 26.4 (peak) |  |', row)
+        row = self.ra.target_row({'what': 'x', 'value': 0.95, 'min': 0.9, 'max': 1.0, 'met': False,
+                                  'settled': True})
+        self.assertIn('| 0.950 | 0.900 - 1.000 |', row)
+
+
+class ReactionReport(unittest.TestCase):
+    def test_missed_moves_are_in_the_count_and_range(self):
+        import json
+        import tempfile
+        rc = load_bench('reaction')
+        with tempfile.TemporaryDirectory() as d:
+            moves = [{'needed_change': True, 'reaction_ms': 3.0 + i, 'migrated_ms': 1.0} for i in range(58)]
+            moves += [{'needed_change': True, 'reaction_ms': None} for _ in range(2)]
+            meta = {'timeout': 5, 'cpus': '0-1', 'gap': 1, 'jitter': 0, 'caad_config': 'x', 'wall_s': 60.0,
+                    'steal': {'steal_pct': 0.0}}
+            with open(os.path.join(d, 'moves.json'), 'w') as f:
+                json.dump({'meta': meta, 'moves': moves, 'baseline': []}, f)
+            s = rc.analyze(d)
+            with open(os.path.join(d, 'summary.md')) as f:
+                md = f.read()
+        t = s['targets'][0]
+        self.assertEqual(t['statistic'], 'p99')
+        self.assertLessEqual(t['min'], t['value'])
+        self.assertGreaterEqual(t['max'], t['value'])
+        self.assertIn('over 60 moves (58 timed, 2 not followed)', md)
+
+
 if __name__ == '__main__':
     unittest.main()
