@@ -211,6 +211,17 @@ class Pool(unittest.TestCase):
         with self.assertRaises(SystemExit):
             self.pooled(a, b)
 
+    def test_copied_verdicts_are_not_called_trained(self):
+        tr = {'app_cpu': 0, 'seconds': 5, 'limit_s': 60, 'verdicts': None, 'trials': 'd'}
+        a = self.source('a', 'd1', 7, [1e9], state_from='run-x', measure_training=tr)
+        b = self.source('b', 'd2', 8, [2e9], measure_training=tr)
+        meta = self.pooled(a, b)['meta']
+        texts = [self.am.measure_text(dict(meta, **p['training'])) for p in meta['pooled']]
+        self.assertIn('copied', texts[0])
+        self.assertIn('`run-x`', texts[0])
+        self.assertNotIn('copied', texts[1])
+        self.assertIn('before the measured runs', texts[1])
+
     def test_bad_runs(self):
         import json
         a = self.source('a', 'd1', 7, [1e9])
@@ -294,6 +305,25 @@ class MemoryReport(unittest.TestCase):
         self.assertIn('before it', md)
 
 
+
+
+class MatrixNotes(unittest.TestCase):
+    """bench/affinity-matrix: "not settled" explained by its cause."""
+
+    def test_too_few_is_not_called_straddling(self):
+        am = load_bench('affinity-matrix')
+        few = target('x', 0.52, [0.50, 0.52, 0.55], 0.97)
+        self.assertFalse(few['settled'])
+        notes = am.not_settled_notes([few])
+        self.assertEqual(len(notes), 1)
+        self.assertNotIn('both sides', notes[0])
+        self.assertIn('fewer than 5', notes[0])
+        wide = target('y', 1.0, [0.8, 0.9, 1.0, 1.1, 1.2, 1.0, 0.95, 1.05, 0.9, 1.1], 0.97)
+        self.assertFalse(wide['settled'])
+        self.assertFalse(wide['too_few'])
+        self.assertIn('both sides', ' '.join(am.not_settled_notes([wide])))
+        self.assertEqual(len(am.not_settled_notes([few, wide])), 2)
+        self.assertEqual(am.not_settled_notes([target('z', 1.0, [1.0] * 9, 0.97)]), [])
 
 class RunAllReport(unittest.TestCase):
     """bench/run-all's RESULTS.md: facts of the run from its results, figures named for what they are."""
