@@ -246,6 +246,17 @@ class ObserverReport(unittest.TestCase):
             self.assertNotIn('(on)', line)
             self.assertIn('for the statistics streams only', line)
 
+    def test_kinds_of_one_size_are_told_apart(self):
+        ob = load_bench('observer')
+        prog = {'caad_sock_recv_length': {'median_ns_per_event': 80.0, 'ns_per_event_rounds': [80.0] * 5}}
+        churns = {k: {'connections': 3000, 'bytes': 100, 'progs': prog} for k in ('short', 'old')}
+        names = [t['what'] for t in ob.churn_targets('x', 'caad_sock_recv_length', churns)]
+        self.assertEqual(len(names), 2)
+        self.assertEqual(len(set(names)), 2)
+        self.assertIn('not followed', names[0])
+        self.assertIn('first read', names[1])
+        self.assertEqual(ob.churn_targets('x', 'caad_sk_data_ready', churns), [])
+
     def test_on_is_called_on(self):
         ob = load_bench('observer')
         for on in ('1', 1, 'garbage'):
