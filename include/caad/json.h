@@ -9,6 +9,13 @@ struct json_object;
 /* Write s as a JSON string literal (quoted, escaped) to f. NULL -> null. */
 void caad_json_string(FILE *f, const char *s);
 
+/* Write a name (an interface's, a thread's) as caad's D-Bus strings carry
+ * it: caad_utf8_sanitize()'d ('?' for each byte that starts no valid
+ * sequence, and for each control character), then as caad_json_string().
+ * A name in GetTopology's or GetTrials' JSON is then the same string as in
+ * ListFlows, ListQueues and Interfaces, and the two join. NULL -> null. */
+void caad_json_name(FILE *f, const char *s);
+
 /*
  * Parse text[0..len) as one JSON document, as strictly as JSON is written:
  * no NUL byte, no trailing comma, no text after the value, no key twice in

@@ -880,9 +880,9 @@ static void format_trial(FILE *f, const struct trial_record *rec)
 	fprintf(f, "{\"id\": %u, \"state\": \"%s\", \"flow\": ", t->id, caad_trial_state_to_string(t->state));
 	caad_json_string(f, rec->tuple);
 	fputs(", \"iface\": ", f);
-	caad_json_string(f, rec->iface);
+	caad_json_name(f, rec->iface);
 	fputs(", \"comm\": ", f);
-	caad_json_string(f, rec->comm);
+	caad_json_name(f, rec->comm);
 	fprintf(f, ", \"consumer_cpu\": %d, \"pinned\": %s, \"consumer_moves\": %u, \"started\": %" PRIu64
 	           ", \"rate_bps\": %" PRIu64
 	           ", \"rounds\": %u, \"turn_ms\": %u, \"settle_ms\": %u, \"confidence_pct\": %u"

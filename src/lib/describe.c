@@ -259,7 +259,7 @@ static void json_list(FILE *out, const char *key, const struct caad_cpumask *m)
 static void json_iface(FILE *out, const struct caad_topology *t, const struct caad_iface *ifc)
 {
 	fputs("{\"name\": ", out);
-	caad_json_string(out, ifc->name);
+	caad_json_name(out, ifc->name);
 	fprintf(out, ", \"ifindex\": %d, \"driver\": ", ifc->ifindex);
 	caad_json_string(out, ifc->driver[0] ? ifc->driver : NULL);
 	fputs(", \"bus_id\": ", out);

@@ -59,6 +59,14 @@ void caad_json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+void caad_json_name(FILE *f, const char *s)
+{
+	_cleanup_free_ char *copy = s ? strdup(s) : NULL;
+
+	/* no memory: the name as it is (still valid JSON, only not cleaned) */
+	caad_json_string(f, copy ? caad_utf8_sanitize(copy, false) : s);
+}
+
 /* Line and column (from 1) of byte offset off. */
 static void line_col(const char *text, size_t off, unsigned *line, unsigned *col)
 {

@@ -19,6 +19,7 @@
 #include <hwloc.h>
 
 #include "caad/cpumask.h"
+#include "caad/inventory.h"
 #include "caad/macro.h"
 #include "caad/sysfs.h"
 #include "caad/topology.h"
@@ -849,6 +850,25 @@ static void test_describe(void **state)
 	assert_non_null(strstr(json, "\"interfaces\": []}\n"));
 }
 
+/* An interface's name in the JSON is the string D-Bus gives for it (ListFlows,
+ * ListQueues, Interfaces: '?' for control characters and bytes of no valid
+ * UTF-8), so that caadctl can join the two. */
+static void test_describe_odd_name(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	struct caad_iface ifc = { .name = "e\x1b[1m\xfe", .ifindex = 2, .numa_node = -1 };
+	struct caad_inventory inv = { .ifaces = &ifc, .n_ifaces = 1 };
+	_cleanup_free_ char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	assert_int_equal(caad_topology_load_synthetic("package:1 l3:1 core:2 pu:1", &t), 0);
+	assert_int_equal(caad_topology_to_json(t, &inv, f), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(out, "{\"name\": \"e?[1m?\", \"ifindex\": 2"));
+}
+
 /*
  * Cores that no cache of the LLC level covers (low-power E-cores without
  * L3, VMs with partial cache data) are shown, not left out: CPUs 2-3 here.
@@ -918,6 +938,7 @@ int main(void)
 		cmocka_unit_test(test_nohz_full),
 		cmocka_unit_test(test_cpu_kinds),
 		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_describe_odd_name),
 		cmocka_unit_test(test_describe_cores_without_llc),
 		cmocka_unit_test(test_free_null),
 	};

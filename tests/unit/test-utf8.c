@@ -115,6 +115,30 @@ static void test_json_string(void **state)
 	assert_int_equal(caad_utf8_sequence(""), 1);
 }
 
+/* Names as D-Bus carries them: '?' where caad_utf8_sanitize() puts it,
+ * so that GetTopology's and ListFlows' names of one interface are equal. */
+static void test_json_name(void **state)
+{
+	_cleanup_free_ char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	char buf[32];
+
+	assert_non_null(f);
+	caad_json_name(f, "eth\xfe");
+	fputc(' ', f);
+	caad_json_name(f, "e\x1b[1mx");
+	fputc(' ', f);
+	caad_json_name(f, "a\"b\xc2\x9b");
+	fputc(' ', f);
+	caad_json_name(f, NULL);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(out, "\"eth?\" \"e?[1mx\" \"a\\\"b??\" null");
+	/* the very string a D-Bus method sends */
+	snprintf(buf, sizeof(buf), "%s", "e\x1b[1mx");
+	assert_string_equal(caad_utf8_sanitize(buf, false), "e?[1mx");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -123,6 +147,7 @@ int main(void)
 		cmocka_unit_test(test_controls),
 		cmocka_unit_test(test_exhaustive_pairs),
 		cmocka_unit_test(test_json_string),
+		cmocka_unit_test(test_json_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
