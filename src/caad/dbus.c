@@ -559,9 +559,8 @@ static int method_set_mode(sd_bus_message *m, void *userdata, sd_bus_error *erro
 	if (r < 0)
 		return r;
 	r = daemon_set_mode(d, args.mode);
-	if (r == -ENOMEM)
-		return r;
-	/* the error Reload and RestoreAll give for the same failure */
+	/* the error Reload and RestoreAll give for the same failure; any
+	 * error, no memory included, comes after the mode changed: said so */
 	if (r < 0)
 		return sd_bus_error_setf(error, ERROR_RESTORE_FAILED,
 		                         "Mode %s set, but some values caad wrote could not be restored (see the log)",
@@ -604,9 +603,9 @@ static int method_restore_all(sd_bus_message *m, void *userdata, sd_bus_error *e
 
 	if (r < 0)
 		return r;
+	/* paused before it restores: any error (no memory included) leaves
+	 * caad paused, which the caller must learn, not a bare NoMemory */
 	r = daemon_restore_all(userdata);
-	if (r == -ENOMEM)
-		return r;
 	if (r < 0)
 		return sd_bus_error_setf(error, ERROR_RESTORE_FAILED,
 		                         "Some values could not be restored (see the log); caad is paused");
