@@ -7,8 +7,9 @@
 # nothing where nothing fits.
 set -euo pipefail
 [ $# = 1 ] && [ -r "$1" ] || { echo "usage: ${0##*/} COMPLETIONS/CAADCTL" >&2; exit 2; }
+comp=$(realpath -- "$1") # sourced again after the cd below
 # shellcheck disable=SC1090
-. "$1"
+. "$comp"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -31,6 +32,25 @@ expect() {
 	_caadctl caadctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
 	got=$(printf '%s\n' "${COMPREPLY[@]}" | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')
 	[ "$got" = "$want" ] || fail "'$*': COMPREPLY is '$got', wanted '$want'"
+}
+
+# expect_line "WANTED REPLIES" LINE: complete the end of LINE as bash splits
+# it into COMP_WORDS, at blanks and at "=" (a word of its own).
+expect_line() {
+	local want=$1 line=$2 got
+	read -r -a COMP_WORDS <<<"${line//=/ = }"
+	# a blank at the end starts an empty word (an "=" at the end is one itself)
+	[[ $line == *[[:blank:]] ]] && COMP_WORDS+=("")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMP_LINE=$line
+	COMP_POINT=${#COMP_LINE}
+	COMPREPLY=()
+	# bash-completion's helpers (_filedir) are not written for set -e
+	set +e
+	_caadctl caadctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+	set -e
+	got=$(printf '%s\n' "${COMPREPLY[@]}" | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')
+	[ "$got" = "$want" ] || fail "'$line': COMPREPLY is '$got', wanted '$want'"
 }
 
 run_all() {
@@ -61,7 +81,23 @@ run_all() {
 	expect "--json" caadctl --js
 	expect "--no-legend" caadctl flows --no
 	expect "--all --help --json --no-legend --pretty --topology --version -a -h -j -p" caadctl -
+	# --topology=FILE, as caadctl(8) writes it: FILE is no object
+	expect_line "topology trials" "caadctl --topology=x.xml t"
+	expect_line "list show" "caadctl --topology=x.xml flows "
+	expect_line "list show" "caadctl --topology x.xml flows "
+	# ... and its FILE is a file
+	expect_line "$fixture" "caadctl --topology=${fixture%.xml}"
+	expect_line "$fixture" "caadctl --topology ${fixture%.xml}"
+	expect_line "$fixture" "caadctl --topology="
 }
+
+# a file for --topology to complete (in the current directory: _filedir
+# completes names relative to it)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+fixture=caadctl-completion-fixture.xml
+: >"$fixture"
 
 # Alone, as in a shell without bash-completion ...
 run_all
@@ -70,7 +106,8 @@ bc=/usr/share/bash-completion/bash_completion
 [ -r "$bc" ] || fail "bash-completion not installed ($bc; scripts/install-deps.sh installs it)"
 # shellcheck disable=SC1090
 . "$bc"
-. "$1"
+# shellcheck disable=SC1090
+. "$comp"
 declare -F _init_completion >/dev/null || fail "$bc has no _init_completion"
 run_all
-echo "PASS: completion (26 command lines, without and with bash-completion)"
+echo "PASS: completion (32 command lines, without and with bash-completion)"
