@@ -11,11 +11,25 @@
 #define BUS_PATH "/org/caad1"
 #define BUS_INTERFACE "org.caad1.Manager"
 
+/* The system bus's address as sd-bus takes it (ctl_bus() unsets an empty
+ * DBUS_SYSTEM_BUS_ADDRESS, which sd-bus would take as an address). */
 static const char *bus_address(void)
 {
 	const char *a = getenv("DBUS_SYSTEM_BUS_ADDRESS");
 
 	return a && *a ? a : "unix:path=/run/dbus/system_bus_socket";
+}
+
+/* An error that sd-bus made of an errno of its own (the socket, the
+ * connection), not one a reply carried: sd_bus_call() names every failure,
+ * its own as "System.Error.E..." or a standard name mapped from the errno
+ * (ECONNRESET: Disconnected, ENOENT: FileNotFound; EPERM, as EACCES:
+ * AccessDenied, which a reply carries too: told apart by the errno). */
+static bool bus_own_error(const char *name)
+{
+	return !name || strncmp(name, "System.Error.", strlen("System.Error.")) == 0 ||
+	       streq(name, SD_BUS_ERROR_DISCONNECTED) || streq(name, SD_BUS_ERROR_NO_SERVER) ||
+	       streq(name, SD_BUS_ERROR_FILE_NOT_FOUND);
 }
 
 /* A method of caad's that changes what it does (root's alone, by caad's
@@ -34,19 +48,27 @@ int ctl_bus_fail(struct ctl *c, const char *method, const sd_bus_error *error, i
 {
 	const char *name = error && error->name ? error->name : NULL;
 	const char *msg = error && error->message ? error->message : NULL;
+	bool own = bus_own_error(name);
+	int e = name ? sd_bus_error_get_errno(error) : r < 0 ? -r : EIO;
 
-	if (!name && (r == -ENOENT || r == -ECONNREFUSED || r == -ENOTCONN || r == -ECONNRESET))
-		return ctl_fail(c, "caad is not reachable: no system D-Bus at %s (%s)", bus_address(), strerror(-r));
+	if (own && (e == ENOENT || e == ECONNREFUSED || e == ENOTCONN || e == ECONNRESET)) {
+		if (streq(method, "connect"))
+			return ctl_fail(c, "caad is not reachable: no system D-Bus at %s (%s)", bus_address(), strerror(e));
+		return ctl_fail(c, "%s: caad is not reachable: the connection to the system D-Bus at %s was lost (%s)",
+		                method, bus_address(), strerror(e));
+	}
 	if (name && (streq(name, SD_BUS_ERROR_SERVICE_UNKNOWN) || streq(name, SD_BUS_ERROR_NAME_HAS_NO_OWNER)))
 		return ctl_fail(c, "caad is not running: nobody owns %s on the system D-Bus (start it with "
 		                   "'systemctl start caad')", BUS_NAME);
-	if ((name && streq(name, SD_BUS_ERROR_ACCESS_DENIED)) || (!name && (r == -EACCES || r == -EPERM))) {
+	if ((name && streq(name, SD_BUS_ERROR_ACCESS_DENIED)) || (own && (e == EACCES || e == EPERM))) {
 		/* caad's own refusal says why; the bus policy's is a rule dump. */
 		if (msg && strstr(msg, "only root may"))
 			return ctl_fail(c, "%s: permission denied: %s", method, msg);
-		if (!name) /* the bus itself: its socket */
+		/* the bus itself: its socket, or its handshake (EPERM: a reply's
+		 * AccessDenied is EACCES) */
+		if (own || r == -EPERM)
 			return ctl_fail(c, "caad is not reachable: the system D-Bus at %s refused this user (%s)",
-			                bus_address(), strerror(-r));
+			                bus_address(), strerror(e));
 		if (changes_caad(method))
 			return ctl_fail(c, "%s: permission denied: only root may change what caad does%s%s%s", method,
 			                msg ? " (D-Bus: " : "", msg ? msg : "", msg ? ")" : "");
@@ -71,6 +93,10 @@ int ctl_bus(struct ctl *c)
 
 	if (c->bus)
 		return 0;
+	/* set but empty is unset, as for the shell's other variables: sd-bus
+	 * would take "" for the address, and fail */
+	if (getenv("DBUS_SYSTEM_BUS_ADDRESS") && !*getenv("DBUS_SYSTEM_BUS_ADDRESS"))
+		(void)unsetenv("DBUS_SYSTEM_BUS_ADDRESS");
 	r = sd_bus_open_system(&c->bus);
 	if (r < 0)
 		return ctl_bus_fail(c, "connect", NULL, r);

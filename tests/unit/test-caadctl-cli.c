@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "caadctl.h"
+#include "capture.h"
 
 static void test_match(void **state)
 {
@@ -204,6 +205,43 @@ static void test_parse_errors(void **state)
 	assert_string_equal(c.arg, "untouched");
 }
 
+/* The message of a failed call as sd-bus hands the failure over: sd_bus_call()
+ * names its own errors too (set from the errno), not a reply's alone. */
+static char *bus_fail(const char *method, int err, const char *name, const char *msg)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+	struct ctl c = { .legend = true };
+	struct capture cap;
+
+	if (name)
+		sd_bus_error_set(&e, name, msg);
+	else if (err)
+		sd_bus_error_set_errno(&e, err);
+	capture_begin(&cap, "/tmp");
+	assert_int_equal(ctl_bus_fail(&c, method, name || err ? &e : NULL, -err), EXIT_FAILURE);
+	return capture_end(&cap);
+}
+
+static void test_bus_fail(void **state)
+{
+	_cleanup_free_ char *lost = bus_fail("ListFlows", ECONNRESET, NULL, NULL),
+	                   *refused = bus_fail("connect", ECONNREFUSED, NULL, NULL),
+	                   *login = bus_fail("GetStatus", EPERM, NULL, NULL),
+	                   *caad = bus_fail("SetMode", 0, SD_BUS_ERROR_ACCESS_DENIED, "SetMode: only root may change caad"),
+	                   *gone = bus_fail("Reload", 0, SD_BUS_ERROR_SERVICE_UNKNOWN, "x"),
+	                   *other = bus_fail("Explain", 0, "org.caad1.Error.NoSuchFlow", "No flow 0x1");
+
+	/* a call whose connection broke: not "Connection reset by peer" alone */
+	assert_non_null(strstr(lost, "caadctl: ListFlows: caad is not reachable: the connection to the system D-Bus"));
+	assert_non_null(strstr(refused, "caadctl: caad is not reachable: no system D-Bus at "));
+	/* the bus's handshake refused the user: not its policy */
+	assert_non_null(strstr(login, "caad is not reachable: the system D-Bus at "));
+	assert_non_null(strstr(login, "refused this user"));
+	assert_non_null(strstr(caad, "caadctl: SetMode: permission denied: SetMode: only root may change caad"));
+	assert_non_null(strstr(gone, "caad is not running"));
+	assert_non_null(strstr(other, "caadctl: Explain: No flow 0x1"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_objects_unique),
 		cmocka_unit_test(test_parse_ok),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_bus_fail),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
