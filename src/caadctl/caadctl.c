@@ -53,6 +53,15 @@ static void help(void)
 	       "See caadctl(8).\n");
 }
 
+/* arg is name, or a prefix of it that getopt_long() takes for it (no
+ * other option of caadctl's starts with --j or --p). */
+static bool long_prefix(const char *arg, const char *name)
+{
+	size_t n = strlen(arg);
+
+	return n > 2 && strncmp(arg, "--", 2) == 0 && strncmp(name, arg, n) == 0;
+}
+
 static int parse_options(struct ctl *c, int argc, char **argv)
 {
 	enum { ARG_VERSION = 0x100, ARG_NO_LEGEND, ARG_TOPOLOGY };
@@ -68,9 +77,10 @@ static int parse_options(struct ctl *c, int argc, char **argv)
 	};
 	int o;
 
-	/* JSON is known before any error is reported: a first pass for -j/-p. */
+	/* JSON is known before any error is reported: a first pass for -j/-p
+	 * (and, as getopt_long() takes them, their long names shortened) */
 	for (int i = 1; i < argc && !streq(argv[i], "--"); i++)
-		if (streq(argv[i], "--json") || streq(argv[i], "--pretty") ||
+		if (long_prefix(argv[i], "--json") || long_prefix(argv[i], "--pretty") ||
 		    (argv[i][0] == '-' && argv[i][1] != '-' && strpbrk(argv[i], "jp") &&
 		     strspn(argv[i] + 1, "hjpa") == strlen(argv[i] + 1)))
 			c->json = true;

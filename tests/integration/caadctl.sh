@@ -147,6 +147,9 @@ run 2 "$CTL" --no-legend -xj status # the letter's argument is still in hand: no
 grep -q "unknown option '-x'" <<<"$ERR" || fail "unknown letter in a cluster: $ERR"
 run 2 "$CTL" --topology=/x -xj status
 grep -q "unknown option '-x'" <<<"$ERR" || fail "unknown letter after a long option with a value: $ERR"
+# an error in JSON where --json is shortened, as getopt_long takes it
+run 2 "$CTL" --frobnicate --js status
+[ "$(jq -r .error <<<"$OUT")" = "unknown option '--frobnicate'" ] || fail "--js: $OUT"
 run 2 "$CTL" --json=1 status
 grep -q "option '--json' takes no value" <<<"$ERR" || fail "--json=1: $ERR"
 run 2 "$CTL" explain
