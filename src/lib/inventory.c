@@ -184,14 +184,21 @@ static bool has_prefix(const char *s, const char *prefix, const char **rest)
 	return true;
 }
 
-/* As caad_inventory_match_irq_name(); *catchall tells a bare "<ifname>-<N>"
- * (whose N may count a driver's every vector, not its rx queues). */
-static int match_irq_name(const char *ifname, const char *action, bool *catchall)
+/* What a vector's name says it serves. */
+enum vector_kind {
+	VECTOR_RX,   /* rx (and maybe tx): "-TxRx-N", "-rx-N", ... */
+	VECTOR_BARE, /* "<ifname>-N": rx queue N, or (beside named ones) a vector of no queue */
+	VECTOR_TX,   /* tx only ("-tx-N"): no rx queue's, but numbered with them by some drivers */
+};
+
+/* As caad_inventory_match_irq_name(), with the vector's kind; a tx-only
+ * vector's number is returned too (< 0 only for no vector of ifname's). */
+static int match_irq_name(const char *ifname, const char *action, enum vector_kind *kind)
 {
 	const char *rest;
 	unsigned q;
 
-	*catchall = false;
+	*kind = VECTOR_RX;
 
 	/* mlx5: "mlx5_comp<N>@pci:<bdf>"; completion vector N serves channel
 	 * N. The name is not the interface's but its device's: ifname must
@@ -203,15 +210,26 @@ static int match_irq_name(const char *ifname, const char *action, bool *catchall
 		return -ENOENT;
 	}
 
-	/* virtio: "<virtioX>-input.<N>", ifname here is the virtio device name */
+	/* "<ifname>-TxRx-<N>" (igb, ixgbe), "-txrx-" (tg3 with tx queues
+	 * too), "-rxtx-" (vmxnet3, nfp), "-Tx-Rx-" (ena), "-rx-" (e1000e,
+	 * tg3), "-fp-" (bnx2x); virtio: "<virtioX>-input.<N>", ifname here
+	 * the virtio device's name; "-tx-<N>" serves no rx queue (e1000e,
+	 * tg3's vector 0 beside "-rx-1"...) */
 	if (has_prefix(action, ifname, &rest)) {
-		static const char *const rx_infixes[] = { "-TxRx-", "-rx-", "-input.", "-fp-", "-" };
+		static const struct {
+			const char *infix;
+			enum vector_kind kind;
+		} infixes[] = {
+			{ "-TxRx-", VECTOR_RX },  { "-txrx-", VECTOR_RX }, { "-rxtx-", VECTOR_RX }, { "-Tx-Rx-", VECTOR_RX },
+			{ "-rx-", VECTOR_RX },    { "-input.", VECTOR_RX }, { "-fp-", VECTOR_RX },  { "-tx-", VECTOR_TX },
+			{ "-", VECTOR_BARE },
+		};
 
-		for (size_t i = 0; i < ARRAY_SIZE(rx_infixes); i++) {
+		for (size_t i = 0; i < ARRAY_SIZE(infixes); i++) {
 			const char *num;
 
-			if (has_prefix(rest, rx_infixes[i], &num) && parse_index(num, NULL, &q) == 0) {
-				*catchall = streq(rx_infixes[i], "-");
+			if (has_prefix(rest, infixes[i].infix, &num) && parse_index(num, NULL, &q) == 0) {
+				*kind = infixes[i].kind;
 				return (int)q;
 			}
 		}
@@ -229,9 +247,10 @@ static int match_irq_name(const char *ifname, const char *action, bool *catchall
 
 int caad_inventory_match_irq_name(const char *ifname, const char *action)
 {
-	bool catchall;
+	enum vector_kind kind;
+	int q = match_irq_name(ifname, action, &kind);
 
-	return match_irq_name(ifname, action, &catchall);
+	return kind == VECTOR_TX ? -ENOENT : q;
 }
 
 static int cmp_queue(const void *a, const void *b)
@@ -408,7 +427,7 @@ static int load_msi_irqs(const char *sysroot, const char *ifname, unsigned **ret
 /* An IRQ line whose first queue-naming action names a vector of iface. */
 struct named_vector {
 	unsigned irq, number;
-	bool catchall;
+	bool bare;
 };
 
 /* The queue index vector v serves, or -1 when it serves none of iface's. */
@@ -425,6 +444,7 @@ struct irq_match {
 	const char *devname;
 	struct named_vector *vec;
 	size_t n_vec, cap;
+	unsigned low_tx; /* the lowest number of a tx-only vector ("-tx-N"), or UINT_MAX */
 	int plain_irq, n_plain;
 };
 
@@ -444,16 +464,20 @@ static int match_line(struct irq_match *m, char *line)
 
 	for (tok = strtok_r(colon + 1, " \t\n", &tsave); tok; tok = strtok_r(NULL, " \t\n", &tsave)) {
 		size_t l = strlen(tok);
-		bool catchall;
+		enum vector_kind kind;
 		int q;
 
 		if (l > 0 && tok[l - 1] == ',') {
 			tok[l - 1] = 0;
 			shared = true;
 		}
-		q = match_irq_name(m->iface->name, tok, &catchall);
+		q = match_irq_name(m->iface->name, tok, &kind);
 		if (q < 0 && m->devname && m->devname[0])
-			q = match_irq_name(m->devname, tok, &catchall);
+			q = match_irq_name(m->devname, tok, &kind);
+		if (q >= 0 && kind == VECTOR_TX) { /* no rx queue's: only its number counts */
+			m->low_tx = MIN(m->low_tx, (unsigned)q);
+			continue;
+		}
 		if (q < 0) {
 			/* one IRQ named just "eth0", not shared (legacy INTx, e1000) */
 			if (streq(tok, m->iface->name) && !shared && (!tsave || !tsave[strspn(tsave, " \t\n")])) {
@@ -470,7 +494,7 @@ static int match_line(struct irq_match *m, char *line)
 			m->vec = nv;
 			m->cap = ncap;
 		}
-		m->vec[m->n_vec++] = (struct named_vector){ .irq = irq, .number = (unsigned)q, .catchall = catchall };
+		m->vec[m->n_vec++] = (struct named_vector){ .irq = irq, .number = (unsigned)q, .bare = kind == VECTOR_BARE };
 		break;
 	}
 	return 0;
@@ -481,8 +505,9 @@ static int match_line(struct irq_match *m, char *line)
  * numbers only where each queue has a vector of its own, from 0:
  *  - names with an infix ("-TxRx-", "-rx-") outrank bare "eth0-N", which
  *    such drivers give a vector that serves no queue (tg3's link vector
- *    "eth0-0" beside "eth0-rx-1"...); when that one has the lowest number,
- *    the queues' count from the next (tg3: rx-0 is "eth0-rx-1");
+ *    "eth0-0" beside "eth0-txrx-1"...); when that one, or a tx-only
+ *    vector, has the lowest number, the queues' count from the lowest of
+ *    theirs (tg3 with RSS: "eth0-tx-0", then rx-0 is "eth0-rx-1");
  *  - fewer vectors than queues: each serves several, in a layout the names
  *    do not tell (i40e/ice: runs of rings; ixgbe: round robin), so none is
  *    taken and the queues are steered with RPS.
@@ -494,18 +519,18 @@ static void match_finish(struct irq_match *m)
 	unsigned low_bare = UINT_MAX, low_infix = UINT_MAX, base = 0;
 
 	for (size_t i = 0; i < m->n_vec; i++) {
-		unsigned *low = m->vec[i].catchall ? &low_bare : &low_infix;
+		unsigned *low = m->vec[i].bare ? &low_bare : &low_infix;
 
-		infix = infix || !m->vec[i].catchall;
+		infix = infix || !m->vec[i].bare;
 		*low = MIN(*low, m->vec[i].number);
 	}
-	if (infix && low_bare < low_infix)
+	if (infix && MIN(low_bare, m->low_tx) < low_infix)
 		base = low_infix;
 	if (infix) { /* the bare ones serve no queue */
 		size_t n = 0;
 
 		for (size_t i = 0; i < m->n_vec; i++)
-			if (!m->vec[i].catchall)
+			if (!m->vec[i].bare)
 				m->vec[n++] = m->vec[i];
 		m->n_vec = n;
 	}
@@ -547,7 +572,8 @@ int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interr
                                     size_t n_msi, const char *devname)
 {
 	_cleanup_free_ char *text = strdup(interrupts); /* strtok_r() cuts it up */
-	struct irq_match m = { .iface = iface, .msi = msi, .n_msi = n_msi, .devname = devname, .plain_irq = -1 };
+	struct irq_match m = { .iface = iface, .msi = msi, .n_msi = n_msi, .devname = devname, .low_tx = UINT_MAX,
+		               .plain_irq = -1 };
 	char *save = NULL;
 	int r = 0;
 
@@ -570,7 +596,8 @@ static int match_interrupts(const char *sysroot, struct caad_iface *iface, const
                             const char *devname)
 {
 	_cleanup_free_ char *path = NULL, *line = NULL;
-	struct irq_match m = { .iface = iface, .msi = msi, .n_msi = n_msi, .devname = devname, .plain_irq = -1 };
+	struct irq_match m = { .iface = iface, .msi = msi, .n_msi = n_msi, .devname = devname, .low_tx = UINT_MAX,
+		               .plain_irq = -1 };
 	size_t cap = 0;
 	FILE *f;
 	int r = 0;

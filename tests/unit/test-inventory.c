@@ -903,15 +903,54 @@ static void test_vector_layouts(void **state)
 	assert_int_equal(rx[0].irq, 60);
 	assert_int_equal(rx[1].irq, 61);
 
-	/* tg3 with RSS: "eno1-0" is the link vector, rx-N is on "eno1-rx-(N+1)" */
+	/* tg3 with RSS (tg3_request_irq()): vector 0 serves tx and the link,
+	 * "eno1-tx-0"; rx-N is on "eno1-rx-(N+1)" */
 	parse_queues(&iface, rx, 4, "eno1",
-	             "  40:  1  0  PCI-MSI 0-edge  eno1-0\n"
+	             "  40:  1  0  PCI-MSI 0-edge  eno1-tx-0\n"
 	             "  41:  1  0  PCI-MSI 1-edge  eno1-rx-1\n"
 	             "  42:  1  0  PCI-MSI 2-edge  eno1-rx-2\n"
 	             "  43:  1  0  PCI-MSI 3-edge  eno1-rx-3\n"
 	             "  44:  1  0  PCI-MSI 4-edge  eno1-rx-4\n");
 	for (unsigned i = 0; i < 4; i++)
 		assert_int_equal(rx[i].irq, 41 + (int)i);
+	/* ... with tx queues too (TSS): "eno1-0" serves only the link, the
+	 * others both directions */
+	parse_queues(&iface, rx, 4, "eno1",
+	             "  40:  1  0  PCI-MSI 0-edge  eno1-0\n"
+	             "  41:  1  0  PCI-MSI 1-edge  eno1-txrx-1\n"
+	             "  42:  1  0  PCI-MSI 2-edge  eno1-txrx-2\n"
+	             "  43:  1  0  PCI-MSI 3-edge  eno1-txrx-3\n"
+	             "  44:  1  0  PCI-MSI 4-edge  eno1-txrx-4\n");
+	for (unsigned i = 0; i < 4; i++)
+		assert_int_equal(rx[i].irq, 41 + (int)i);
+	/* a link vector named bare, as older layouts had it */
+	parse_queues(&iface, rx, 2, "eno1",
+	             "  40:  1  0  PCI-MSI 0-edge  eno1-0\n"
+	             "  41:  1  0  PCI-MSI 1-edge  eno1-rx-1\n"
+	             "  42:  1  0  PCI-MSI 2-edge  eno1-rx-2\n");
+	assert_int_equal(rx[0].irq, 41);
+	assert_int_equal(rx[1].irq, 42);
+	/* tx and rx vectors each numbered from 0 (e1000e-like): no offset */
+	parse_queues(&iface, rx, 2, "eth0",
+	             "  50:  1  0  PCI-MSI 0-edge  eth0-tx-0\n"
+	             "  51:  1  0  PCI-MSI 1-edge  eth0-tx-1\n"
+	             "  52:  1  0  PCI-MSI 2-edge  eth0-rx-0\n"
+	             "  53:  1  0  PCI-MSI 3-edge  eth0-rx-1\n");
+	assert_int_equal(rx[0].irq, 52);
+	assert_int_equal(rx[1].irq, 53);
+	/* ena "-Tx-Rx-", vmxnet3 "-rxtx-" */
+	parse_queues(&iface, rx, 2, "eth0",
+	             "  60:  1  0  PCI-MSI 0-edge  ena-mgmnt@pci:0000:00:05.0\n"
+	             "  61:  1  0  PCI-MSI 1-edge  eth0-Tx-Rx-0\n"
+	             "  62:  1  0  PCI-MSI 2-edge  eth0-Tx-Rx-1\n");
+	assert_int_equal(rx[0].irq, 61);
+	assert_int_equal(rx[1].irq, 62);
+	parse_queues(&iface, rx, 2, "ens192",
+	             "  56:  1  0  PCI-MSI 0-edge  ens192-rxtx-0\n"
+	             "  57:  1  0  PCI-MSI 1-edge  ens192-rxtx-1\n"
+	             "  58:  1  0  PCI-MSI 2-edge  ens192-event-2\n");
+	assert_int_equal(rx[0].irq, 56);
+	assert_int_equal(rx[1].irq, 57);
 
 	/* sfc's bare "eth0-N", one per queue: taken as they are */
 	parse_queues(&iface, rx, 2, "eth0",
