@@ -786,11 +786,39 @@ static int load_genl(struct caad_genl *genl, struct caad_iface *iface)
 	return 0;
 }
 
+#define PF_KTHREAD_ 0x00200000 /* include/linux/sched.h */
+
+/* Whether task pid is a kernel thread: the flags of SYSROOT/proc/PID/stat
+ * (its ninth field, after the comm in parentheses, which may hold any
+ * byte but a NUL). 1, 0 (not one, or unreadable: gone), or -ENOMEM. */
+static int task_is_kthread(const char *sysroot, unsigned pid)
+{
+	_cleanup_free_ char *path = NULL, *stat = NULL;
+	unsigned long flags;
+	const char *p;
+	char *end;
+
+	if (caad_path(&path, sysroot, "/proc/%u/stat", pid) < 0)
+		return -ENOMEM;
+	if (caad_read_file(path, &stat) < 0)
+		return 0;
+	p = strrchr(stat, ')');
+	/* state ppid pgrp session tty_nr tpgid flags */
+	for (unsigned field = 0; p && field < 7; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || !isdigit((unsigned char)p[1]))
+		return 0;
+	errno = 0;
+	flags = strtoul(p + 1, &end, 10);
+	return !errno && (*end == ' ' || !*end) && (flags & PF_KTHREAD_);
+}
+
 /*
  * Threaded NAPI kthreads are named "napi/<dev>-<napi id>": find those the
  * kernel did not report (before 6.9, or a sysroot) in SYSROOT/proc/<pid>/comm.
  * A comm is cut at 15 characters: only whole names count, so a comm of 15
- * (whose id may have lost digits) is not taken.
+ * (whose id may have lost digits) is not taken. Any process may name itself
+ * so (prctl(PR_SET_NAME)): only a kernel thread is taken.
  */
 #define COMM_CUT 15 /* TASK_COMM_LEN - 1 */
 static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface)
@@ -830,6 +858,13 @@ static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface)
 		if (caad_read_file(comm, &value) < 0 || strlen(value) >= COMM_CUT ||
 		    strncmp(value, prefix, strlen(prefix)) != 0 || parse_uint(value + strlen(prefix), &id) < 0 || id == 0)
 			continue;
+		r = task_is_kthread(sysroot, pid);
+		if (r < 0) {
+			closedir(d);
+			return r;
+		}
+		if (r == 0)
+			continue; /* a process that took the name */
 		n = iface_napi(iface, id, true);
 		if (!n) {
 			closedir(d);

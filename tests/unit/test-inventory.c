@@ -335,7 +335,16 @@ static void test_bnxt_napi_kthreads(void **state)
 	                      "  91:          0         10  IR-PCI-MSIX-0000:02:00.0 1-edge  eno1-TxRx-1\n");
 	write_file(root, "proc/1/comm", "systemd\n");
 	write_file(root, "proc/812/comm", "napi/eno1-8193\n");
+	write_file(root, "proc/812/stat", "812 (napi/eno1-8193) S 2 0 0 0 -1 2129984 0 0 0 0\n");
 	write_file(root, "proc/813/comm", "napi/eno1-8194\n");
+	write_file(root, "proc/813/stat", "813 (napi/eno1-8194) S 2 0 0 0 -1 2129984 0 0 0 0\n");
+	/* a process that named itself so (its flags: no PF_KTHREAD), and one
+	 * whose stat is gone */
+	write_file(root, "proc/700/comm", "napi/eno1-8193\n");
+	write_file(root, "proc/700/stat", "700 (napi/eno1-8193) S 1 700 700 0 -1 4194304 0 0 0 0\n");
+	write_file(root, "proc/701/comm", "napi/eno1-8194\n");
+	write_file(root, "proc/702/comm", "napi/eno1-8195\n"); /* a NAPI of none but its own */
+	write_file(root, "proc/702/stat", "702 (napi/eno1-8195) S 1 702 702 0 -1 4194560 0 0 0 0\n");
 	write_file(root, "proc/814/comm", "napi/eno10-8195\n"); /* another interface */
 	write_file(root, "proc/815/comm", "napi/eno1-x\n");     /* not a NAPI id */
 	write_file(root, "proc/self/comm", "napi/eno1-9999\n"); /* not a pid */
