@@ -1323,7 +1323,7 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	if (r < 0) {
 		if (refuse(a, path, &s->cpus, -EBADMSG, false)) {
 			count_class(a, CAAD_ERROR_OTHER);
-			log_warning("%s: unexpected content \"%s\" in %s, leaving it alone", label, current, path);
+			log_warning("%s: unexpected content \"%.64s\" in %s, leaving it alone", label, current, path);
 		}
 		return -EBADMSG;
 	}

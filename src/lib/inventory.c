@@ -337,7 +337,7 @@ static int load_rx_queues(const char *sysroot, struct caad_iface *iface)
 		else {
 			r = caad_cpumask_parse_hex(value, &rx[i].rps);
 			if (r < 0)
-				log_warning_errno(r, "%s: unexpected content \"%s\" in %s, not steering rx-%u with RPS: %m",
+				log_warning_errno(r, "%s: unexpected content \"%.64s\" in %s, not steering rx-%u with RPS: %m",
 				                  iface->name, value, path, rx[i].index);
 		}
 		rx[i].has_rps = r >= 0;
@@ -353,7 +353,7 @@ static int load_rx_queues(const char *sysroot, struct caad_iface *iface)
 		if (r == 0) {
 			r = parse_uint(value, &rx[i].rps_flow_cnt);
 			if (r < 0)
-				log_warning("%s: unexpected content \"%s\" in %s, RFS table size unknown", iface->name,
+				log_warning("%s: unexpected content \"%.64s\" in %s, RFS table size unknown", iface->name,
 				            value, path);
 			rx[i].has_rps_flow_cnt = r >= 0;
 		} else if (r != -ENOENT) {
@@ -642,7 +642,7 @@ static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
 	r = caad_cpumask_parse_list(value, &q->irq_affinity);
 	if (r < 0) {
 		/* odd procfs content costs this queue its IRQ, not the whole inventory */
-		log_warning_errno(r, "IRQ %d: unexpected content \"%s\" in %s, treating the queue as without IRQ",
+		log_warning_errno(r, "IRQ %d: unexpected content \"%.64s\" in %s, treating the queue as without IRQ",
 		                  q->irq, value, path);
 		q->irq = -1;
 		q->irq_source = NULL;
@@ -660,7 +660,7 @@ static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
 	if (caad_read_file(path, &value) == 0) {
 		q->has_effective_affinity = caad_cpumask_parse_list(value, &q->effective_affinity) >= 0;
 		if (!q->has_effective_affinity)
-			log_warning("IRQ %d: unexpected content \"%s\" in %s, the CPU it fires on unknown", q->irq, value,
+			log_warning("IRQ %d: unexpected content \"%.64s\" in %s, the CPU it fires on unknown", q->irq, value,
 			            path);
 	}
 
@@ -704,7 +704,7 @@ static void load_device_facts(const char *sysroot, struct caad_iface *iface)
 		if (parse_index(value, NULL, &node) == 0)
 			iface->numa_node = (int)node;
 		else if (!streq(value, "-1"))
-			log_warning("%s: unexpected content \"%s\" in %s, ignoring it", iface->name, value, numa);
+			log_warning("%s: unexpected content \"%.64s\" in %s, ignoring it", iface->name, value, numa);
 	}
 	free(value);
 	value = NULL;
@@ -712,7 +712,7 @@ static void load_device_facts(const char *sysroot, struct caad_iface *iface)
 		if (caad_cpumask_parse_list(value, &iface->local_cpus) >= 0 && !caad_cpumask_empty(&iface->local_cpus))
 			iface->has_local_cpus = true;
 		else
-			log_warning("%s: unexpected content \"%s\" in %s, ignoring it", iface->name, value, local);
+			log_warning("%s: unexpected content \"%.64s\" in %s, ignoring it", iface->name, value, local);
 	}
 }
 
@@ -1049,7 +1049,7 @@ int caad_inventory_load(const char *sysroot, char *const *ifnames, size_t n, str
 	if (caad_read_file(path, &value) == 0) {
 		inv->has_rfs_table = parse_uint(value, &inv->rfs_table) == 0;
 		if (!inv->has_rfs_table)
-			log_warning("Unexpected content \"%s\" in %s: RFS's global table size unknown", value, path);
+			log_warning("Unexpected content \"%.64s\" in %s: RFS's global table size unknown", value, path);
 	}
 	*ret = TAKE_PTR(inv);
 	return 0;

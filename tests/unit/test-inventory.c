@@ -590,7 +590,7 @@ static void test_odd_affinity(void **state)
 	_cleanup_free_ char *log = NULL;
 	static const char *const rps[] = { "0\n", "0\n", "0\n", "0\n" };
 	static const unsigned msi[] = { 121, 122, 123, 124 };
-	char *names[] = { "eth0" };
+	char *names[] = { "eth0" }, zs[4096] = "";
 	struct capture c;
 
 	fake_iface(root, "eth0", "2\n", rps, 4);
@@ -603,7 +603,10 @@ static void test_odd_affinity(void **state)
 	                " 124:          9         10  IR-PCI-MSI 2097156-edge      i40e-eth0-TxRx-3\n");
 	fake_affinity(root, 121, "1\n");
 	write_file(root, "proc/irq/121/effective_affinity_list", "what\n");
-	fake_affinity(root, 122, "zz\n");
+	/* garbage longer than a log line: the path still in the warning */
+	memset(zs, 'z', sizeof(zs) - 2);
+	zs[sizeof(zs) - 2] = '\n';
+	fake_affinity(root, 122, zs);
 	fake_affinity(root, 123, "0-1\n");
 	/* unreadable (a directory reads as EISDIR, as a file with NUL bytes
 	 * would give EBADMSG): not garbage, not gone either */
