@@ -18,6 +18,13 @@ static inline bool caad_sysroot_is_host(const char *root)
 	return !root || !root[0] || (root[0] == '/' && !root[1]);
 }
 
+/* p made absolute against the working directory (for a daemon about to
+ * chdir("/")): p itself when NULL, absolute, or empty (not a path but
+ * "none": --sysroot= and CAAD_CONF_ROOT= mean the host's own root, which
+ * the directory caad started in is not), else a copy in *owned (p again
+ * where that fails). */
+const char *caad_path_absolute(const char *p, char **owned);
+
 /* Build ROOT + the formatted path into a new string. Returns 0 or -ENOMEM. */
 int caad_path(char **ret, const char *root, const char *fmt, ...) _printf_(3, 4);
 

@@ -18,6 +18,7 @@
 #include "caad/log.h"
 #include "caad/macro.h"
 #include "caad/scenario.h"
+#include "caad/sysfs.h"
 #include "caad/topology.h"
 #include "daemon.h"
 
@@ -226,18 +227,6 @@ static int simulate(const struct args *a, const struct caad_config *c)
 	return EXIT_SUCCESS;
 }
 
-/* daemon(3) changes to /: a path given relative to where caad started
- * (--config, read again at every reload; --runtime-dir; ...) must keep
- * its meaning. Returns p, or an absolute copy in *owned. */
-static const char *absolute(const char *p, char **owned)
-{
-	char cwd[PATH_MAX];
-
-	if (!p || p[0] == '/' || !getcwd(cwd, sizeof(cwd)) || asprintf(owned, "%s/%s", cwd, p) < 0)
-		return p;
-	return *owned;
-}
-
 int main(int argc, char **argv)
 {
 	struct args args = { .runtime_dir = CAAD_RUNTIME_DIR, .state_dir = CAAD_STATE_DIR, .log_level = -1 };
@@ -313,15 +302,18 @@ int main(int argc, char **argv)
 	_cleanup_free_ char *abs_config = NULL, *abs_sysroot = NULL, *abs_topology = NULL, *abs_runtime = NULL,
 	                    *abs_state = NULL;
 	if (!args.foreground && !getenv("NOTIFY_SOCKET") && !args.restore_only) {
-		args.config_path = absolute(args.config_path, &abs_config);
-		args.sysroot = absolute(args.sysroot, &abs_sysroot);
-		args.topology_path = absolute(args.topology_path, &abs_topology);
-		args.runtime_dir = absolute(args.runtime_dir, &abs_runtime);
-		args.state_dir = absolute(args.state_dir, &abs_state);
+		/* daemon(3) changes to /: a path given relative to where caad
+		 * started (--config, read again at every reload; --runtime-dir;
+		 * ...) must keep its meaning */
+		args.config_path = caad_path_absolute(args.config_path, &abs_config);
+		args.sysroot = caad_path_absolute(args.sysroot, &abs_sysroot);
+		args.topology_path = caad_path_absolute(args.topology_path, &abs_topology);
+		args.runtime_dir = caad_path_absolute(args.runtime_dir, &abs_runtime);
+		args.state_dir = caad_path_absolute(args.state_dir, &abs_state);
 		/* read again at every reload, from "/" after daemon() */
 		_cleanup_free_ char *abs_conf_root = NULL;
 		const char *conf_root = getenv("CAAD_CONF_ROOT");
-		if (conf_root && absolute(conf_root, &abs_conf_root) != conf_root)
+		if (conf_root && caad_path_absolute(conf_root, &abs_conf_root) != conf_root)
 			(void)setenv("CAAD_CONF_ROOT", abs_conf_root, 1);
 		if (daemon(0, 0) < 0) {
 			log_error_errno(errno, "Failed to go to the background: %m");

@@ -13,6 +13,15 @@
 
 #include "caad/sysfs.h"
 
+const char *caad_path_absolute(const char *p, char **owned)
+{
+	char cwd[PATH_MAX];
+
+	if (!p || !p[0] || p[0] == '/' || !getcwd(cwd, sizeof(cwd)) || asprintf(owned, "%s/%s", cwd, p) < 0)
+		return p;
+	return *owned;
+}
+
 int caad_path(char **ret, const char *root, const char *fmt, ...)
 {
 	_cleanup_free_ char *rel = NULL;

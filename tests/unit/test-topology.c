@@ -850,6 +850,24 @@ static void test_describe(void **state)
 	assert_non_null(strstr(json, "\"interfaces\": []}\n"));
 }
 
+/* A path made absolute before caad leaves its working directory; an empty
+ * one (--sysroot=, CAAD_CONF_ROOT=: the host) stays empty, not the cwd. */
+static void test_path_absolute(void **state)
+{
+	_cleanup_free_ char *owned = NULL, *want = NULL;
+	char cwd[PATH_MAX];
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_string_equal(caad_path_absolute("", &owned), "");
+	assert_null(owned);
+	assert_null(caad_path_absolute(NULL, &owned));
+	assert_string_equal(caad_path_absolute("/etc/caad", &owned), "/etc/caad");
+	assert_null(owned);
+	assert_true(asprintf(&want, "%s/x/caad.conf", cwd) > 0);
+	assert_string_equal(caad_path_absolute("x/caad.conf", &owned), want);
+	assert_non_null(owned);
+}
+
 /* An interface's name in the JSON is the string D-Bus gives for it (ListFlows,
  * ListQueues, Interfaces: '?' for control characters and bytes of no valid
  * UTF-8), so that caadctl can join the two. */
@@ -939,6 +957,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_kinds),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_describe_odd_name),
+		cmocka_unit_test(test_path_absolute),
 		cmocka_unit_test(test_describe_cores_without_llc),
 		cmocka_unit_test(test_free_null),
 	};
