@@ -66,5 +66,6 @@ CAAD_CONF_ROOT=$tmp/root expect "--check-config, a broken drop-in" 78 "60-bad.co
 rm "$tmp/root$confd/60-bad.conf"
 CAAD_CONF_ROOT=$tmp/root expect "--check-config, no files" 0 "" --check-config
 expect "--check-config with --restore" 2 "--check-config cannot be combined" --check-config --restore
+expect "--json alone" 2 "--json applies to --print-topology only" --json
 
 exit "$fail"

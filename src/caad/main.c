@@ -184,6 +184,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 		fprintf(stderr, "caad: --check-config cannot be combined with --restore, --print-topology or --simulate\n");
 		return -EINVAL;
 	}
+	/* the format of --print-topology's output: without it, a mistake */
+	if (a->json && !a->print_topology) {
+		fprintf(stderr, "caad: --json applies to --print-topology only\n");
+		return -EINVAL;
+	}
 	/* one would be left undone: the print exits before any restore */
 	if (a->restore_only && a->print_topology) {
 		fprintf(stderr, "caad: --restore cannot be combined with --print-topology\n");
