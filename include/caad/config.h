@@ -70,7 +70,9 @@ int caad_config_parse_string(struct caad_config *c, const char *text, size_t len
  */
 int caad_config_load(struct caad_config *c, const char *explicit_path);
 
-/* Parse "1G", "500M", "10000000" (bit/s, SI suffixes K M G T). */
+/* Parse "1G", "500M", "10000000", "2.5G" (bit/s, SI suffixes K M G T).
+ * -EINVAL: not such a number; -EDOM: a fraction of a bit ("1.5", "1.0001K");
+ * -ERANGE: more than UINT64_MAX. */
 int caad_parse_rate(const char *s, uint64_t *ret);
 /* Parse yes/no/true/false/1/0/on/off. */
 int caad_parse_bool(const char *s, bool *ret);

@@ -336,7 +336,7 @@ int caad_parse_rate(const char *s, uint64_t *ret)
 	while (n_frac > 0 && frac[n_frac - 1] == '0')
 		n_frac--;
 	if (n_frac > exp10)
-		return -EINVAL; /* a fraction of a bit */
+		return -EDOM; /* a fraction of a bit */
 
 	if (overflow)
 		return -ERANGE;
@@ -578,6 +578,8 @@ static int parse_rate(const struct config_key *k, struct caad_config *c, const c
 
 	if (r == -ERANGE)
 		snprintf(why, why_size, "larger than %" PRIu64 " bit/s", UINT64_MAX);
+	else if (r == -EDOM)
+		snprintf(why, why_size, "not a whole number of bit/s (at most as many decimals as the suffix has zeros)");
 	else if (r < 0)
 		snprintf(why, why_size,
 		         "expected bit/s with an optional K, M, G or T suffix (powers of 1000), e.g. 1G or 2.5G");

@@ -252,8 +252,8 @@ static void test_parse_rate(void **state)
 		{ "1 G", -EINVAL, 0 },
 		{ "1GG", -EINVAL, 0 },
 		{ "1Gbit", -EINVAL, 0 },
-		{ "1.5", -EINVAL, 0 }, /* half a bit */
-		{ "1.0001K", -EINVAL, 0 },
+		{ "1.5", -EDOM, 0 }, /* half a bit */
+		{ "1.0001K", -EDOM, 0 },
 		{ "1.", -EINVAL, 0 },
 		{ ".5G", -EINVAL, 0 },
 		{ "1.5.G", -EINVAL, 0 },
@@ -543,6 +543,7 @@ static void test_parse_errors(void **state)
 		{ "[Daemon]\nInterfaces=eth0 ..\n", 2, "'..' is not an interface name" },
 		{ "[Placement]\nRateThreshold=1X\n", 2, "Invalid RateThreshold= value '1X': expected bit/s" },
 		{ "[Placement]\nRateThreshold=G\n", 2, "Invalid RateThreshold= value 'G'" },
+		{ "[Placement]\nRateThreshold=1.0001K\n", 2, "Invalid RateThreshold= value '1.0001K': not a whole number" },
 		{ "[Placement]\nRateThreshold=99999999T\n", 2, "Invalid RateThreshold= value '99999999T': larger than" },
 		{ "[Placement]\nBannedCPUs=a-b\n", 2, "Invalid BannedCPUs= value 'a-b': expected a CPU list" },
 		{ "[Placement]\nBannedCPUs=4096\n", 2, "Invalid BannedCPUs= value '4096': CPU numbers must be below 4096" },
