@@ -1011,11 +1011,17 @@ static bool trial_settings_changed(const struct caad_config *a, const struct caa
 	const struct caad_policy *p = &a->policy, *q = &b->policy;
 	const struct caad_trial_params *s = &a->trial, *t = &b->trial;
 
+	/* the same interfaces in another order are the same set */
 	if (a->n_interfaces != b->n_interfaces)
 		return true;
-	for (size_t i = 0; i < a->n_interfaces; i++)
-		if (!streq(a->interfaces[i], b->interfaces[i]))
+	for (size_t i = 0; i < a->n_interfaces; i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < b->n_interfaces && !found; j++)
+			found = streq(a->interfaces[i], b->interfaces[j]);
+		if (!found)
 			return true;
+	}
 	return a->mode != b->mode || a->interval_ms != b->interval_ms || a->scan_budget_pct != b->scan_budget_pct ||
 	       a->irqbalance != b->irqbalance || p->rate_threshold_bps != q->rate_threshold_bps ||
 	       p->min_age_ms != q->min_age_ms || p->dwell_ms != q->dwell_ms || p->max_moves != q->max_moves ||
