@@ -2586,7 +2586,14 @@ int caad_actuator_rename_iface(struct caad_actuator *a, int ifindex, const char 
 			/* every later journal write would fail on it (its IRQs'
 			 * and kthreads' paths do not name it: they stay) */
 			if (r >= 0 && !keep && !journal_text_ok(e->path)) {
-				(void)restore_entry(a, e);
+				r = restore_entry(a, e);
+				/* logged; and no record can keep it for a retry */
+				if (r < 0) {
+					count_error(a, r);
+					log_error("%s: caad's value stays, kept nowhere: the journal cannot hold its "
+					          "interface's name; its original was \"%s\"",
+					          e->label, e->original);
+				}
 				entry_done(e);
 				continue;
 			}

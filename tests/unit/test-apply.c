@@ -1627,6 +1627,29 @@ static void test_rename_iface_control_char(void **state)
 	assert_content(fx->root, IRQ101, "1\n");
 }
 
+/* ... and where that put-back is refused, the loss is counted, not silent. */
+static void test_rename_iface_control_char_refused(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *from = path_in(fx->root, "sys/class/net/vb"),
+	                    *to = path_in(fx->root, "sys/class/net/v\001c");
+	struct caad_setting s[] = { rps(1, "1") };
+	struct caad_plan plan = PLAN(s);
+	struct caad_actuator_stats st;
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(rename(from, to), 0);
+	fault_set("rx-1/rps_cpus", -EACCES, 1);
+	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "v\001c"), 1);
+	fault_set(NULL, 0, 0);
+	assert_int_equal(caad_actuator_n_changed(a), 0);
+	caad_actuator_get_stats(a, &st);
+	assert_int_equal(st.errors, 1);
+	assert_int_equal(st.restored, 0);
+	assert_int_equal(rename(to, from), 0);
+}
+
 /*
  * Two interfaces swap names in one go (vb -> vt, vx -> vb, vt -> vx, as
  * udev rules may): each one's values follow its own device, by ifindex,
@@ -3253,6 +3276,7 @@ int main(void)
 		T(test_rename_irq_actions),
 		T(test_rename_iface),
 		T(test_rename_iface_control_char),
+		T(test_rename_iface_control_char_refused),
 		T(test_rename_swap),
 		T(test_restore_follows_rename),
 		T(test_apply_name_swapped),
