@@ -733,6 +733,29 @@ static int kthread_check(pid_t pid, const char *comm)
 	return streq(cur, comm) ? 0 : -ESRCH;
 }
 
+/*
+ * The CPUs kthread pid may run on, as set: Cpus_allowed_list of its
+ * /proc/PID/status. sched_getaffinity() gives them less the CPUs not
+ * active now (offline, or not yet hot-added on a VM): an original read
+ * so, and put back, would keep the kthread off those for good.
+ */
+static int kthread_allowed(pid_t pid, struct caad_cpumask *ret)
+{
+	_cleanup_free_ char *path = NULL, *status = NULL;
+	const char *key = "\nCpus_allowed_list:";
+	char *at, *end;
+
+	if (asprintf(&path, "/proc/%d/status", (int)pid) < 0)
+		return -ENOMEM;
+	if (caad_read_file(path, &status) < 0 || !(at = strstr(status, key)))
+		return caad_cpumask_of_task(pid, ret); /* as the scheduler tells it */
+	at += strlen(key);
+	at += strspn(at, " \t");
+	end = at + strcspn(at, "\n");
+	*end = '\0';
+	return caad_cpumask_parse_list(at, ret);
+}
+
 static int obj_read(const char *obj, char **ret)
 {
 	const char *comm;
@@ -746,7 +769,7 @@ static int obj_read(const char *obj, char **ret)
 	r = kthread_check(pid, comm);
 	if (r < 0)
 		return r;
-	r = caad_cpumask_of_task(pid, &m);
+	r = kthread_allowed(pid, &m);
 	if (r < 0)
 		return r;
 	r = caad_cpumask_format_list(&m, buf, sizeof(buf));
