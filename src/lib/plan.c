@@ -558,6 +558,8 @@ struct planner {
 	struct slot_tally *tally;   /* collect()'s, per slot */
 	uint64_t *unsteerable;      /* per slot, a bit: a queue with nothing caad may set (queue_steerable()) */
 	uint64_t *irq_shared;       /* per slot, a bit: its IRQ serves another rx queue too (irq_movable()) */
+	uint64_t *kthread_torn;     /* per slot, a bit: its NAPI kthread polls a queue steered elsewhere too
+	                             * (mark_torn_kthreads()) */
 	int32_t *host;              /* per slot: the fastest flow left to the host's steering there
 	                             * (CAAD_OVERRIDE_HOST), whose queue goes back to the host's values
 	                             * when no (faster) flow owns it; -1 */
@@ -1029,8 +1031,10 @@ static int build_ifaces(struct planner *pl)
 	 * queues, where the queues themselves are 6 MB */
 	pl->unsteerable = calloc(base / 64 + 1, sizeof(uint64_t));
 	pl->irq_shared = calloc(base / 64 + 1, sizeof(uint64_t));
+	pl->kthread_torn = calloc(base / 64 + 1, sizeof(uint64_t));
 	pl->host = malloc((base ? base : 1) * sizeof(int32_t));
-	if (!pl->slots || !pl->tally || !pl->unsteerable || !pl->irq_shared || !pl->host || mark_shared_irqs(pl) < 0)
+	if (!pl->slots || !pl->tally || !pl->unsteerable || !pl->irq_shared || !pl->kthread_torn || !pl->host ||
+	    mark_shared_irqs(pl) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
 		unsigned n_rx = pl->inv->ifaces[i].n_rx, none = 0;
@@ -1059,6 +1063,7 @@ static void planner_done(struct planner *pl)
 	free(pl->pus);
 	free(pl->unsteerable);
 	free(pl->irq_shared);
+	free(pl->kthread_torn);
 	free(pl->host);
 	free(pl->core_load);
 	free(pl->core_first);
@@ -2536,6 +2541,68 @@ static unsigned ntuple_settings(struct planner *pl)
 	return 0;
 }
 
+/* The queue a slot's settings follow: its own owner's, or (IFACE_WHOLE) the
+ * interface's. -1: none. */
+static int32_t slot_owner(const struct planner *pl, size_t iface, unsigned q)
+{
+	const struct iface_state *is = &pl->ifs[iface];
+
+	return is->mode == IFACE_WHOLE ? pl->slots[is->base + pl->inv->ifaces[iface].n_rx].owner
+	                               : pl->slots[is->base + q].owner;
+}
+
+static int cmp_torn(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/*
+ * A NAPI kthread that polls two queues whose owners want different CPUs
+ * (a driver with fewer NAPIs than queues, or a flow whose packets an
+ * ntuple rule moved, which still names its first queue's NAPI) cannot
+ * follow both: moved to one, then the other, at every scan. Like a shared
+ * IRQ, it is then no queue's to move (queue_settings() takes the next
+ * mechanism). Queues of one target (an interface steered whole) share it.
+ */
+static int mark_torn_kthreads(struct planner *pl)
+{
+	int64_t (*kt)[3] = malloc((pl->n_slots ? pl->n_slots : 1) * sizeof(*kt)); /* pid, cpu, slot */
+	size_t n = 0;
+
+	if (!kt)
+		return -ENOMEM;
+	memset(pl->kthread_torn, 0, (pl->n_slots / 64 + 1) * sizeof(uint64_t));
+	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
+		const struct caad_iface *ifc = &pl->inv->ifaces[i];
+
+		for (unsigned q = 0; q < ifc->n_rx; q++) {
+			int32_t o = slot_owner(pl, i, q);
+			const struct caad_decision *d = o >= 0 ? &pl->plan->decisions[o] : NULL;
+			pid_t pid = d ? queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]) : 0;
+
+			if (pid > 0) {
+				kt[n][0] = pid;
+				kt[n][1] = d->steer_cpu;
+				kt[n][2] = pl->ifs[i].base + q;
+				n++;
+			}
+		}
+	}
+	qsort(kt, n, sizeof(*kt), cmp_torn);
+	for (size_t j = 0, end; j < n; j = end) {
+		bool torn = false;
+
+		for (end = j + 1; end < n && kt[end][0] == kt[j][0]; end++)
+			torn = torn || kt[end][1] != kt[j][1];
+		for (size_t k = j; torn && k < end; k++)
+			bit_set(pl->kthread_torn, (size_t)kt[k][2]);
+	}
+	free(kt);
+	return 0;
+}
+
 /* Settings in interface and queue order, then RFS's global table, then the
  * ntuple rules. Called twice: to count (settings NULL), then to fill. */
 static size_t emit_settings(struct planner *pl)
@@ -2546,10 +2613,9 @@ static size_t emit_settings(struct planner *pl)
 	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
 		const struct caad_iface *ifc = &pl->inv->ifaces[i];
 		const struct iface_state *is = &pl->ifs[i];
-		int32_t whole_owner = pl->slots[is->base + ifc->n_rx].owner;
 
 		for (unsigned q = 0; q < ifc->n_rx; q++) {
-			int32_t o = is->mode == IFACE_WHOLE ? whole_owner : pl->slots[is->base + q].owner;
+			int32_t o = slot_owner(pl, i, q);
 			int32_t h = pl->host[is->base + q] >= 0 ? pl->host[is->base + q] : pl->host[is->base + ifc->n_rx];
 			const struct caad_decision *d;
 
@@ -2565,7 +2631,10 @@ static size_t emit_settings(struct planner *pl)
 				continue; /* no heavy flow: left as it is */
 			d = &pl->plan->decisions[o];
 			n += queue_settings(pl, (int)i, is->base + q, &ifc->rx[q],
-			                    queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]), d);
+			                    bit_test(pl->kthread_torn, is->base + q)
+			                            ? 0
+			                            : queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]),
+			                    d);
 		}
 	}
 	n += rfs_table_setting(pl);
@@ -3086,6 +3155,8 @@ int caad_plan_compute_with(struct caad_plan_scratch *scratch, const struct caad_
 		goto finish;
 	if (pl.ntuple_on)
 		r = ntuple_moves(&pl);
+	if (r >= 0)
+		r = mark_torn_kthreads(&pl);
 	if (r < 0)
 		goto finish;
 

@@ -1509,6 +1509,46 @@ static void test_kthread_setting(void **state)
 		assert_true(p->settings[i].pid == 0 || p->settings[i].kind == CAAD_SETTING_KTHREAD_AFFINITY);
 }
 
+/* One kthread polls two queues (fewer NAPIs than queues) whose flows are
+ * read in two packages: it cannot follow both, so it moves for neither
+ * (each scan would move it twice), and the queues take their IRQs. */
+static void test_kthread_shared(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 4, 1);
+	f.eth0[0].napi_kthread = 777;
+	f.eth0[1].napi_kthread = 777;
+
+	struct caad_flow fl[] = {
+		make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT), /* package 0 */
+		make_flow(2, 1, ETH0_IFINDEX, 1, 8 * GBIT), /* package 1 */
+	};
+	p = compute(t, &f.inv, fl, 2, &policy);
+	assert_int_equal(decision_of(p, 0)->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_equal(decision_of(p, 1)->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_not_equal(decision_of(p, 0)->steer_cpu, decision_of(p, 1)->steer_cpu);
+	for (size_t i = 0; i < p->n_settings; i++)
+		assert_int_not_equal(p->settings[i].kind, CAAD_SETTING_KTHREAD_AFFINITY);
+	for (unsigned q = 0; q < 2; q++) {
+		const struct caad_setting *irq = setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, q);
+		struct caad_cpumask want = single((unsigned)decision_of(p, q)->steer_cpu);
+
+		assert_non_null(irq);
+		assert_mask_equal(&irq->cpus, &want);
+	}
+
+	/* one flow alone on the two queues' kthread: it follows it */
+	caad_plan_freep(&p);
+	p = compute(t, &f.inv, fl, 1, &policy);
+	assert_non_null(setting_of(p, CAAD_SETTING_KTHREAD_AFFINITY, 0, 0));
+}
+
 /* Mechanisms=: a disabled mechanism falls through to the next, and a queue
  * that nothing allowed fits is left alone. The veth's kthread is found by
  * the flow's NAPI kthread (sk_napi_id unknown), as BPF reports it. */
@@ -3970,6 +4010,7 @@ int main(void)
 		cmocka_unit_test(test_shared_queue),
 		cmocka_unit_test(test_owner_without_peer),
 		cmocka_unit_test(test_kthread_setting),
+		cmocka_unit_test(test_kthread_shared),
 		cmocka_unit_test(test_mechanisms),
 		cmocka_unit_test(test_nic_locality_note),
 		cmocka_unit_test(test_back_to_llc_peer),
