@@ -1987,8 +1987,8 @@ static int ntuple_move(struct planner *pl, uint32_t k, unsigned from_slot)
 			continue;
 		nic_note(pl, d, note, sizeof(note));
 		d->reason = arena_printf(pl->plan,
-		                         "moved by an ntuple rule from %s to rx-%u, whose CPU %d (steered for a faster "
-		                         "flow, consumer on CPU %d) is a peer core in this consumer's LLC too (%s)%s",
+		                         "moved by an ntuple rule from %s to rx-%u, whose CPU %d (steered for the flow "
+		                         "that owns it, consumer on CPU %d) is a peer core in this consumer's LLC too (%s)%s",
 		                         from, ifc->rx[q].index, od->steer_cpu, od->consumer_cpu,
 		                         llc_name(pl, od->steer_cpu, where, sizeof(where)), note);
 		if (!d->reason)
@@ -2091,8 +2091,9 @@ static void name_owner(const struct planner *pl, int iface, unsigned slot, const
 	consumer_name(owner, name, name_size);
 }
 
-/* A flow on a queue that a faster flow owns: served too when the owner's
- * CPU is a peer core of its consumer as well, else conflicted. */
+/* A flow on a queue that another flow owns (the faster one, or one that
+ * holds it for DwellMSec=): served too when the owner's CPU is a peer core
+ * of its consumer as well, else conflicted. */
 static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 {
 	struct caad_decision *d = &pl->plan->decisions[k];
@@ -2121,7 +2122,7 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 			name_owner(pl, d->iface, owner_slot, of, label, sizeof(label), name, sizeof(name));
 			nic_note(pl, d, note, sizeof(note));
 			sl->shared_reason = arena_printf(pl->plan,
-			                                 "shares %s with a faster flow (%s%sconsumer on CPU %d): its CPU "
+			                                 "shares %s with the flow that owns it (%s%sconsumer on CPU %d): its CPU "
 			                                 "%d is a peer core in this consumer's LLC too (%s)%s",
 			                                 label, name, name[0] ? ", " : "", od->consumer_cpu,
 			                                 od->steer_cpu, llc_name(pl, od->steer_cpu, where, sizeof(where)),
