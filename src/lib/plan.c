@@ -343,6 +343,15 @@ static const char *const tier_where[_TIER_COUNT] = {
 	[TIER_SIBLING] = "no free peer core: its SMT sibling (AllowSMTSibling)",
 };
 
+/* tier_where[tier] for consumer CPU c, whose core may have no last-level
+ * cache of its own (an E-core without L3): then it has no "its LLC". */
+static const char *tier_text(const struct caad_topology *t, int c, enum tier tier)
+{
+	if (tier == TIER_PACKAGE && t->cpus[c].llc < 0)
+		return "its core shares no last-level cache: another core of its package";
+	return tier_where[tier];
+}
+
 /* Why a core offers no CPU to steer to. */
 enum core_state {
 	CORE_OK,
@@ -821,7 +830,9 @@ static const char *llc_name(const struct planner *pl, int cpu, char *buf, size_t
 {
 	const struct caad_cpu *c = &pl->topo->cpus[cpu];
 
-	if (pl->topo->llc_depth_level > 0)
+	if (pl->topo->llc_depth_level > 0 && c->llc < 0) /* a core that no cache of that level covers */
+		snprintf(buf, size, "no L%u (core %d), package %d", pl->topo->llc_depth_level, c->core, c->package);
+	else if (pl->topo->llc_depth_level > 0)
 		snprintf(buf, size, "L%u#%d, package %d", pl->topo->llc_depth_level, c->llc, c->package);
 	else
 		snprintf(buf, size, "package %d", c->package);
@@ -1612,7 +1623,7 @@ static int place(struct planner *pl, const struct cand *cd)
 			else
 				pl->plan->n_forced++;
 			snprintf(tail, sizeof(tail), "; moved from CPU %d, which %s", pd->steer_cpu, cd->why);
-			r = steer(pl, cd->k, cpu, NULL, tier_where[tier], tail, why.buf);
+			r = steer(pl, cd->k, cpu, NULL, tier_text(pl->topo, c, tier), tail, why.buf);
 			return r < 0 ? r : 1;
 		}
 	}
@@ -1622,7 +1633,7 @@ static int place(struct planner *pl, const struct cand *cd)
 		return 0;
 	}
 	/* chosen anew, maybe the same CPU as before: then it is not a change */
-	r = steer(pl, cd->k, cpu, pd && cpu == pd->steer_cpu ? pd : NULL, tier_where[tier], "", why.buf);
+	r = steer(pl, cd->k, cpu, pd && cpu == pd->steer_cpu ? pd : NULL, tier_text(pl->topo, c, tier), "", why.buf);
 	if (r >= 0 && pd && cpu == pd->steer_cpu) {
 		pl->plan->decisions[cd->k].held = false;
 		pl->plan->decisions[cd->k].anchor_cpu = c;
@@ -2016,7 +2027,7 @@ static int ntuple_move(struct planner *pl, uint32_t k, unsigned from_slot)
 		cpu = choose(pl, d->consumer_cpu, pl->ifs[d->iface].nic_package, &tier, &why);
 		if (cpu < 0)
 			return 0;
-		snprintf(what, sizeof(what), "%s", tier_where[tier]);
+		snprintf(what, sizeof(what), "%s", tier_text(pl->topo, d->consumer_cpu, tier));
 		if (pd && pd->steer_cpu != cpu) {
 			if (hold == HOLD_VOLUNTARY && pl->plan->n_moves >= pl->policy->max_moves)
 				return 0; /* conflicted for now; the next plan may move it */
