@@ -1422,10 +1422,14 @@ int daemon_run(struct daemon *d)
 	sd_notify(false, "STOPPING=1");
 	daemon_metrics_file_remove(d);
 	int q = caad_actuator_restore(d->actuator);
-	(void)caad_irqbalance_sync_restore(d->irqbalance);
+	/* irqbalance's own list not back (logged, its journal kept for the
+	 * next start or caad --restore): a failure too, as for --restore */
+	int qi = caad_irqbalance_sync_restore(d->irqbalance);
 	if (q < 0)
 		log_error_errno(q, "Some values could not be restored; the journal %s is kept for the next start: %m",
 		                journal);
+	if (qi < 0 && q >= 0)
+		q = qi;
 	return r < 0 ? r : q;
 }
 

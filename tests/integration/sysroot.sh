@@ -68,7 +68,7 @@ make_tree
 mkdir -p "$R/run/irqbalance"
 python3 "$(dirname "$0")/fake-irqbalance.py" "$R/run/irqbalance/irqbalance4242.sock" "$TMP/irqb" 5 &
 IRQB=$!
-trap 'kill "$IRQB" 2>/dev/null || true; test_cleanup' EXIT
+trap 'kill -CONT "$IRQB" 2>/dev/null; kill "$IRQB" 2>/dev/null || true; test_cleanup' EXIT
 wait_for 5 test -S "$R/run/irqbalance/irqbalance4242.sock" || fail "fake irqbalance did not start"
 real_before=$(rps_b 0)
 ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt" \
@@ -84,6 +84,7 @@ info "fake IRQ 100 -> CPU $(cat "$R/proc/irq/100/smp_affinity_list"), rx-0 rps_c
 grep -q "$R/proc/irq/100/smp_affinity_list" "$TMP/rt/journal" || fail "journal does not record IRQ 100"
 wait_for 2 grep -q "IRQ 100 CPUs 0-1 -> 0" "$TMP/caad1.log" || fail "the IRQ change was not logged with from/to"
 banned_is() { [ "$(cat "$TMP/irqb")" = "$1" ]; }
+banned_has_100() { grep -qw 100 "$TMP/irqb"; }
 # the admin's IRQ 5 first, then every IRQ whose affinity caad set
 caads_irqs() { grep -oE 'IRQ [0-9]+ CPUs [^ ]+ -> ' "$TMP/caad1.log" | awk '{print $2}' | sort -nu | tr '\n' ' ' | sed 's/ $//'; }
 # read at every try: IRQ 101 is written (and logged) after IRQ 100
@@ -100,6 +101,32 @@ info "irqbalance: caad's IRQs banned while steered, its own list (5) back after 
 [ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" = 3 ] || fail "rx-0 rps_cpus not restored"
 [ "$(rps_b 0)" = "$real_before" ] || fail "the real veth's rps_cpus changed"
 info "SIGTERM restored the fake tree"
+
+# 1b. irqbalance does not answer at exit: its own list cannot go back, so
+#     the exit is a failure (status 1) and its journal stays for
+#     "caad --restore", which gives it back once irqbalance answers again.
+make_tree
+mkdir -p "$R/run/irqbalance"
+python3 "$(dirname "$0")/fake-irqbalance.py" "$R/run/irqbalance/irqbalance4244.sock" "$TMP/irqb" 5 &
+IRQB=$!
+wait_for 5 test -S "$R/run/irqbalance/irqbalance4244.sock" || fail "fake irqbalance did not start"
+caad_on 1b --interface fk0
+start_flow 4
+steered 1b "irqbalance stopped answering"
+wait_for 3 banned_has_100 || fail "irqbalance's banned list is \"$(cat "$TMP/irqb")\", wanted IRQ 100 in it"
+wait "$CLI" || true
+kill -STOP "$IRQB"
+kill -TERM "$CAAD_PID"
+rc=0; wait "$CAAD_PID" || rc=$?; CAAD_PID=
+[ "$rc" = 1 ] || { cat "$TMP/caad1b.log"; fail "caad exited with $rc, wanted 1 (irqbalance's list not given back)"; }
+irq100_is 0-1 || fail "IRQ 100 not restored: $(cat "$R/proc/irq/100/smp_affinity_list")"
+[ -s "$TMP/rt1b/irqbalance" ] || fail "irqbalance's journal not kept"
+kill -CONT "$IRQB"
+"$CAAD" --restore --sysroot "$R" --runtime-dir "$TMP/rt1b" >"$TMP/restore1b.log" 2>&1 ||
+	{ cat "$TMP/restore1b.log"; fail "caad --restore failed"; }
+banned_is 5 || fail "irqbalance's banned list is \"$(cat "$TMP/irqb")\" after --restore, wanted its own \"5\""
+kill "$IRQB"; wait "$IRQB" 2>/dev/null || true
+info "irqbalance silent at exit: status 1, its journal kept, its list back by --restore"
 
 # 2. dry run, and no --interface: fk0 is picked (physical, up, 2 queues);
 #    the plan is logged, nothing in the tree changes.
@@ -126,7 +153,6 @@ wait_for 5 test -S "$R/run/irqbalance/irqbalance4243.sock" || fail "fake irqbala
 caad_on 3 --interface fk0
 start_flow 3
 steered 3 "kill -9"
-banned_has_100() { grep -qw 100 "$TMP/irqb"; }
 wait_for 3 banned_has_100 || fail "irqbalance's banned list is \"$(cat "$TMP/irqb")\", wanted IRQ 100 in it"
 [ "$(cut -f2 "$TMP/rt3/irqbalance")" = 5 ] || fail "irqbalance's own list not journaled: $(cat "$TMP/rt3/irqbalance")"
 # a --restore while caad runs would put the values back under it: refused
