@@ -60,20 +60,20 @@ static int unprivileged_bpf_disabled(void)
 /* After BPF is attached caad needs only: CAP_NET_ADMIN (rps_cpus, netlink),
  * CAP_SYS_NICE (threaded-NAPI kthread affinity); before Linux 5.19, with
  * unprivileged BPF disabled, CAP_BPF too, to read its own maps. /proc/irq
- * and the journal are owned by root, which caad stays. Of these, only what
- * the service manager left it can be kept. */
+ * and the journal are owned by root, which caad stays; run as another user
+ * (a drop-in's User= with AmbientCapabilities=), CAP_DAC_OVERRIDE too, to
+ * write them. Of these, only what the service manager left it can be
+ * kept; everything else goes, whoever caad runs as. */
 static int drop_privileges(void)
 {
-	cap_value_t want[3] = { CAP_NET_ADMIN, CAP_SYS_NICE }, keep[3];
+	cap_value_t want[4] = { CAP_NET_ADMIN, CAP_SYS_NICE }, keep[4];
 	size_t n_want = 2, n_keep = 0;
 	struct utsname u;
 	cap_t caps;
 	int r = 0, bpf_cap;
 
-	if (geteuid() != 0) {
-		log_debug("Not root: no capabilities to drop");
-		return 0;
-	}
+	if (geteuid() != 0)
+		want[n_want++] = CAP_DAC_OVERRIDE;
 	bpf_cap = caad_bpf_read_capability(uname(&u) == 0 ? u.release : NULL, unprivileged_bpf_disabled());
 	if (bpf_cap > 0) {
 		want[n_want++] = (cap_value_t)bpf_cap;
@@ -95,7 +95,8 @@ static int drop_privileges(void)
 			            cap_to_name(want[i]));
 	}
 	cap_free(caps);
-	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
+	/* the running kernel's capabilities, newer ones than these headers' too */
+	for (cap_value_t c = 0; c < (cap_value_t)cap_max_bits(); c++) {
 		bool k = false;
 		for (size_t i = 0; i < n_want; i++)
 			k = k || want[i] == c;

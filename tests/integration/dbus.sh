@@ -78,6 +78,23 @@ caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$SRC/systemd/caad.service" | tr ' 
 	tr 'A-Z' 'a-z' | paste -sd, -)
 [ -n "$caps" ] || fail "no CapabilityBoundingSet= in systemd/caad.service"
 
+# 0. Run as another user, with the unit's capabilities as ambient ones (a
+#    drop-in's User= and AmbientCapabilities=): it drops them as root's
+#    caad does, keeping CAP_DAC_OVERRIDE (1) for /proc/irq and its journal.
+nr_caps=$(tr ',' '\n' <<<"$caps" | grep -v sys_resource | paste -sd, -) # not one a user could be given here
+printf '[Daemon]\nMode=observe\nInterfaces=vb\n' >"$TMP/nobody.conf"
+ip netns exec "$TB_B" setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps="$nr_caps,+dac_override" \
+	--ambient-caps="$nr_caps,+dac_override" "$CAAD" --foreground --config "$TMP/nobody.conf" \
+	--runtime-dir "$TMP/rt-nobody" --state-dir "$TMP/state-nobody" >"$TMP/caad-nobody.log" 2>&1 &
+NOBODY_PID=$!
+wait_for 10 grep -q "running: mode observe" "$TMP/caad-nobody.log" ||
+	{ cat "$TMP/caad-nobody.log"; fail "caad did not start as nobody with $nr_caps,+dac_override"; }
+[ "$(awk '/^CapEff/ {print $2}' "/proc/$NOBODY_PID/status")" = 0000000000801002 ] ||
+	fail "caad as nobody kept capabilities $(grep CapEff "/proc/$NOBODY_PID/status")"
+[ "$(awk '/^NoNewPrivs/ {print $2}' "/proc/$NOBODY_PID/status")" = 1 ] || fail "caad as nobody: no no_new_privs"
+kill -TERM "$NOBODY_PID"; wait "$NOBODY_PID" || fail "caad as nobody exited with $?"
+info "as nobody with ambient $nr_caps,+dac_override: kept only cap_dac_override,cap_net_admin,cap_sys_nice"
+
 # 1. caad starts before any bus: it runs on, says so once, connects later.
 ip netns exec "$TB_B" setpriv --bounding-set="-all,$caps" env NOTIFY_SOCKET="$TMP/notify" WATCHDOG_USEC=2000000 \
 	"$CAAD" --runtime-dir "$RT" --state-dir "$TMP/state" >"$TMP/caad.log" 2>&1 &
