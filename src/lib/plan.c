@@ -716,8 +716,17 @@ static inline void consumer_of_anchored(const struct caad_topology *t, const str
 		if (!seen)
 			ret->cpus[ret->n_cpus++] = x;
 	}
-	if (ret->n_cpus > 1 && window_fills_llc(t, ret))
+	if (ret->n_cpus > 1 && window_fills_llc(t, ret)) {
+		/* the anchor kept a home whose LLC the window fills, and the
+		 * latest CPU is in another: taken alone, its target would be
+		 * where the window keeps coming back (and the next scan,
+		 * anchored there, would not take it alone): as if unanchored */
+		if (prev_llc >= 0 && t->cpus[f->consumer_cpu].llc != t->cpus[ret->home].llc) {
+			consumer_of_anchored(t, f, -1, ret);
+			return;
+		}
 		consumer_latest(f, ret);
+	}
 }
 
 /* The consumer as its latest CPU alone. */
@@ -727,13 +736,26 @@ static inline void consumer_latest(const struct caad_flow *f, struct consumer *r
 	ret->n_scans = ret->n_cpus = ret->n_home = 1;
 }
 
-/* Whether cpu is a CPU the flow's consumer read on within the window, or on
- * the core of one. */
-static bool on_consumer_core(const struct caad_topology *t, const struct caad_flow *f, int cpu)
+/* The consumer of heavy flow k as collect() made it (its decision's
+ * consumer_cpu is its home): anchored where the previous plan's target
+ * was, so that a window that read as often in two LLCs has one home, and
+ * one set of CPUs kept free, for every check and text about it. */
+static void consumer_of_heavy(const struct planner *pl, uint32_t k, struct consumer *ret)
 {
+	const struct caad_decision *pd = pl->hv[k].pd;
+
+	consumer_of_anchored(pl->topo, &pl->flows[pl->plan->decisions[k].flow],
+	                     pd && pd->steer_cpu >= 0 ? pd->anchor_cpu : -1, ret);
+}
+
+/* Whether cpu is a CPU heavy flow k's consumer read on within the window,
+ * or on the core of one. */
+static bool on_consumer_core(const struct planner *pl, uint32_t k, int cpu)
+{
+	const struct caad_topology *t = pl->topo;
 	struct consumer cs;
 
-	consumer_of(t, f, &cs);
+	consumer_of_heavy(pl, k, &cs);
 	for (unsigned j = 0; j < cs.n_cpus; j++)
 		if (t->cpus[cs.cpus[j]].core == t->cpus[cpu].core)
 			return true;
@@ -1406,7 +1428,7 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 	if (pl->flows[d->flow].n_consumer_history > 0) {
 		struct consumer cs;
 
-		consumer_of(t, &pl->flows[d->flow], &cs);
+		consumer_of_heavy(pl, k, &cs);
 		for (unsigned j = 0; j < cs.n_cpus; j++) {
 			int x = cs.cpus[j];
 
@@ -1469,9 +1491,10 @@ static void nic_note(const struct planner *pl, const struct caad_decision *d, ch
  * one CPU in it: ", lately also on CPUs 4,17; planned for L3#1, package 0,
  * where it read most (3 of its last 4 scans)"; "" for one CPU.
  */
-static void window_note(const struct planner *pl, const struct caad_flow *f, int home, char *buf, size_t size)
+static void window_note(const struct planner *pl, uint32_t k, int home, char *buf, size_t size)
 {
 	const struct caad_topology *t = pl->topo;
+	const struct caad_flow *f = &pl->flows[pl->plan->decisions[k].flow];
 	struct consumer cs;
 	unsigned other = 0;
 	char where[64];
@@ -1480,7 +1503,7 @@ static void window_note(const struct planner *pl, const struct caad_flow *f, int
 	buf[0] = '\0';
 	if (f->n_consumer_history == 0)
 		return;
-	consumer_of(t, f, &cs);
+	consumer_of_heavy(pl, k, &cs);
 	if (cs.n_cpus < 2)
 		return;
 	n = snprintf(buf, size, ", lately also on CPU%s", cs.n_cpus > 2 ? "s" : "");
@@ -1531,7 +1554,7 @@ static int steer(struct planner *pl, uint32_t k, int cpu, const struct caad_deci
 		         (unsigned long long)((pl->now_ns - MIN(d->low_since_ns, pl->now_ns)) / NSEC_PER_MSEC), pl->policy->dwell_ms);
 	}
 	consumer_name(f, name, sizeof(name));
-	window_note(pl, f, d->consumer_cpu, window, sizeof(window));
+	window_note(pl, k, d->consumer_cpu, window, sizeof(window));
 	d->reason = arena_printf(pl->plan, "consumer on CPU %d%s%s%s%s: %s (%s)%s%s", d->consumer_cpu,
 	                         name[0] ? " (" : "", name, name[0] ? ")" : "", window, what,
 	                         llc_name(pl, cpu, where, sizeof(where)), tail, note);
@@ -1950,7 +1973,7 @@ static bool serves_too(const struct planner *pl, uint32_t k, int cpu)
 
 	return caad_topology_relation(pl->topo, (unsigned)d->consumer_cpu, (unsigned)cpu) ==
 	               CAAD_RELATION_PEER_CORE_SAME_LLC &&
-	       !on_consumer_core(pl->topo, &pl->flows[d->flow], cpu);
+	       !on_consumer_core(pl, k, cpu);
 }
 
 /*
@@ -2126,7 +2149,7 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 
 	if (caad_topology_relation(pl->topo, (unsigned)d->consumer_cpu, (unsigned)od->steer_cpu) ==
 	        CAAD_RELATION_PEER_CORE_SAME_LLC &&
-	    !on_consumer_core(pl->topo, &pl->flows[d->flow], od->steer_cpu)) {
+	    !on_consumer_core(pl, k, od->steer_cpu)) {
 		/* made once per slot: every flow sharing it has its consumer in
 		 * the LLC of the queue's CPU, so on one package and one note */
 		if (!sl->shared_reason) {

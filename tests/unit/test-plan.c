@@ -1509,6 +1509,58 @@ static void test_kthread_setting(void **state)
 		assert_true(p->settings[i].pid == 0 || p->settings[i].kind == CAAD_SETTING_KTHREAD_AFFINITY);
 }
 
+/*
+ * A window that read as often in two LLCs (CPUs 2, 1, 0, 2 of two LLCs of
+ * two cores), its previous target anchored in the first: every check of
+ * the plan sees the same consumer, so no target is a CPU the window read
+ * on, and the plan is the one it would be without that previous plan, the
+ * next scan too (it flapped: steered onto CPU 0 "moved from CPU 1, a CPU
+ * its consumer read on lately", then unsteered).
+ */
+static void test_window_tie_anchor(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	_cleanup_(caad_plan_freep) struct caad_plan *prev = NULL, *p = NULL, *p0 = NULL, *p2 = NULL;
+	struct caad_decision *pd = calloc(2, sizeof(*pd));
+	static const int hist[] = { 1, 0, 2 };
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	assert_non_null(pd);
+	assert_int_equal(caad_topology_load_synthetic("package:1 l3:2 core:2 pu:1", &t), 0);
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 2, 1);
+	struct caad_flow fl[] = {
+		make_flow(1, 2, ETH0_IFINDEX, 0, 9 * GBIT),
+		make_flow(2, 3, ETH0_IFINDEX, 1, 5 * GBIT),
+	};
+	set_history(&fl[0], 3, hist);
+	pd[0] = (struct caad_decision){ .flow_id = 1, .flow = 0, .queue = 0, .consumer_cpu = 0, .steer_cpu = 1,
+		                        .anchor_cpu = 0, .relation = CAAD_RELATION_PEER_CORE_SAME_LLC,
+		                        .since_ns = NOW - 10 * GBIT, .reason = "x", .considered = "" };
+	pd[1] = (struct caad_decision){ .flow_id = 2, .flow = 1, .queue = 1, .consumer_cpu = 3, .steer_cpu = -1,
+		                        .anchor_cpu = -1, .reason = "x", .considered = "" };
+	assert_int_equal(caad_plan_from_decisions(pd, 2, NOW - GBIT / 4, &prev), 0);
+
+	p = compute_at(t, &f.inv, fl, 2, &policy, prev, NOW);
+	p0 = compute(t, &f.inv, fl, 2, &policy);
+	p2 = compute_at(t, &f.inv, fl, 2, &policy, p, NOW + GBIT / 4);
+	const struct caad_plan *plans[] = { p, p0, p2 };
+
+	for (size_t i = 0; i < 2; i++) {
+		/* no flow's target is a CPU flow 1's window read on */
+		for (size_t j = 0; j < ARRAY_SIZE(plans); j++) {
+			int cpu = decision_of(plans[j], i)->steer_cpu;
+
+			assert_true(cpu != 0 && cpu != 1 && cpu != 2);
+		}
+		assert_int_equal(decision_of(p, i)->steer_cpu, decision_of(p0, i)->steer_cpu);
+		assert_int_equal(decision_of(p2, i)->steer_cpu, decision_of(p0, i)->steer_cpu);
+	}
+	assert_null(strstr(decision_of(p, 0)->reason, "a CPU its consumer read on lately"));
+}
+
 /* A consumer on a core that no L3 covers (an E-core without one): its
  * texts say so, not "L3#-1". */
 static void test_consumer_without_llc(void **state)
@@ -4056,6 +4108,7 @@ int main(void)
 		cmocka_unit_test(test_kthread_setting),
 		cmocka_unit_test(test_kthread_shared),
 		cmocka_unit_test(test_consumer_without_llc),
+		cmocka_unit_test(test_window_tie_anchor),
 		cmocka_unit_test(test_mechanisms),
 		cmocka_unit_test(test_nic_locality_note),
 		cmocka_unit_test(test_back_to_llc_peer),
