@@ -38,6 +38,9 @@ struct journal_entry {
 	enum caad_setting_kind kind;
 	struct caad_cpumask written;
 	int ifindex;     /* of the interface whose value it is: renames and removals go by it */
+	char *actions_first; /* an IRQ's actions as first journaled, where a rename of its interface
+	                      * renamed them in `actions` (NULL: none): drivers that name handlers once,
+	                      * at open, keep the old name until the device is opened again */
 	char *actions;   /* an IRQ's: /sys/kernel/irq/N/actions when journaled (NULL: unknown), which
 	                  * tells after a crash whether the number still names that device's IRQ */
 	bool orphan;     /* an IRQ's or a kthread's whose interface left caad's view (another network
@@ -92,6 +95,7 @@ static void entry_done(struct journal_entry *e)
 	free(e->label);
 	free(e->original);
 	free(e->actions);
+	free(e->actions_first);
 }
 
 static void planned_clear(struct caad_actuator *a)
@@ -275,7 +279,7 @@ void caad_actuator_irq_exhausted(const struct caad_actuator *a, struct caad_cpum
 }
 
 static int journal_write(struct caad_actuator *a);
-static int journal_irq_is_other(const char *obj, const char *was);
+static int journal_irq_is_other(const char *obj, const char *was, const char *was_too);
 /* follow_ifindex(): where an entry's interface is now */
 enum { FOLLOW_GONE, FOLLOW_RENAMED, FOLLOW_STILL };
 static int follow_ifindex(struct caad_actuator *a, struct journal_entry *e, bool all);
@@ -629,7 +633,12 @@ static int journal_write(struct caad_actuator *a)
 
 		if (e->ifindex > 0 && (strstr(e->path, "/sys/class/net/") || e->kind == CAAD_SETTING_NTUPLE_RULE))
 			fprintf(f, "%s\t%s\t%d\n", e->path, e->original, e->ifindex);
-		else if (e->actions && journal_text_ok(e->actions) && !strchr(e->actions, '\t'))
+		else if (e->actions && journal_text_ok(e->actions) && e->actions_first &&
+		         !streq(e->actions_first, e->actions) && journal_text_ok(e->actions_first))
+			/* either is the device's: renamed handlers, or the names they had */
+			fprintf(f, "%s\t%s\t" IRQ_ACTIONS "%s\t" IRQ_ACTIONS "%s\n", e->path, e->original, e->actions,
+			        e->actions_first);
+		else if (e->actions && journal_text_ok(e->actions))
 			fprintf(f, "%s\t%s\t" IRQ_ACTIONS "%s\n", e->path, e->original, e->actions);
 		else
 			fprintf(f, "%s\t%s\n", e->path, e->original);
@@ -2079,7 +2088,8 @@ static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 		return 0;
 	}
 	/* its number another device's IRQ now (a driver reloaded) */
-	if (r >= 0 && e->kind == CAAD_SETTING_IRQ_AFFINITY && e->actions && journal_irq_is_other(e->path, e->actions))
+	if (r >= 0 && e->kind == CAAD_SETTING_IRQ_AFFINITY && e->actions &&
+	    journal_irq_is_other(e->path, e->actions, e->actions_first))
 		return 0;
 	if (r >= 0 && held_by_others(a, e, current)) {
 		if (e->orphan)
@@ -2169,11 +2179,13 @@ static int journal_obj_ifindex(const char *obj)
 
 /*
  * Whether the IRQ of a journal line's object (".../proc/irq/N/...", any
- * sysroot in it) has other handlers now than `was`: another device's since
- * (a driver reload, a reboot), whose affinity is not caad's to put back.
- * 1 (logged), or 0: the same, or not known (unreadable: restored as it was).
+ * sysroot in it) has other handlers now than `was` (or than was_too, the
+ * names they had before a rename of their interface; NULL: none): another
+ * device's since (a driver reload, a reboot), whose affinity is not caad's
+ * to put back. 1 (logged), or 0: the same, or not known (unreadable:
+ * restored as it was).
  */
-static int journal_irq_is_other(const char *obj, const char *was)
+static int journal_irq_is_other(const char *obj, const char *was, const char *was_too)
 {
 	_cleanup_free_ char *root = NULL, *now = NULL;
 	size_t root_len;
@@ -2182,7 +2194,7 @@ static int journal_irq_is_other(const char *obj, const char *was)
 	if (irq < 0 || !(root = strndup(obj, root_len)))
 		return 0;
 	now = irq_actions(root, irq);
-	if (!now || streq(now, was))
+	if (!now || streq(now, was) || (was_too && streq(now, was_too)))
 		return 0;
 	log_notice("%s: IRQ %d is \"%s\" now, not \"%s\" as when caad changed it (another device since): not "
 	           "restored",
@@ -2302,8 +2314,13 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 		 * IRQ's handlers (older journals: none) */
 		idx = strchr(original, '\t');
 		if (idx && strncmp(idx + 1, IRQ_ACTIONS, strlen(IRQ_ACTIONS)) == 0) {
+			/* and the names they had before a rename, if any */
+			char *too = strstr(idx + 1, "\t" IRQ_ACTIONS);
+
 			*idx++ = 0;
-			r = journal_irq_is_other(line, idx + strlen(IRQ_ACTIONS));
+			if (too)
+				*too++ = 0;
+			r = journal_irq_is_other(line, idx + strlen(IRQ_ACTIONS), too ? too + strlen(IRQ_ACTIONS) : NULL);
 			if (r > 0)
 				continue;
 		} else if (idx) {
@@ -2557,7 +2574,12 @@ static int entry_rename(struct journal_entry *e, const char *from, const char *t
 			free(label);
 			return -ENOMEM;
 		}
-		free(e->actions);
+		/* the names as first journaled stay too: a driver that named
+		 * its handlers at open keeps them until it is opened again */
+		if (!e->actions_first)
+			e->actions_first = e->actions;
+		else
+			free(e->actions);
 		e->actions = actions;
 	}
 	if (!path || !label) {

@@ -1551,8 +1551,10 @@ static void test_rename_iface(void **state)
 
 /*
  * Drivers that name an IRQ's handlers after the interface (i40e-vb-TxRx-0)
- * request them again under the new name: the IRQ, which keeps caad's
- * affinity, is still the one caad changed, and is put back.
+ * request them again under the new name when the device is opened again,
+ * and keep the old one until then (a rename while it is up): either way
+ * the IRQ, which keeps caad's affinity, is still the one caad changed, and
+ * is put back, after a crash too.
  */
 static void test_rename_irq_actions(void **state)
 {
@@ -1569,12 +1571,48 @@ static void test_rename_irq_actions(void **state)
 	assert_int_equal(rename(from, to), 0);
 	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "vc"), 1);
 	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
-	assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vc-TxRx-0", fx->root, IRQ101) > 0);
+	assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vc-TxRx-0\tactions=i40e-vb-TxRx-0", fx->root, IRQ101) > 0);
 	assert_string_equal(lines[0], want);
 	write_file(fx->root, "sys/kernel/irq/101/actions", "i40e-vc-TxRx-0\n");
 	assert_int_equal(caad_actuator_restore(a), 0);
 	assert_content(fx->root, IRQ101, "1\n");
 	assert_int_equal(rename(to, from), 0);
+
+	/* renamed while up: the handlers keep the old name */
+	write_file(fx->root, "sys/kernel/irq/101/actions", "i40e-vb-TxRx-0\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(rename(from, to), 0);
+	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "vc"), 1);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_int_equal(rename(to, from), 0);
+	/* ... and after a crash, with either name, from the journal's line
+	 * (an IRQ's object does not name the interface: no directory moves) */
+	for (unsigned k = 0; k < 2; k++) {
+		struct caad_actuator *b = actuator(fx->root, fx->journal, false);
+
+		write_file(fx->root, "sys/kernel/irq/101/actions", "i40e-vb-TxRx-0\n");
+		assert_int_equal(caad_actuator_apply(b, fx->inv, &plan), 1);
+		assert_int_equal(caad_actuator_rename_iface(b, 2, "vb", "vd"), 1);
+		caad_actuator_free(b); /* "crash": no restore */
+		write_file(fx->root, "sys/kernel/irq/101/actions", k ? "i40e-vd-TxRx-0\n" : "i40e-vb-TxRx-0\n");
+		assert_int_equal(caad_journal_restore(fx->journal, false), 1);
+		assert_content(fx->root, IRQ101, "1\n");
+		assert_false(exists(fx->journal));
+	}
+	/* another device's since, neither name: not restored */
+	{
+		struct caad_actuator *b = actuator(fx->root, fx->journal, false);
+
+		write_file(fx->root, "sys/kernel/irq/101/actions", "i40e-vb-TxRx-0\n");
+		assert_int_equal(caad_actuator_apply(b, fx->inv, &plan), 1);
+		assert_int_equal(caad_actuator_rename_iface(b, 2, "vb", "vd"), 1);
+		caad_actuator_free(b);
+		write_file(fx->root, "sys/kernel/irq/101/actions", "nvme0q3\n");
+		assert_int_equal(caad_journal_restore(fx->journal, false), 0);
+		assert_content(fx->root, IRQ101, "0\n");
+		write_file(fx->root, IRQ101, "1\n");
+	}
 
 	/* the name only as a whole part of a handler's name: "vbx" is
 	 * another device's, and stays as recorded */
