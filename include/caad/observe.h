@@ -140,7 +140,8 @@ enum caad_flow_iter caad_observer_flow_iter(const struct caad_observer *o);
  * 0 refused (the error is logged at debug level), < 0 could not tell. */
 int caad_probe_storage_iter(void);
 uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c);
-/* The same, < 0 where the map cannot be read (caad_observer_counter() says 0). */
+/* The same, < 0 where the map cannot be read (caad_observer_counter() then
+ * gives its last good read, 0 before any: it never goes backwards). */
 int caad_observer_counter_read(struct caad_observer *o, enum caad_counter c, uint64_t *ret);
 
 /*

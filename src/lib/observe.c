@@ -28,6 +28,7 @@ struct caad_observer {
 	struct caad_observer_bpf *skel;
 	struct ring_buffer *rb;
 	int n_cpus;
+	uint64_t counter_last[CAAD_COUNTER_MAX]; /* caad_observer_counter()'s last good reads */
 
 	struct bpf_link *dump;       /* the flows' iterator (caad_flows_dump or _tcp) */
 	enum caad_flow_iter flow_iter;
@@ -1019,7 +1020,13 @@ uint64_t caad_observer_counter(struct caad_observer *o, enum caad_counter c)
 {
 	uint64_t v;
 
-	return caad_observer_counter_read(o, c, &v) < 0 ? 0 : v;
+	if ((unsigned)c >= CAAD_COUNTER_MAX)
+		return 0;
+	/* a read that fails (no memory) gives the last one: a Prometheus
+	 * counter that read 0 for a scrape would count as reset */
+	if (caad_observer_counter_read(o, c, &v) == 0 && v >= o->counter_last[c])
+		o->counter_last[c] = v;
+	return o->counter_last[c];
 }
 
 /* The watched thread's se.sum_exec_runtime, from the task iterator (one
