@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "caad/utf8.h"
 #include "caadctl.h"
 
 struct reader {
@@ -322,11 +323,13 @@ static int parse_sample(struct reader *r, char *line)
 	value = p + 1;
 	ts = strchr(value, ' ');
 	if (ts) {
+		const char *digits;
+
 		*ts++ = '\0';
-		if (*ts == '-')
-			ts++;
-		if (!*ts || strspn(ts, "0123456789") != strlen(ts))
-			return bad(r, "invalid timestamp '%s' (milliseconds, an integer)", ts);
+		digits = ts + (*ts == '-');
+		errno = 0;
+		if (!*digits || strspn(digits, "0123456789") != strlen(digits) || (strtoll(ts, NULL, 10), errno))
+			return bad(r, "invalid timestamp '%s' (milliseconds, a 64-bit integer)", ts);
 	}
 	if (parse_value(value, &s->v) < 0)
 		return bad(r, "invalid value '%s'", value);
@@ -380,9 +383,17 @@ int ctl_prom_parse(const char *text, struct ctl_prom **ret, char *err, size_t er
 			return bad(&r, "blank line");
 		if (isspace((unsigned char)*line) || isspace((unsigned char)nl[-1]))
 			return bad(&r, "leading or trailing blanks");
-		for (const char *c = line; *c; c++)
+		for (const char *c = line; *c; c++) {
+			size_t n = caad_utf8_sequence(c);
+
 			if ((unsigned char)*c < 0x20 && *c != '\t')
 				return bad(&r, "control character 0x%02x", (unsigned)*c);
+			/* the format is UTF-8: Prometheus refuses a label value or
+			 * HELP of another, and JSON made of it would not be JSON */
+			if (n == 0)
+				return bad(&r, "a byte 0x%02x of no valid UTF-8 sequence", (unsigned)(unsigned char)*c);
+			c += n - 1;
+		}
 		k = *line == '#' ? parse_comment(&r, line) : parse_sample(&r, line);
 		if (k < 0)
 			return k;

@@ -87,7 +87,7 @@ static const char good[] = "# HELP caad_flows Flows.\n"
                            "caad_q{interface=\"a\\\"b\\\\c\\nd\",queue=\"0\"} -1\n"
                            "caad_q{interface=\"eth0\",queue=\"1\",} 1.5e3\n"
                            "caad_q{interface=\"eth0\",queue=\"2\"} NaN\n"
-                           "caad_q{interface=\"eth0\",queue=\"3\"} +Inf\n"
+                           "caad_q{interface=\"\xc3\xa9th0\",queue=\"3\"} +Inf\n"
                            "# HELP caad_empty No samples yet.\n"
                            "# TYPE caad_empty gauge\n"
                            "# HELP lat_seconds Latency.\n"
@@ -139,7 +139,7 @@ static void test_prom_json(void **state)
 	                    "{\"name\":\"caad_q\",\"labels\":{\"interface\":\"a\\\"b\\\\c\\nd\",\"queue\":\"0\"},\"value\":-1},"
 	                    "{\"name\":\"caad_q\",\"labels\":{\"interface\":\"eth0\",\"queue\":\"1\"},\"value\":1.5e3},"
 	                    "{\"name\":\"caad_q\",\"labels\":{\"interface\":\"eth0\",\"queue\":\"2\"},\"value\":\"NaN\"},"
-	                    "{\"name\":\"caad_q\",\"labels\":{\"interface\":\"eth0\",\"queue\":\"3\"},\"value\":\"+Inf\"}]}");
+	                    "{\"name\":\"caad_q\",\"labels\":{\"interface\":\"\xc3\xa9th0\",\"queue\":\"3\"},\"value\":\"+Inf\"}]}");
 }
 
 /* Prometheus numbers that are not JSON numbers ("+1", ".5", "007", "5.")
@@ -217,6 +217,9 @@ static void test_prom_bad(void **state)
 		{ "# HELP a A.\n# TYPE a gauge\na 1e999\n", "line 3: invalid value '1e999'" },
 		{ "# HELP a A.\n# TYPE a gauge\na 1 12.5\n", "line 3: invalid timestamp '12.5'" },
 		{ "# HELP a A.\n# TYPE a gauge\na 1\x01\n", "line 3: control character 0x01" },
+		{ "# HELP a A.\n# TYPE a gauge\na 1 99999999999999999999\n", "line 3: invalid timestamp '99999999999999999999'" },
+		{ "# HELP a A.\n# TYPE a gauge\na{b=\"\xff\"} 1\n", "line 3: a byte 0xff of no valid UTF-8 sequence" },
+		{ "# HELP a A \xc3.\n", "line 1: a byte 0xc3 of no valid UTF-8 sequence" },
 		{ "# HELP h H.\n# TYPE h histogram\nh_bucket 1\n", "line 3: histogram bucket without an 'le' label" },
 		{ "# HELP h H.\n# TYPE h histogram\nh 1\n", "line 3: sample h is not of the current family h" },
 		{ "# HELP a A.\n", "line 2: family a has a HELP but no TYPE" },
