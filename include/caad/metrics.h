@@ -65,7 +65,7 @@ struct caad_metrics {
 	size_t n_error_classes;
 
 	/* the closed loop (Placement=measure): trials since start and their
-	 * verdicts; all 0 while placement is "prior" */
+	 * verdicts; all 0 while placement has been "prior" since start */
 	uint64_t trials;
 	uint64_t verdicts_kept_prior;   /* the prior placement stood */
 	uint64_t verdicts_switched;     /* an alternative won clearly */

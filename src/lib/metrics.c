@@ -150,7 +150,7 @@ int caad_metrics_format(FILE *f, const struct caad_metrics *m)
 	fprintf(f, "caad_trial_verdicts_total{verdict=\"aborted\"} %" PRIu64 "\n", m->verdicts_aborted);
 
 	family(f, "caad_queue_target_cpu", "gauge",
-	       "The CPU the last plan wants a managed rx queue processed on (its IRQ or RPS), -1 for none.");
+	       "The CPU the last plan wants a managed rx queue processed on (its NAPI kthread, IRQ or RPS), -1 for none.");
 	for (size_t i = 0; i < m->n_queues; i++) {
 		const struct caad_metrics_queue *q = &m->queues[i];
 		bool none = !q->mechanism || !*q->mechanism || q->target_cpu < 0;
