@@ -7,6 +7,7 @@
  * for all of them; the text itself is src/lib/metrics.c's.
  */
 #include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,20 @@ static void remove_old(struct daemon *d, const char *path)
 	d->metrics_written = NULL;
 }
 
+/* Whether path names a file of caad's runtime directory itself (its
+ * journal, state.json, lock: caad's own, which a metrics file written over
+ * them would destroy, and remove at exit). */
+static bool in_runtime_dir(const struct daemon *d, const char *path)
+{
+	_cleanup_free_ char *copy = strdup(path), *dir = NULL, *rt = NULL;
+
+	if (!copy)
+		return false;
+	dir = realpath(dirname(copy), NULL);
+	rt = realpath(d->args->runtime_dir, NULL);
+	return dir && rt && streq(dir, rt);
+}
+
 void daemon_metrics_file_update(struct daemon *d)
 {
 	_cleanup_free_ char *text = NULL;
@@ -169,6 +184,15 @@ void daemon_metrics_file_update(struct daemon *d)
 	}
 	if (!path)
 		return;
+	if (in_runtime_dir(d, path)) {
+		if (!d->metrics_failing) {
+			log_error("MetricsFile=%s is in caad's runtime directory %s, whose files are caad's own (its "
+			          "journal): not written; choose another directory",
+			          path, d->args->runtime_dir);
+			d->metrics_failing = strdup(path);
+		}
+		return;
+	}
 	r = daemon_metrics_text(d, &text);
 	if (r >= 0)
 		r = caad_write_file_replace(path, text, strlen(text), 0644);

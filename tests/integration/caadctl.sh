@@ -467,7 +467,17 @@ cp "$TMP/caad.conf" "$TMP/caad.conf.good"
 cp "$TMP/caad.conf.broken" "$TMP/caad.conf"
 run 1 "$CTL" rel
 grep -q "^caadctl: Reload: $TMP/caad.conf:3: Invalid IntervalMSec= value 'nope'" <<<"$ERR" || fail "broken reload: $ERR"
+# a MetricsFile= among caad's own files is refused, its journal kept
+sed "s|^MetricsFile=.*|MetricsFile=$RT/journal|" "$TMP/caad.conf.good" >"$TMP/caad.conf"
+run 0 "$CTL" reload
+wait_for 3 grep -q "MetricsFile=$RT/journal is in caad's runtime directory" "$TMP/caad.log" ||
+	fail "no error for a MetricsFile= in the runtime directory"
+sleep 0.3 # scans go on: none writes it
+if grep -q '^# HELP' "$RT/journal"; then fail "the journal was overwritten with metrics"; fi
+grep -q "rps_cpus" "$RT/journal" || fail "the journal lost its lines: $(cat "$RT/journal")"
 cp "$TMP/caad.conf.good" "$TMP/caad.conf"
+run 0 "$CTL" reload
+info "MetricsFile= in the runtime directory refused, the journal kept"
 # stored verdicts, shown below the trials: one that kept the prior (its
 # figures are of the alternative that came closest), and one of a store
 # written before caad said whose figures they are
