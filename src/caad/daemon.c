@@ -694,6 +694,8 @@ static int scan(struct daemon *d)
 		 * none until they are readable again */
 		sd_notifyf(false, "STATUS=%s: flows unreadable for %u scans (caad's log says why); steering kept",
 		           caad_mode_to_string(d->config.mode), caad_observer_snapshot_fails(d->observer));
+		/* state.json as D-Bus says it: no flows (not an old scan's) */
+		(void)caad_state_write(d->state_path, NULL, 0, NULL, NULL, caad_mode_to_string(d->config.mode));
 		caad_bus_sync_properties(d->bus);
 		return r;
 	}
@@ -732,6 +734,7 @@ static int scan(struct daemon *d)
 			/* no plan shown: the last one may name the interfaces of
 			 * an inventory read again since */
 			d->no_plan = "the closed loop failed (caad's log says why)";
+			(void)caad_state_write(d->state_path, flows, n, NULL, NULL, caad_mode_to_string(d->config.mode));
 			keep_scan(d, &flows, n, &plan);
 			return log_error_errno(r, "Closed loop failed: %m");
 		}
@@ -746,6 +749,7 @@ static int scan(struct daemon *d)
 		if (r < 0) {
 			d->errors++;
 			d->no_plan = "planning failed (caad's log says why)";
+			(void)caad_state_write(d->state_path, flows, n, NULL, NULL, caad_mode_to_string(d->config.mode));
 			keep_scan(d, &flows, n, &plan); /* as above */
 			return log_error_errno(r, "Planning failed: %m");
 		}

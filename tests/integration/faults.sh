@@ -259,6 +259,9 @@ start unreadable "bpf_iter:readfd:ENOMEM:30:8"
 settle unreadable 8 "$IRQ100=0" "$RX0=0" "$IRQ101=0" "$RX1=0"
 wait_for 10 grep -q "Failed to read the BPF flow table" "$LOG" || { cat "$LOG" "$FLOG"; fail "unreadable: no read failed"; }
 state_is "$IRQ100=0" "$RX0=0" "$IRQ101=0" "$RX1=0" || { show_state; fail "unreadable: steering undone while the flows were unknown"; }
+# state.json as D-Bus says it meanwhile: no flows, not an old scan's
+no_flows() { jq -e '.n_flows == 0 and (.flows | length) == 0' "$RT/state.json" >/dev/null 2>&1; }
+wait_for 2 no_flows || fail "unreadable: state.json still lists an old scan's flows: $(jq -c '.n_flows' "$RT/state.json")"
 wait_for 10 grep -q "readable again" "$LOG" || { cat "$LOG"; fail "unreadable: the end of the failures not said"; }
 [ "$(grep -c "^readfd ENOMEM anon_inode:bpf_iter" "$FLOG")" = 8 ] || { cat "$FLOG"; fail "unreadable: not 8 failed reads"; }
 [ "$(count 'Failed to read the BPF flow table')" = 1 ] || { cat "$LOG"; fail "unreadable: the failure not said once"; }
