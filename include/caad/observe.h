@@ -163,7 +163,8 @@ bool caad_observer_thread_ns_failed(const struct caad_observer *o);
  * thread too only where the kernel accounts IRQ time apart (elsewhere the
  * scheduler billed that to the thread's sum_exec_runtime, and adding it
  * again made a same-core placement look costlier than it is). < 0 where
- * its counters cannot be read.
+ * its counters cannot be read, or do not count (-ENOLINK: a thread is
+ * watched, but the softirq programs could not be attached).
  */
 int caad_observer_net_rx_ns(struct caad_observer *o, uint64_t *ret);
 

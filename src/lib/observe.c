@@ -1117,6 +1117,11 @@ int caad_observer_net_rx_ns(struct caad_observer *o, uint64_t *ret)
 	*ret = 0;
 	if (!o)
 		return 0;
+	/* a thread watched without the programs that time NET_RX (their
+	 * attach failed): the counters stand still, and a placement that
+	 * moves NET_RX off the thread's core would look cheaper than it is */
+	if (o->skel->bss->watch_tid && (!o->softirq[0] || !o->softirq[1]))
+		return -ENOLINK;
 	r = caad_observer_counter_read(o, CAAD_COUNTER_NET_RX_NS, &ns);
 	if (r >= 0 && o->irq_time)
 		r = caad_observer_counter_read(o, CAAD_COUNTER_NET_RX_ON_WATCHED_NS, &on);
