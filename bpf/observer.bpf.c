@@ -480,6 +480,11 @@ static __always_inline bool close_flow(const struct sock *sk, struct caad_flow_s
 	if (publish && s->listed) /* gone from the next scan */
 		publish_flow(sk, s, scan_gen, true);
 	seen_forget(&reader_seen, key, s->consumer_cpu);
+	/* and the processing CPU's: a socket and storage made again at the
+	 * same addresses would match its cache, and their data-readies go
+	 * untold for up to 256 of them */
+	if (s->proc_cpu != CAAD_CPU_NONE)
+		seen_forget(&softirq_seen, key, s->proc_cpu);
 	if (bpf_map_lookup_elem(&stay, &key))
 		bpf_map_delete_elem(&stay, &key);
 	return true;
@@ -967,8 +972,10 @@ static __always_inline void dump_one(struct sock *sk, struct caad_flow_stats *s)
 	}
 	fill_record(d, sk, s);
 	/* when its bytes were read, to within 64 objects visited: a pass of
-	 * a few milliseconds does not read them all at its start */
-	if (!dump_us || dump_visited - dump_us_at >= 64) {
+	 * a few milliseconds does not read them all at its start. The TCP
+	 * iterator's (publish) walks every socket of the machine, each under
+	 * its lock, tens of milliseconds apart at 64 of caad's: at each. */
+	if (publish || !dump_us || dump_visited - dump_us_at >= 64) {
 		dump_us = now_us();
 		dump_us_at = dump_visited;
 	}
