@@ -320,22 +320,28 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	o->skel->rodata->target_netns = opts->netns_inode;
 	o->skel->data_gen->min_flow_bytes = opts->min_flow_bytes;
 	o->skel->data_gen->follow_floor = opts->min_flow_bytes;
-	if (opts->max_flows > 0) {
-		o->skel->rodata->max_flows = opts->max_flows;
-		r = bpf_map__set_max_entries(o->skel->maps.dump, opts->max_flows);
-		if (r >= 0)
-			r = bpf_map__set_max_entries(o->skel->maps.recent, opts->max_flows > UINT32_MAX / 2
-			                                                               ? UINT32_MAX
-			                                                               : 2 * opts->max_flows);
-		if (r < 0)
-			return log_error_errno(r, "Failed to size the flow table's copy to %u: %m", opts->max_flows);
-	}
 	/* one flows' iterator, attached below (a map iterator to its map) */
 	o->flow_iter = choose_flow_iter(opts->flow_iter);
 	/* a pass of the TCP iterator walks the whole established hash: flows
 	 * are handed over as they change, and it runs every few seconds */
 	o->publish = o->flow_iter == CAAD_FLOW_ITER_TCP;
 	o->skel->rodata->publish = o->publish;
+	if (opts->max_flows > 0) {
+		o->skel->rodata->max_flows = opts->max_flows;
+		r = bpf_map__set_max_entries(o->skel->maps.dump, opts->max_flows);
+		if (r < 0)
+			return log_error_errno(r, "Failed to size the flow table's copy to %u: %m", opts->max_flows);
+	}
+	/* the hand-overs' map, twice MaxFlows=, where flows are handed over;
+	 * else unused: one entry (its buckets are allocated whatever it
+	 * holds, 32 MiB of the kernel's at MaxFlows=1M) */
+	r = bpf_map__set_max_entries(o->skel->maps.recent,
+	                             !o->publish                          ? 1
+	                             : opts->max_flows == 0               ? bpf_map__max_entries(o->skel->maps.recent)
+	                             : opts->max_flows > UINT32_MAX / 2 ? UINT32_MAX
+	                                                                  : 2 * opts->max_flows);
+	if (r < 0)
+		return log_error_errno(r, "Failed to size the hand-overs' map: %m");
 	o->full_pass_ns = (uint64_t)(opts->full_pass_ms ? opts->full_pass_ms : CAAD_FULL_PASS_MS_DEFAULT) * 1000000;
 	bpf_program__set_autoload(o->skel->progs.caad_flows_dump, o->flow_iter == CAAD_FLOW_ITER_STORAGE);
 	bpf_program__set_autoload(o->skel->progs.caad_flows_dump_tcp, o->flow_iter == CAAD_FLOW_ITER_TCP);

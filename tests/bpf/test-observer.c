@@ -8,6 +8,8 @@
  * Needs root (CI is root); without it every test says SKIP.
  */
 #include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -411,6 +413,26 @@ static void test_open(void **state)
 	caad_observer_free(NULL);
 }
 
+/* max_entries of a BPF map of this process's named name (its fds), 0: none. */
+static uint32_t own_map_max_entries(const char *name)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	uint32_t found = 0;
+
+	assert_non_null(d);
+	while (!found && (de = readdir(d))) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		if (de->d_name[0] != '.' && bpf_obj_get_info_by_fd(atoi(de->d_name), &info, &len) == 0 &&
+		    strcmp(info.name, name) == 0)
+			found = info.max_entries;
+	}
+	closedir(d);
+	return found;
+}
+
 /* AUTO takes the flow table's own iterator exactly where the kernel loads
  * it, else the TCP one; a forced choice is kept, and one the kernel
  * refuses fails to open, leaving the output alone. */
@@ -435,6 +457,8 @@ static void test_flow_iter_choice(void **state)
 	opts.flow_iter = CAAD_FLOW_ITER_TCP;
 	assert_int_equal(caad_observer_open(&opts, &o), 0);
 	assert_int_equal(caad_observer_flow_iter(o), CAAD_FLOW_ITER_TCP);
+	/* flows are handed over: room for twice MaxFlows= (its default) */
+	assert_int_equal(own_map_max_entries("recent"), 2 * 16384);
 	/* it lists a flow, with its bytes, and not its sender's socket */
 	conn_new(&c);
 	assert_int_equal(small_xfer(&c, 1000), 0);
@@ -450,6 +474,8 @@ static void test_flow_iter_choice(void **state)
 	if (storage) {
 		assert_int_equal(caad_observer_open(&opts, &o), 0);
 		assert_int_equal(caad_observer_flow_iter(o), CAAD_FLOW_ITER_STORAGE);
+		/* nothing handed over: the map unused, one entry */
+		assert_int_equal(own_map_max_entries("recent"), 1);
 		caad_observer_free(o);
 	} else {
 		assert_true(caad_observer_open(&opts, &o) < 0);
