@@ -874,9 +874,9 @@ static void notice_limits(struct daemon *d, uint64_t now)
 		return;
 	k = limit_grew(&d->map_full, caad_observer_counter(d->observer, CAAD_COUNTER_MAP_FULL), now);
 	if (k)
-		log_notice("MaxFlows=%u reached: new flows are not followed (%" PRIu64 " reads of them, or flows a "
-		           "pass found beyond it, since the last notice, caad_bpf_map_full_total); raise MaxFlows= to "
-		           "follow them",
+		log_notice("MaxFlows=%u reached, or no kernel memory for a flow's entry: new flows are not followed "
+		           "(%" PRIu64 " reads of them, or flows a pass found beyond it, since the last notice, "
+		           "caad_bpf_map_full_total); raise MaxFlows= to follow them, where it is the limit",
 		           d->config.max_flows, k);
 	k = limit_grew(&d->handovers_failed, caad_observer_counter(d->observer, CAAD_COUNTER_PUBLISH_FAILED), now);
 	if (k)

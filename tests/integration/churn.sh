@@ -79,7 +79,7 @@ info "flow table after the churn: $(nflows) entries"
 # More connections held open than MaxFlows=: the table stays full, the
 # flows past it are not followed and caad says so in its log (the heavy
 # flow keeps its place and its steering, checked below)
-NOTE="MaxFlows=$MAXFLOWS reached:"
+NOTE="MaxFlows=$MAXFLOWS reached, or no kernel memory"
 grep -q "$NOTE" "$TMP/caad.log" && info "the churn reached MaxFlows= already: $(grep -c "$NOTE" "$TMP/caad.log") notice(s)"
 HOLD=$CAAD_SOURCE_ROOT/bench/lib/holdconns.py
 NHOLD=$(( MAXFLOWS + 100 ))
