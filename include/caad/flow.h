@@ -142,8 +142,9 @@ void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct c
  * The consumer's window: given the previous snapshot's bases and the new
  * snapshot (both sorted by id), fill consumer_history of the new flows with
  * the previous consumer_cpu and history, the latest first. A flow that is
- * new (first seen after prev_ns, the previous snapshot's time; 0: not
- * known), whose socket was reused (bytes went backwards) or that another
+ * new (first seen after prev_ns, the previous snapshot's time, 0: not
+ * known; or after its base's bytes were read, as its rate takes it), whose
+ * socket was reused (bytes went backwards) or that another
  * thread reads now starts with an empty history; so does one whose
  * consumer CPU is unknown.
  */

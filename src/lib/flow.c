@@ -493,9 +493,11 @@ void caad_flows_update_history(struct caad_flow *cur, size_t n_cur, const struct
 		if (j == n_prev || prev[j].id != f->id)
 			continue;
 		p = &prev[j];
-		/* another socket at the same address, or another reader */
+		/* another socket at the same address (first seen after the
+		 * snapshot, or after its base's bytes were read, as the rates
+		 * tell one: caad_flows_update_rates()), or another reader */
 		if (f->consumer_cpu < 0 || p->consumer_cpu < 0 || p->consumer_cpu > UINT16_MAX || f->bytes < p->bytes ||
-		    f->tid != p->tid || (prev_ns && f->first_ns > prev_ns))
+		    f->tid != p->tid || (prev_ns && f->first_ns > prev_ns) || (p->bytes_ns && f->first_ns > p->bytes_ns))
 			continue;
 		f->consumer_history[n++] = (uint16_t)p->consumer_cpu;
 		for (unsigned h = 0; h < p->n_consumer_history && n < CAAD_CONSUMER_HISTORY; h++)

@@ -835,6 +835,21 @@ static void test_history(void **state)
 	b.first_ns = NOW - 2 * NSEC_PER_SEC; /* seen before it: the same flow */
 	update_history(&b, 1, &a, 1, NOW - NSEC_PER_SEC);
 	assert_int_equal(b.n_consumer_history, 1);
+	/* a base whose bytes were read before its snapshot's time (a
+	 * hand-over): first seen after that read, it is another socket, as
+	 * the rates take it, though not after the snapshot */
+	{
+		struct caad_flow_base base;
+		uint64_t at = NOW - 2 * NSEC_PER_SEC;
+
+		caad_flows_base(&base, &a, &at, 1, NOW - NSEC_PER_SEC);
+		b.first_ns = NOW - 3 * NSEC_PER_SEC / 2;
+		caad_flows_update_history(&b, 1, &base, 1, NOW - NSEC_PER_SEC);
+		assert_history(&b, 0, NULL);
+		b.first_ns = NOW - 3 * NSEC_PER_SEC; /* before it: the same */
+		caad_flows_update_history(&b, 1, &base, 1, NOW - NSEC_PER_SEC);
+		assert_int_equal(b.n_consumer_history, 1);
+	}
 
 	/* nothing before: nothing kept */
 	update_history(cur, ARRAY_SIZE(cur), NULL, 0, 0);
