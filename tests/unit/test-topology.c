@@ -893,30 +893,10 @@ static void test_describe_odd_name(void **state)
  */
 static void test_describe_cores_without_llc(void **state)
 {
-#define CPUS(mask) "cpuset=\"" mask "\" complete_cpuset=\"" mask "\" nodeset=\"0x1\" complete_nodeset=\"0x1\""
-#define PU(n, mask) "<object type=\"Core\" os_index=\"" #n "\" " CPUS(mask) "><object type=\"PU\" os_index=\"" #n \
-	"\" " CPUS(mask) "/></object>"
-	static const char xml[] =
-		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
-		"<topology version=\"2.0\"><object type=\"Machine\" os_index=\"0\" " CPUS("0xf")
-		" allowed_cpuset=\"0xf\" allowed_nodeset=\"0x1\"><object type=\"Package\" os_index=\"0\" " CPUS("0xf") ">"
-		"<object type=\"NUMANode\" os_index=\"0\" " CPUS("0xf") " local_memory=\"1073741824\"/>"
-		"<object type=\"L3Cache\" " CPUS("0x3") " cache_size=\"16777216\" depth=\"3\" cache_linesize=\"64\" "
-		"cache_associativity=\"0\" cache_type=\"0\">" PU(0, "0x1") PU(1, "0x2") "</object>"
-		PU(2, "0x4") PU(3, "0x8") "</object></object></topology>\n";
-#undef CPUS
-#undef PU
-	char path[] = "/tmp/caad-test-topo-XXXXXX";
-	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_fixture("4c-l3-partial.xml");
 	_cleanup_free_ char *text = NULL, *json = NULL;
-	int fd = mkstemp(path);
 
 	(void)state;
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, xml, sizeof(xml) - 1), (ssize_t)sizeof(xml) - 1);
-	close(fd);
-	assert_int_equal(caad_topology_load(path, NULL, &t), 0);
-	unlink(path);
 	assert_int_equal(t->cpus[2].llc, -1);
 
 	text = describe(t, false);
