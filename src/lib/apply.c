@@ -2323,6 +2323,10 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 			r = journal_irq_is_other(line, idx + strlen(IRQ_ACTIONS), too ? too + strlen(IRQ_ACTIONS) : NULL);
 			if (r > 0)
 				continue;
+			/* both fields, as they were, in a line kept for the next
+			 * attempt (keep_line() writes idx as the last field) */
+			if (too)
+				too[-1] = '\t';
 		} else if (idx) {
 			char *e;
 

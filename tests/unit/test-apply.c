@@ -1600,6 +1600,25 @@ static void test_rename_irq_actions(void **state)
 		assert_content(fx->root, IRQ101, "1\n");
 		assert_false(exists(fx->journal));
 	}
+	/* a restore that fails keeps the line with both names for the next */
+	{
+		struct caad_actuator *b = actuator(fx->root, fx->journal, false);
+
+		write_file(fx->root, "sys/kernel/irq/101/actions", "i40e-vb-TxRx-0\n");
+		assert_int_equal(caad_actuator_apply(b, fx->inv, &plan), 1);
+		assert_int_equal(caad_actuator_rename_iface(b, 2, "vb", "vd"), 1);
+		caad_actuator_free(b);
+		fault_set("irq/101/smp_affinity_list", -ENOSPC, 1); /* no vector left there, for now */
+		assert_true(caad_journal_restore(fx->journal, false) < 0);
+		fault_set(NULL, 0, 0);
+		assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+		free(want);
+		assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vd-TxRx-0\tactions=i40e-vb-TxRx-0", fx->root,
+		                     IRQ101) > 0);
+		assert_string_equal(lines[0], want);
+		assert_int_equal(caad_journal_restore(fx->journal, false), 1);
+		assert_content(fx->root, IRQ101, "1\n");
+	}
 	/* another device's since, neither name: not restored */
 	{
 		struct caad_actuator *b = actuator(fx->root, fx->journal, false);
