@@ -59,6 +59,11 @@ int caad_cpumask_parse_list(const char *s, struct caad_cpumask *ret);
 /* The CPU affinity of task (a thread id) into *ret (sched_getaffinity():
  * no access to its /proc/PID needed). Returns 0 or -errno. */
 int caad_cpumask_of_task(int task, struct caad_cpumask *ret);
+/* The CPUs a task may run on as set: Cpus_allowed_list of the
+ * /proc/PID[/task/TID]/status file at path (sched_getaffinity() leaves out
+ * the CPUs not active now). Returns 0, -ENODATA (no such line), or the
+ * read's or the list's error. */
+int caad_cpumask_of_status(const char *path, struct caad_cpumask *ret);
 /* Hex bitmap with optional comma-separated 32-bit groups, as rps_cpus and
  * smp_affinity: "00000000,00000003", "3", "0". */
 int caad_cpumask_parse_hex(const char *s, struct caad_cpumask *ret);

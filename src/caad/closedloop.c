@@ -282,25 +282,13 @@ static const struct caad_iface *flow_iface(const struct daemon *d, const struct 
 /* Cpus_allowed_list of SYSROOT/proc/PID/task/TID/status: a fake tree's. */
 static int status_affinity(const char *sysroot, const struct caad_flow *f, struct caad_cpumask *ret)
 {
-	_cleanup_free_ char *path = NULL, *text = NULL;
-	char *line, *end;
+	_cleanup_free_ char *path = NULL;
 	int r;
 
 	r = caad_path(&path, sysroot, "/proc/%u/task/%u/status", f->pid, f->tid);
 	if (r < 0)
 		return r;
-	r = caad_read_file(path, &text);
-	if (r < 0)
-		return r;
-	line = strstr(text, "\nCpus_allowed_list:");
-	if (!line)
-		return -ENODATA;
-	line += strlen("\nCpus_allowed_list:");
-	line += strspn(line, " \t");
-	end = strchr(line, '\n');
-	if (end)
-		*end = '\0';
-	return caad_cpumask_parse_list(line, ret);
+	return caad_cpumask_of_status(path, ret);
 }
 
 /*

@@ -750,19 +750,13 @@ static int kthread_check(pid_t pid, const char *comm)
  */
 static int kthread_allowed(pid_t pid, struct caad_cpumask *ret)
 {
-	_cleanup_free_ char *path = NULL, *status = NULL;
-	const char *key = "\nCpus_allowed_list:";
-	char *at, *end;
+	_cleanup_free_ char *path = NULL;
 
 	if (asprintf(&path, "/proc/%d/status", (int)pid) < 0)
 		return -ENOMEM;
-	if (caad_read_file(path, &status) < 0 || !(at = strstr(status, key)))
+	if (caad_cpumask_of_status(path, ret) < 0)
 		return caad_cpumask_of_task(pid, ret); /* as the scheduler tells it */
-	at += strlen(key);
-	at += strspn(at, " \t");
-	end = at + strcspn(at, "\n");
-	*end = '\0';
-	return caad_cpumask_parse_list(at, ret);
+	return 0;
 }
 
 static int obj_read(const char *obj, char **ret)

@@ -10,6 +10,7 @@
 
 #include "caad/macro.h"
 #include "caad/cpumask.h"
+#include "caad/sysfs.h"
 
 /* Both text formats come from sysfs and procfs with a trailing newline. */
 static void strip_space(const char **start, const char **end)
@@ -322,6 +323,25 @@ int caad_cpumask_format_hex(const struct caad_cpumask *m, unsigned nbits, char *
 	buf[pos] = '\0';
 	assert(pos == len);
 	return (int)len;
+}
+
+int caad_cpumask_of_status(const char *path, struct caad_cpumask *ret)
+{
+	static const char key[] = "\nCpus_allowed_list:";
+	_cleanup_free_ char *text = NULL;
+	char *line;
+	int r;
+
+	r = caad_read_file(path, &text);
+	if (r < 0)
+		return r;
+	line = strstr(text, key);
+	if (!line)
+		return -ENODATA;
+	line += strlen(key);
+	line += strspn(line, " \t");
+	line[strcspn(line, "\n")] = '\0';
+	return caad_cpumask_parse_list(line, ret);
 }
 
 int caad_cpumask_of_task(int task, struct caad_cpumask *ret)

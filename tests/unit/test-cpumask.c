@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -621,9 +622,40 @@ static void test_of_task(void **state)
 	assert_int_equal(caad_cpumask_of_task(0x3fffffff, &m), -ESRCH);
 }
 
+/* Cpus_allowed_list of a status file, as /proc/PID/status has it. */
+static void test_of_status(void **state)
+{
+	char path[] = "/tmp/caad-test-status-XXXXXX";
+	static const char text[] = "Name:\tnapi/eth0-8193\nCpus_allowed:\t10f\nCpus_allowed_list:\t0-3,8\n"
+	                           "Mems_allowed_list:\t0\n";
+	struct caad_cpumask m;
+	char buf[64];
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	assert_int_equal(caad_cpumask_of_status(path, &m), 0);
+	assert_true(caad_cpumask_format_list(&m, buf, sizeof(buf)) >= 0);
+	assert_string_equal(buf, "0-3,8");
+	/* no such line; no such file */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "Name:\tx\n", 8), 8);
+	close(fd);
+	assert_int_equal(caad_cpumask_of_status(path, &m), -ENODATA);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(caad_cpumask_of_status(path, &m), -ENOENT);
+	/* this process's own, as the kernel writes it */
+	assert_int_equal(caad_cpumask_of_status("/proc/self/status", &m), 0);
+	assert_false(caad_cpumask_empty(&m));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_of_status),
 		cmocka_unit_test(test_set_test_clear),
 		cmocka_unit_test(test_equal_empty_count),
 		cmocka_unit_test(test_next),
