@@ -468,7 +468,8 @@ static __always_inline void seen_forget(void *map, __u64 sk, __u32 cpu)
 
 /* A flow's entry closed: gone from what user space reads (handed over at
  * once when user space lists it), forgotten by the CPU that read it last
- * (a read of the socket again must look it up), its stay entry dropped (a
+ * and the one that processed it last (a read or a data-ready of the socket
+ * again must look it up), its stay entry dropped (a
  * new socket at this address is not its reader; looked up first: most
  * flows have none, and a delete locks). False when it was closed already. */
 static __always_inline bool close_flow(const struct sock *sk, struct caad_flow_stats *s)

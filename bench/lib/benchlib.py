@@ -1120,6 +1120,16 @@ def gbit(bps):
 
 # ---- output files ---------------------------------------------------------------
 
+def bpf_stats_on(v):
+    """A kernel.bpf_stats_enabled value as recorded (a number, or the
+    string a bench read from /proc: "0" is off) is on; not a number: not
+    known to be off."""
+    try:
+        return int(str(v).strip() or 0) != 0
+    except ValueError:
+        return True
+
+
 def bpf_stats_enabled():
     """kernel.bpf_stats_enabled now (None: unreadable). On, every BPF
     program's every run takes two clock reads more, caad's in every arm

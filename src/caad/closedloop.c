@@ -834,7 +834,7 @@ void closed_loop_applied(struct daemon *d, const struct caad_plan *plan)
 		snprintf(why, sizeof(why), "its turn's placement, CPU %d, was not planned (a CPU the rules may not use)",
 		         cl->turn_cpu);
 	else if (dc->shares_queue)
-		snprintf(why, sizeof(why), "a faster flow's steering holds its queue: CPU %d is not its turn's",
+		snprintf(why, sizeof(why), "another flow's steering holds its queue: CPU %d is not its turn's",
 		         dc->steer_cpu);
 	else
 		(void)queue_held(d, plan, dc, why, sizeof(why));

@@ -483,6 +483,16 @@ static void keep_scan(struct daemon *d, struct caad_flow **flows, size_t n, stru
 	caad_bus_sync_properties(d->bus);
 }
 
+/* A scan that ends without a plan (why: what D-Bus says of it): state.json
+ * shows its flows and no decisions, and the scan is kept as the others. */
+static void keep_scan_no_plan(struct daemon *d, struct caad_flow **flows, size_t n, struct caad_plan **plan,
+                              const char *why)
+{
+	d->no_plan = why;
+	(void)caad_state_write(d->state_path, *flows, n, NULL, NULL, caad_mode_to_string(d->config.mode));
+	keep_scan(d, flows, n, plan);
+}
+
 /* irqbalance must leave alone the IRQs caad steers now, and only those;
  * paused, those it holds (they stay where they are until Resume). */
 static void irqbalance_follow(struct daemon *d, const struct caad_plan *plan)
@@ -718,10 +728,8 @@ static int scan(struct daemon *d)
 		d->inventory_lost = r < 0;
 	}
 	if (d->inventory_lost) {
-		(void)caad_state_write(d->state_path, flows, n, NULL, NULL, caad_mode_to_string(d->config.mode));
 		sd_notifyf(false, "STATUS=%s: %zu flows, managed queues unknown", caad_mode_to_string(d->config.mode), n);
-		d->no_plan = "the managed interfaces' queues are unknown";
-		keep_scan(d, &flows, n, &plan);
+		keep_scan_no_plan(d, &flows, n, &plan, "the managed interfaces' queues are unknown");
 		return 0;
 	}
 
@@ -733,9 +741,7 @@ static int scan(struct daemon *d)
 		if (r < 0) {
 			/* no plan shown: the last one may name the interfaces of
 			 * an inventory read again since */
-			d->no_plan = "the closed loop failed (caad's log says why)";
-			(void)caad_state_write(d->state_path, flows, n, NULL, NULL, caad_mode_to_string(d->config.mode));
-			keep_scan(d, &flows, n, &plan);
+			keep_scan_no_plan(d, &flows, n, &plan, "the closed loop failed (caad's log says why)");
 			return log_error_errno(r, "Closed loop failed: %m");
 		}
 		struct caad_policy policy = d->config.policy;
@@ -748,9 +754,7 @@ static int scan(struct daemon *d)
 		d->last_plan_usec = now_usec(CLOCK_MONOTONIC) - t0;
 		if (r < 0) {
 			d->errors++;
-			d->no_plan = "planning failed (caad's log says why)";
-			(void)caad_state_write(d->state_path, flows, n, NULL, NULL, caad_mode_to_string(d->config.mode));
-			keep_scan(d, &flows, n, &plan); /* as above */
+			keep_scan_no_plan(d, &flows, n, &plan, "planning failed (caad's log says why)"); /* as above */
 			return log_error_errno(r, "Planning failed: %m");
 		}
 		d->no_plan = NULL;

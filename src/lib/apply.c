@@ -707,8 +707,9 @@ static int parse_value(enum caad_setting_kind kind, const char *s, struct caad_c
 
 /*
  * Objects are files, or threaded-NAPI kthreads named "kthread:PID:COMM" in
- * the journal: their affinity is read and written with sched_*affinity,
- * and only while PID still is that kthread (a PID can be reused).
+ * the journal: their affinity is read from /proc/PID/status (as set, see
+ * kthread_allowed()) and written with sched_setaffinity(), and only while
+ * PID still is that kthread (a PID can be reused).
  */
 #define KTHREAD_PREFIX "kthread:"
 
@@ -1141,7 +1142,8 @@ enum caad_setting_state caad_actuator_setting_state(struct caad_actuator *a, con
  * HOTPLUG_MOVED: every CPU caad gave it is offline, and the kernel moved
  * it to online ones (an IRQ's affinity is rewritten then, a kthread's
  * widened); HOTPLUG_SEEN: a kthread's CPUs read as those of them online
- * (sched_getaffinity()), nothing moved. An RPS mask keeps what it was
+ * (sched_getaffinity(), where its /proc/PID/status could not be read),
+ * nothing moved. An RPS mask keeps what it was
  * given. Not known (no online list): HOTPLUG_NO.
  */
 enum { HOTPLUG_NO, HOTPLUG_MOVED, HOTPLUG_SEEN };

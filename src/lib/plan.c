@@ -1327,6 +1327,8 @@ static int choose(const struct planner *pl, int c, const bool *nic_package, enum
 		if (why) {
 			if (tier == TIER_LLC)
 				llc_name(pl, c, where, sizeof(where));
+			else if (tier == TIER_PACKAGE && cc->llc < 0) /* its core has none (tier_text()) */
+				snprintf(where, sizeof(where), "other cores of package %d", cc->package);
 			else if (tier == TIER_PACKAGE)
 				snprintf(where, sizeof(where), "other LLCs of package %d", cc->package);
 			else
@@ -2259,7 +2261,7 @@ static int decide_followers(struct planner *pl)
 				consumer_name(&pl->flows[od->flow], name, sizeof(name));
 				wsl->conflict_reason = arena_printf(
 					pl->plan,
-					"conflicted: its rx queue is unknown, and %s's queues are steered for faster flows "
+					"conflicted: its rx queue is unknown, and %s's queues are steered for flows "
 					"on known queues (the fastest: %s%sconsumer on CPU %d, steered to CPU %d)",
 					pl->inv->ifaces[d->iface].name, name, name[0] ? ", " : "", od->consumer_cpu,
 					od->steer_cpu);

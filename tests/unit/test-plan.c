@@ -1581,6 +1581,7 @@ static void test_consumer_without_llc(void **state)
 	assert_null(strstr(d->reason, "#-1"));
 	assert_null(strstr(d->considered, "#-1"));
 	assert_non_null(strstr(d->considered, "no L3 (core 2), package 0"));
+	assert_non_null(strstr(d->considered, "other cores of package 0:"));
 	assert_null(strstr(d->reason, "its LLC"));
 	assert_non_null(strstr(d->reason, "its core shares no last-level cache"));
 }
