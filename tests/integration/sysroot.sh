@@ -68,7 +68,7 @@ make_tree
 mkdir -p "$R/run/irqbalance"
 python3 "$(dirname "$0")/fake-irqbalance.py" "$R/run/irqbalance/irqbalance4242.sock" "$TMP/irqb" 5 &
 IRQB=$!
-trap 'kill -CONT "$IRQB" 2>/dev/null; kill "$IRQB" 2>/dev/null || true; test_cleanup' EXIT
+trap 'kill -CONT "$IRQB" 2>/dev/null || true; kill "$IRQB" 2>/dev/null || true; test_cleanup' EXIT
 wait_for 5 test -S "$R/run/irqbalance/irqbalance4242.sock" || fail "fake irqbalance did not start"
 real_before=$(rps_b 0)
 ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt" \
