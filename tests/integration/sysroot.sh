@@ -64,12 +64,18 @@ steered() { wait_for 5 irq_steered || { cat "$TMP/caad$1.log"; fail "not steered
 #    queue with a movable IRQ turned off; the real veth untouched. A fake
 #    irqbalance (IRQ 5 banned by the admin) gets IRQ 100 banned meanwhile
 #    and its own list back at exit.
-make_tree
-mkdir -p "$R/run/irqbalance"
-python3 "$(dirname "$0")/fake-irqbalance.py" "$R/run/irqbalance/irqbalance4242.sock" "$TMP/irqb" 5 &
-IRQB=$!
+# irqb_start PID: a fake irqbalance of that PID on the fake tree (IRQ 5
+# banned by the admin, its list in $TMP/irqb), listening; sets IRQB
+IRQB=
 trap 'kill -CONT "$IRQB" 2>/dev/null || true; kill "$IRQB" 2>/dev/null || true; test_cleanup' EXIT
-wait_for 5 test -S "$R/run/irqbalance/irqbalance4242.sock" || fail "fake irqbalance did not start"
+irqb_start() {
+	mkdir -p "$R/run/irqbalance"
+	python3 "$(dirname "$0")/fake-irqbalance.py" "$R/run/irqbalance/irqbalance$1.sock" "$TMP/irqb" 5 &
+	IRQB=$!
+	wait_for 5 test -S "$R/run/irqbalance/irqbalance$1.sock" || fail "fake irqbalance did not start"
+}
+make_tree
+irqb_start 4242
 real_before=$(rps_b 0)
 ip netns exec "$TB_B" "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt" \
 	>"$TMP/caad1.log" 2>&1 &
@@ -106,10 +112,7 @@ info "SIGTERM restored the fake tree"
 #     the exit is a failure (status 1) and its journal stays for
 #     "caad --restore", which gives it back once irqbalance answers again.
 make_tree
-mkdir -p "$R/run/irqbalance"
-python3 "$(dirname "$0")/fake-irqbalance.py" "$R/run/irqbalance/irqbalance4244.sock" "$TMP/irqb" 5 &
-IRQB=$!
-wait_for 5 test -S "$R/run/irqbalance/irqbalance4244.sock" || fail "fake irqbalance did not start"
+irqb_start 4244
 caad_on 1b --interface fk0
 start_flow 4
 steered 1b "irqbalance stopped answering"
@@ -146,10 +149,7 @@ info "auto-selected fk0; dry run wrote nothing"
 #    --restore" puts back the originals and irqbalance's own list.
 make_tree
 before=$(snapshot)
-mkdir -p "$R/run/irqbalance"
-python3 "$(dirname "$0")/fake-irqbalance.py" "$R/run/irqbalance/irqbalance4243.sock" "$TMP/irqb" 5 &
-IRQB=$!
-wait_for 5 test -S "$R/run/irqbalance/irqbalance4243.sock" || fail "fake irqbalance did not start"
+irqb_start 4243
 caad_on 3 --interface fk0
 start_flow 3
 steered 3 "kill -9"
