@@ -10,20 +10,31 @@ export PATH
 
 # meson_test BUILDDIR [MESON-TEST-ARGS...]: run meson test; a skipped test
 # is a failure here, since CI (root) must run the root/BPF/netns tests.
+# Its logs are testlog.json/.txt, or testlog-valgrind.* with --wrapper
+# valgrind (meson adds the wrapper's name): any testlog*, this run's only.
 meson_test() {
-	local dir=$1 status=0
+	local dir=$1 status=0 logs txt
 	shift
+	rm -f "$dir"/meson-logs/testlog*.json "$dir"/meson-logs/testlog*.txt
 	meson test -C "$dir" --print-errorlogs "$@" || status=$?
-	if grep -q '"result": "SKIP"' "$dir/meson-logs/testlog.json" 2>/dev/null; then
+	logs=$(find "$dir/meson-logs" -maxdepth 1 -name 'testlog*.json' 2>/dev/null)
+	if [ -z "$logs" ]; then
+		echo "error: meson test left no testlog*.json in $dir/meson-logs: its skips cannot be checked" >&2
+		return 1
+	fi
+	if grep -q '"result": "SKIP"' $logs; then
 		echo "error: tests were skipped in $dir (see above); the whole suite must run (as root)" >&2
 		status=1
 	fi
 	# a cmocka test that skipped itself, which meson counts as passed
-	if grep -q '^\[  SKIPPED \]' "$dir/meson-logs/testlog.txt" 2>/dev/null; then
-		grep -B3 '^\[  SKIPPED \]' "$dir/meson-logs/testlog.txt" | grep '^SKIP: ' | sort -u >&2 || true
-		echo "error: cmocka tests skipped themselves in $dir (see $dir/meson-logs/testlog.txt)" >&2
-		status=1
-	fi
+	for txt in "$dir"/meson-logs/testlog*.txt; do
+		[ -e "$txt" ] || continue
+		if grep -q '^\[  SKIPPED \]' "$txt"; then
+			grep -B3 '^\[  SKIPPED \]' "$txt" | grep '^SKIP: ' | sort -u >&2 || true
+			echo "error: cmocka tests skipped themselves in $dir (see $txt)" >&2
+			status=1
+		fi
+	done
 	return $status
 }
 
