@@ -484,6 +484,10 @@ static void test_flow_iter_choice(void **state)
 
 	assert_string_equal(caad_flow_iter_to_string(CAAD_FLOW_ITER_TCP), "tcp");
 	assert_null(caad_flow_iter_to_string(_CAAD_FLOW_ITER_COUNT));
+	/* both runs of this file (observer, observer-tcp-iter) then test
+	 * the TCP iterator only: the default flow table goes untested */
+	if (!storage)
+		test_skip("the kernel refuses a socket storage map iterator: caad's default flow table is not tested here");
 }
 
 /*
