@@ -155,6 +155,10 @@ static void assert_defaults(const struct caad_config *c)
 	assert_int_equal(c->trial_steady_ms, 5000);
 	assert_true(c->trial_host);
 	assert_int_equal(c->verdict_max_age_sec, 604800);
+	assert_int_equal(c->backoff_sec, 0);
+	assert_int_equal(c->irqbalance, CAAD_IRQBALANCE_BAN);
+	/* everything but ntuple */
+	assert_int_equal(c->policy.disabled_mechanisms, 1u << CAAD_SETTING_NTUPLE_RULE);
 }
 
 /* ---- tests ------------------------------------------------------------ */
@@ -412,6 +416,99 @@ static void test_parse_ranges(void **state)
 		assert_int_equal(c.policy.dwell_ms, placement[i].dwell);
 		assert_int_equal(c.policy.max_moves, placement[i].moves);
 		caad_config_done(&c);
+	}
+}
+
+/*
+ * Every key whose value is a plain number: its least and its most are
+ * taken, one past either is refused (naming its range) and leaves the
+ * field as it was, and a value neither default nor a bound lands in its
+ * own field and in no other number key's.
+ */
+#define NUMBER(s, k, field, lo, hi, mid) { s, k, offsetof(struct caad_config, field), lo, hi, mid }
+static const struct number_key {
+	const char *section, *key;
+	size_t offset;
+	unsigned min, max, other;
+} number_keys[] = {
+	NUMBER("Daemon", "IntervalMSec", interval_ms, 10, 60000, 777),
+	NUMBER("Daemon", "ScanBudgetPercent", scan_budget_pct, 1, 100, 37),
+	NUMBER("Daemon", "MaxFlows", max_flows, 64, 1048576, 1000),
+	NUMBER("Daemon", "BackOffSec", backoff_sec, 0, 86400, 61),
+	NUMBER("Placement", "MinAgeMSec", policy.min_age_ms, 0, 3600000, 1234),
+	NUMBER("Placement", "DwellMSec", policy.dwell_ms, 0, 3600000, 4321),
+	NUMBER("Placement", "MaxMovesPerCycle", policy.max_moves, 1, 1048576, 3),
+	NUMBER("Trials", "Rounds", trial.rounds, 2, 100, 7),
+	NUMBER("Trials", "TurnMSec", trial.turn_ms, 100, 600000, 2500),
+	NUMBER("Trials", "SettleMSec", trial.settle_ms, 0, 600000, 750),
+	NUMBER("Trials", "MarginPercent", trial.margin_pct, 0, 100, 9),
+	NUMBER("Trials", "WinPercent", trial.win_pct, 50, 100, 66),
+	NUMBER("Trials", "EfficiencyLossPercent", trial.eff_loss_pct, 0, 100, 11),
+	NUMBER("Trials", "ConfidencePercent", trial.confidence_pct, 50, 99, 90),
+	NUMBER("Trials", "SteadyMSec", trial_steady_ms, 0, 3600000, 8000),
+	NUMBER("Trials", "VerdictMaxAgeSec", verdict_max_age_sec, 0, 31536000, 3600),
+};
+
+static unsigned number_field(const struct caad_config *c, const struct number_key *k)
+{
+	unsigned v;
+
+	memcpy(&v, (const char *)c + k->offset, sizeof(v));
+	return v;
+}
+
+/* KEY=VALUE parsed alone; returns what parse_string() did, the log in *ret_log. */
+static int parse_number(struct caad_config *c, const struct number_key *k, uint64_t value, char **ret_log)
+{
+	_cleanup_free_ char *text = NULL, *path = NULL;
+
+	assert_true(asprintf(&text, "[%s]\n%s=%" PRIu64 "\n", k->section, k->key, value) > 0);
+	return parse_string(c, text, &path, ret_log);
+}
+
+static void test_parse_every_number(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(number_keys); i++) {
+		const struct number_key *k = &number_keys[i];
+		uint64_t ok[] = { k->min, k->max, k->other };
+		struct caad_config defaults;
+
+		caad_config_init(&defaults);
+		assert_int_not_equal(number_field(&defaults, k), k->other);
+		for (size_t j = 0; j < ARRAY_SIZE(ok); j++) {
+			_cleanup_free_ char *log = NULL;
+			struct caad_config c;
+
+			caad_config_init(&c);
+			if (parse_number(&c, k, ok[j], &log) != 0 || log[0])
+				fail_msg("%s=%" PRIu64 " refused:\n%s", k->key, ok[j], log);
+			assert_int_equal(number_field(&c, k), ok[j]);
+			/* no other key's field moved */
+			for (size_t o = 0; o < ARRAY_SIZE(number_keys); o++)
+				if (o != i && number_field(&c, &number_keys[o]) != number_field(&defaults, &number_keys[o]))
+					fail_msg("%s=%" PRIu64 " changed %s too", k->key, ok[j], number_keys[o].key);
+			caad_config_done(&c);
+		}
+		for (int side = 0; side < 2; side++) {
+			_cleanup_free_ char *log = NULL, *range = NULL;
+			uint64_t bad = side ? (uint64_t)k->max + 1 : (uint64_t)k->min - 1;
+			struct caad_config c;
+
+			if (!side && k->min == 0)
+				continue;
+			/* ConfidencePercent= takes 0 (not asked) below its range */
+			if (side)
+				assert_true(asprintf(&range, "%u..%u", k->min, k->max) > 0);
+			else
+				assert_true(asprintf(&range, "%s%u..%u", streq(k->key, "ConfidencePercent") ? "0 (not asked) or " : "",
+				                     k->min, k->max) > 0);
+			caad_config_init(&c);
+			if (parse_number(&c, k, bad, &log) != -EINVAL || !strstr(log, range) || !strstr(log, k->key))
+				fail_msg("%s=%" PRIu64 ": not refused with its range %s:\n%s", k->key, bad, range, log);
+			assert_int_equal(number_field(&c, k), number_field(&defaults, k));
+			caad_config_done(&c);
+		}
+		caad_config_done(&defaults);
 	}
 }
 
@@ -953,6 +1050,7 @@ int main(void)
 		cmocka_unit_test(test_set_interfaces),
 		cmocka_unit_test_setup_teardown(test_parse_each_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_ranges, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_every_number, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_layout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_errors, setup, teardown),
