@@ -69,20 +69,74 @@ void closed_loop_done(struct closed_loop *cl)
 	free(cl->whys);
 }
 
-/* Verdicts are read when the topology is known, and again when it changes. */
+static void save_verdicts(struct daemon *d)
+{
+	struct closed_loop *cl = &d->loop;
+	_cleanup_free_ char *dir = strdup(cl->verdicts_path);
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+	int r;
+
+	if (slash && slash != dir) {
+		*slash = '\0';
+		(void)caad_mkdir_p(dir, 0755);
+	}
+	if (cl->verdicts_kept_off) {
+		log_notice("%s could not be read: the verdict is not stored there, it lasts until caad stops",
+		           cl->verdicts_path);
+		return;
+	}
+	r = caad_verdicts_save(&cl->verdicts, cl->verdicts_path);
+	if (r < 0)
+		log_warning_errno(r, "Cannot write %s, the verdict lasts until caad stops: %m", cl->verdicts_path);
+}
+
+/*
+ * Verdicts are read when the topology is known, and again when it changes.
+ * Where the store could not be read before, this run's verdicts lived in
+ * memory only: they stay there if it still cannot be, and are added to
+ * what it holds (over an older one of the same flow) and written where it
+ * now can, so long as the topology is the one they were decided on.
+ */
 static void load_verdicts(struct daemon *d)
 {
 	struct closed_loop *cl = &d->loop;
 	_cleanup_free_ char *why = NULL;
+	struct caad_verdicts mine = {};
 	size_t dropped = 0;
+	bool had_mine;
 	int r;
 
-	caad_verdicts_done(&cl->verdicts);
+	if (cl->verdicts_kept_off) {
+		mine = cl->verdicts;
+		cl->verdicts = (struct caad_verdicts){};
+	} else
+		caad_verdicts_done(&cl->verdicts);
 	caad_topology_fingerprint(d->topo, cl->topology, sizeof(cl->topology));
+	if (mine.n && !streq(mine.topology, cl->topology)) {
+		log_info("%zu verdict%s of this run dropped: the topology changed", mine.n, mine.n == 1 ? "" : "s");
+		caad_verdicts_done(&mine);
+	}
 	r = caad_verdicts_load(cl->verdicts_path, cl->kernel, cl->topology, (uint64_t)time(NULL),
 	                       d->config.verdict_max_age_sec, &cl->verdicts, &dropped, &why);
 	cl->verdicts_loaded = true;
 	cl->verdicts_kept_off = false;
+	had_mine = mine.n > 0;
+	if (r >= 0 && mine.n) {
+		size_t added = 0;
+
+		for (size_t i = 0; i < mine.n; i++)
+			if (caad_verdicts_put(&cl->verdicts, &mine.v[i]) >= 0)
+				added++;
+		log_info("%s can be read again: %zu verdict%s of this run added to it", cl->verdicts_path, added,
+		         added == 1 ? "" : "s");
+		caad_verdicts_done(&mine);
+	} else if (r < 0 && mine.n) {
+		/* still unread: this run's stay, in memory (and are written
+		 * where the unusable file was put aside, below) */
+		caad_verdicts_done(&cl->verdicts);
+		cl->verdicts = mine;
+		mine = (struct caad_verdicts){};
+	}
 	if (r == -EBADMSG) {
 		/* put aside: the next verdict would write the store anew, over
 		 * every good entry of a file that one bad entry made unusable */
@@ -110,9 +164,9 @@ static void load_verdicts(struct daemon *d)
 		/* a read error may pass: the file stays, and is not written over
 		 * with this run's verdicts alone */
 		cl->verdicts_kept_off = true;
-		log_warning_errno(r, "Cannot read %s, starting without verdicts; none is stored until it can be read "
-		                  "(a reload reads it again): %m",
-		                  cl->verdicts_path);
+		log_warning_errno(r, "Cannot read %s, %s; none is stored until it can be read (a reload reads it again): %m",
+		                  cl->verdicts_path,
+		                  had_mine ? "keeping this run's verdicts in memory" : "starting without verdicts");
 	}
 	else if (dropped)
 		log_info("%zu verdict%s in %s expired: %s", dropped, dropped == 1 ? "" : "s", cl->verdicts_path,
@@ -125,27 +179,8 @@ static void load_verdicts(struct daemon *d)
 		log_notice("%zu verdict%s in %s dated more than 60 s ahead of the clock (is it set?): kept, not used "
 		           "until the clock reaches them",
 		           ahead, ahead == 1 ? "" : "s", cl->verdicts_path);
-}
-
-static void save_verdicts(struct daemon *d)
-{
-	struct closed_loop *cl = &d->loop;
-	_cleanup_free_ char *dir = strdup(cl->verdicts_path);
-	char *slash = dir ? strrchr(dir, '/') : NULL;
-	int r;
-
-	if (slash && slash != dir) {
-		*slash = '\0';
-		(void)caad_mkdir_p(dir, 0755);
-	}
-	if (cl->verdicts_kept_off) {
-		log_notice("%s could not be read: the verdict is not stored there, it lasts until caad stops",
-		           cl->verdicts_path);
-		return;
-	}
-	r = caad_verdicts_save(&cl->verdicts, cl->verdicts_path);
-	if (r < 0)
-		log_warning_errno(r, "Cannot write %s, the verdict lasts until caad stops: %m", cl->verdicts_path);
+	if (had_mine && !cl->verdicts_kept_off)
+		save_verdicts(d);
 }
 
 /* ---- reading the counters ---------------------------------------------- */

@@ -21,7 +21,8 @@
 #     noisy (on 2 vCPUs it kept it once at a median of 1.23x where the A/B
 #     read 1.39x in 6 of 6): four attempts, not three;
 #  4. a second flow of the same application reuses the verdict without a
-#     trial, also after a restart (verdicts in --state-dir);
+#     trial, also after a restart (verdicts in --state-dir); one decided
+#     while the store could not be read is added to it at a reload;
 #  5. no trial starts on a flow whose queue someone else holds (caad backed
 #     off from it), until a reload ends the back-off.
 set -euo pipefail
@@ -65,6 +66,8 @@ retrans_a() { in_a nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ {print $2}';
 run_trial() {
 	local n=$1 log=$TMP/caad-trial-$1.log state=$TMP/state-$1
 	local cli r0 r1 r2 r3 t0 t1 t2 t3 steady_ms trial_ms trial_s verdicts tj rel
+	# attempt 1: a store that cannot be read (a directory in its place)
+	if [ "$n" = 1 ]; then mkdir -p "$state/verdicts.json"; fi
 	start_caad "trial-$n" "$state"
 	in_b iperf3 -s -p 5201 -1 -A 1 -J >"$TMP/srv-$n.json" 2>&1 &
 	tb_wait_listen 5201
@@ -93,6 +96,16 @@ run_trial() {
 	grep "^Trial 1" "$log" | sed "s/^/# attempt $n: /"
 
 	verdicts=$state/verdicts.json
+	# the verdict lived in memory; once the store can be read, a reload
+	# adds it there (it was lost before: the reload read the store alone)
+	if [ "$n" = 1 ]; then
+		grep -q "$verdicts could not be read: the verdict is not stored there" "$log" ||
+			{ cat "$log"; fail "a verdict was stored where the store could not be read"; }
+		rmdir "$verdicts"
+		kill -HUP "$CAAD_PID"
+		wait_for 5 grep -q "$verdicts can be read again: 1 verdict of this run added to it" "$log" ||
+			{ cat "$log"; fail "the verdict kept in memory was not stored after a reload"; }
+	fi
 	[ -s "$verdicts" ] || fail "no verdicts file"
 	jq -e . "$verdicts" >/dev/null || fail "verdicts file is not JSON: $(cat "$verdicts")"
 	VERDICT=$(jq -r '.verdicts[] | select(.iface == "vb" and .comm == "iperf3") | .relation' "$verdicts")
