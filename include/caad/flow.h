@@ -150,3 +150,21 @@ void caad_flows_update_rates(struct caad_flow *cur, size_t n_cur, const struct c
  */
 void caad_flows_update_history(struct caad_flow *cur, size_t n_cur, const struct caad_flow_base *prev,
                                size_t n_prev, uint64_t prev_ns);
+
+/*
+ * A set of flows kept across snapshots, each as (id, first_ns): a socket's
+ * address may be reused, and the flow at it then is another. Zeroed to
+ * start (empty); caad_flow_set_done() frees it.
+ */
+struct caad_flow_set {
+	struct caad_flow_set_entry {
+		uint64_t id, first_ns;
+	} *v;
+	size_t n, cap;
+};
+/* Drop the members that are not in flows[0..n) (sorted by id) any more. */
+void caad_flow_set_keep_live(struct caad_flow_set *s, const struct caad_flow *flows, size_t n);
+bool caad_flow_set_has(const struct caad_flow_set *s, const struct caad_flow *f);
+/* Add f: 1, 0 where it was there already, or -ENOMEM. */
+int caad_flow_set_add(struct caad_flow_set *s, const struct caad_flow *f);
+void caad_flow_set_done(struct caad_flow_set *s);

@@ -67,6 +67,7 @@ void closed_loop_done(struct closed_loop *cl)
 	free(cl->verdicts_path);
 	free(cl->overrides);
 	free(cl->whys);
+	caad_flow_set_done(&cl->told);
 }
 
 static void save_verdicts(struct daemon *d)
@@ -737,22 +738,13 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 	                    t->turn / t->n_cands + 1, t->params.rounds, caad_relation_to_string(t->cands[cand].relation));
 }
 
-/* Whether flow id was told about its verdict already; if not, it is now. */
-static bool announced(struct closed_loop *cl, uint64_t id)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(cl->announced); i++)
-		if (cl->announced[i] == id)
-			return true;
-	cl->announced[cl->n_announced++ % ARRAY_SIZE(cl->announced)] = id;
-	return false;
-}
-
 /* Flows of applications with a verdict other than the prior get its placement. */
 static int reuse_verdicts(struct daemon *d, const struct caad_flow *flows, size_t n)
 {
 	struct closed_loop *cl = &d->loop;
 	uint64_t now_sec = (uint64_t)time(NULL);
 
+	caad_flow_set_keep_live(&cl->told, flows, n);
 	if (cl->verdicts.n == 0)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
@@ -777,7 +769,10 @@ static int reuse_verdicts(struct daemon *d, const struct caad_flow *flows, size_
 		bool host = cpu == CAAD_OVERRIDE_HOST;
 		if (host && !d->config.trial_host)
 			continue; /* TryHostSteering=no: the rules place it, the verdict is kept */
-		if (!announced(cl, f->id)) {
+		r = caad_flow_set_add(&cl->told, f);
+		if (r < 0)
+			return r;
+		if (r > 0) {
 			char tuple[128];
 			caad_flow_format_tuple(f, tuple, sizeof(tuple));
 			log_info("Flow %s (%s on %s, consumer %s) takes the verdict of trial %u without a trial of its own: "

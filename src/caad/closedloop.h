@@ -56,8 +56,7 @@ struct closed_loop {
 		uint64_t until_ns;
 	} cooldown[8];            /* after an aborted trial, no new one for the same app for a while */
 
-	uint64_t announced[32];   /* flows last told they have a verdict (a ring) */
-	unsigned n_announced;
+	struct caad_flow_set told; /* flows told they take a verdict (once while each lives) */
 
 	int turn_cpu;             /* the running trial's placement for this turn; TURN_RULES: the
 	                           * rules' (the prior's, after its consumer moved) */

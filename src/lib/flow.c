@@ -505,3 +505,74 @@ void caad_flows_update_history(struct caad_flow *cur, size_t n_cur, const struct
 		f->n_consumer_history = (uint8_t)n;
 	}
 }
+
+/* ---- a set of flows ----------------------------------------------------- */
+
+void caad_flow_set_keep_live(struct caad_flow_set *s, const struct caad_flow *flows, size_t n)
+{
+	size_t k = 0, j = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct caad_flow_set_entry *e = &s->v[i];
+
+		while (j < n && flows[j].id < e->id)
+			j++;
+		if (j < n && flows[j].id == e->id && flows[j].first_ns == e->first_ns)
+			s->v[k++] = *e;
+	}
+	s->n = k;
+}
+
+/* Where f's id is in s, or would go. */
+static size_t flow_set_slot(const struct caad_flow_set *s, uint64_t id)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool caad_flow_set_has(const struct caad_flow_set *s, const struct caad_flow *f)
+{
+	size_t i = flow_set_slot(s, f->id);
+
+	return i < s->n && s->v[i].id == f->id && s->v[i].first_ns == f->first_ns;
+}
+
+int caad_flow_set_add(struct caad_flow_set *s, const struct caad_flow *f)
+{
+	size_t i = flow_set_slot(s, f->id);
+
+	if (i < s->n && s->v[i].id == f->id) {
+		if (s->v[i].first_ns == f->first_ns)
+			return 0;
+		s->v[i].first_ns = f->first_ns; /* another socket at that address */
+		return 1;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct caad_flow_set_entry *v = reallocarray(s->v, cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof(s->v[0]));
+	s->v[i] = (struct caad_flow_set_entry){ .id = f->id, .first_ns = f->first_ns };
+	s->n++;
+	return 1;
+}
+
+void caad_flow_set_done(struct caad_flow_set *s)
+{
+	free(s->v);
+	*s = (struct caad_flow_set){};
+}

@@ -965,6 +965,61 @@ static void test_public_id_without_getrandom(void **state)
 	assert_child_ok(key_without_getrandom);
 }
 
+/* Flows told once while each lives: more of them than any fixed ring
+ * held, over scans; a socket address reused, and flows gone, are new. */
+static void test_flow_set(void **state)
+{
+	struct caad_flow flows[40] = {};
+	struct caad_flow_set s = {};
+	unsigned added = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(flows); i++)
+		flows[i] = (struct caad_flow){ .id = 0x1000 + 64 * i, .first_ns = 1000 + i };
+	for (int scan = 0; scan < 3; scan++) {
+		caad_flow_set_keep_live(&s, flows, ARRAY_SIZE(flows));
+		/* not in id order: the set sorts them */
+		for (size_t i = 0; i < ARRAY_SIZE(flows); i++) {
+			const struct caad_flow *f = &flows[(i * 7) % ARRAY_SIZE(flows)];
+			bool had = caad_flow_set_has(&s, f);
+			int r = caad_flow_set_add(&s, f);
+
+			assert_true(r >= 0);
+			assert_int_equal(r, !had);
+			added += r;
+			assert_true(caad_flow_set_has(&s, f));
+		}
+	}
+	assert_int_equal(added, ARRAY_SIZE(flows));
+	assert_int_equal(s.n, ARRAY_SIZE(flows));
+	for (size_t i = 1; i < s.n; i++)
+		assert_true(s.v[i - 1].id < s.v[i].id);
+
+	/* flow 5's address taken by another socket: new; flow 6 closed,
+	 * then the same address and first_ns again (not dropped) */
+	flows[5].first_ns = 99999;
+	assert_false(caad_flow_set_has(&s, &flows[5]));
+	caad_flow_set_keep_live(&s, flows, ARRAY_SIZE(flows));
+	assert_int_equal(s.n, ARRAY_SIZE(flows) - 1);
+	assert_int_equal(caad_flow_set_add(&s, &flows[5]), 1);
+	assert_int_equal(caad_flow_set_add(&s, &flows[5]), 0);
+	/* a socket reused between two scans that kept it: replaced */
+	flows[7].first_ns = 77777;
+	assert_int_equal(caad_flow_set_add(&s, &flows[7]), 1);
+	assert_true(caad_flow_set_has(&s, &flows[7]));
+
+	/* gone from a snapshot: dropped, told again when back */
+	caad_flow_set_keep_live(&s, flows + 20, 20);
+	assert_int_equal(s.n, 20);
+	assert_false(caad_flow_set_has(&s, &flows[0]));
+	assert_true(caad_flow_set_has(&s, &flows[39]));
+	caad_flow_set_keep_live(&s, NULL, 0);
+	assert_int_equal(s.n, 0);
+	assert_int_equal(caad_flow_set_add(&s, &flows[0]), 1);
+	caad_flow_set_done(&s);
+	assert_null(s.v);
+	assert_int_equal(s.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -998,6 +1053,7 @@ int main(void)
 		cmocka_unit_test(test_siphash),
 		cmocka_unit_test(test_public_id),
 		cmocka_unit_test(test_public_id_without_getrandom),
+		cmocka_unit_test(test_flow_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
