@@ -42,6 +42,9 @@ expect "--interval wrapped around" 2 '--interval: expected milliseconds from 10 
 expect "--interval with a sign" 2 'got "+100"' --check-config --interval=+100
 expect "--interval with a blank" 2 'got " 100"' --check-config "--interval= 100"
 expect "--interval in range" 0 "" --check-config --config /dev/null --interval=100
+# an empty directory name: not the working directory, nor undefined behaviour
+expect "--runtime-dir empty" 2 "--runtime-dir: expected a directory, got an empty name" --runtime-dir= --foreground
+expect "--state-dir empty" 2 "--state-dir: expected a directory, got an empty name" --state-dir "" --foreground
 
 # --interface: the bad name, named
 expect "--interface with a colon" 2 '--interface: "eth0:1" is not an interface name' \

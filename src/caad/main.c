@@ -141,10 +141,13 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->topology_path = optarg;
 			break;
 		case ARG_STATE_DIR:
-			a->state_dir = optarg;
-			break;
 		case ARG_RUNTIME_DIR:
-			a->runtime_dir = optarg;
+			if (!optarg[0]) {
+				fprintf(stderr, "caad: --%s: expected a directory, got an empty name\n",
+				        c == ARG_STATE_DIR ? "state-dir" : "runtime-dir");
+				return -EINVAL;
+			}
+			*(c == ARG_STATE_DIR ? &a->state_dir : &a->runtime_dir) = optarg;
 			break;
 		case ARG_LOG_LEVEL:
 			a->log_level = caad_log_parse_level(optarg);

@@ -268,6 +268,8 @@ int caad_mkdir_p(const char *path, unsigned mode)
 {
 	char buf[PATH_MAX];
 
+	if (!path[0])
+		return -ENOENT; /* as mkdir("") */
 	if (strlen(path) >= sizeof(buf))
 		return -ENAMETOOLONG;
 	strcpy(buf, path);

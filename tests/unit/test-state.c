@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* state.json: every heavy flow, a bounded number of the others, the count. */
+#include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <setjmp.h>
@@ -8,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -24,9 +26,10 @@ static void test_bounded_list(void **state)
 	_cleanup_free_ char *text = NULL;
 	struct caad_decision *dec = calloc(2, sizeof(*dec));
 	struct caad_plan *plan = NULL;
-	char path[] = "/tmp/caad-test-state.XXXXXX";
+	char dir[] = "/tmp/caad-test-state.XXXXXX", path[sizeof(dir) + 16];
 	json_object *root, *list, *x;
-	int fd;
+	struct dirent *de;
+	DIR *d;
 
 	assert_non_null(flows);
 	assert_non_null(dec);
@@ -44,9 +47,8 @@ static void test_bounded_list(void **state)
 	dec[1].held = true;
 	assert_int_equal(caad_plan_from_decisions(dec, 2, 0, &plan), 0);
 
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state.json", dir);
 	assert_int_equal(caad_state_write(path, flows, n, NULL, plan, "enforce"), 0);
 	assert_int_equal(caad_read_file(path, &text), 0);
 	root = json_tokener_parse(text);
@@ -89,9 +91,32 @@ static void test_bounded_list(void **state)
 	}
 	assert_int_equal(heavy, 2);
 	json_object_put(root);
-	/* the temporary file went away */
-	unlink(path);
+	/* the temporary file it was written to went away: state.json alone */
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+			assert_string_equal(de->d_name, "state.json");
+	closedir(d);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
 	caad_plan_free(plan);
+}
+
+/* An empty name is no directory (it was read past its end). */
+static void test_mkdir_p(void **state)
+{
+	char dir[] = "/tmp/caad-test-mkdir.XXXXXX", path[sizeof(dir) + 16];
+
+	assert_int_equal(caad_mkdir_p("", 0755), -ENOENT);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/a/b", dir);
+	assert_int_equal(caad_mkdir_p(path, 0755), 0);
+	assert_int_equal(caad_mkdir_p(path, 0755), 0);
+	assert_int_equal(rmdir(path), 0);
+	path[strlen(path) - 2] = '\0';
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_unwritable(void **state)
@@ -106,6 +131,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bounded_list),
 		cmocka_unit_test(test_unwritable),
+		cmocka_unit_test(test_mkdir_p),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
