@@ -6,11 +6,14 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "caad/inventory.h"
+#include "caad/macro.h"
 #include "caad/json.h"
 #include "caad/topology.h"
+#include "caad/utf8.h"
 
 /* A cpulist in a buffer any fits in. */
 struct list_buf {
@@ -172,7 +175,7 @@ static void print_cores(FILE *out, const struct caad_topology *t, const struct c
 	}
 }
 
-int caad_topology_print(const struct caad_topology *t, const struct caad_inventory *inv, FILE *out)
+static int topology_print(const struct caad_topology *t, const struct caad_inventory *inv, FILE *out)
 {
 	struct list_buf b;
 
@@ -220,6 +223,28 @@ int caad_topology_print(const struct caad_topology *t, const struct caad_invento
 	for (size_t i = 0; inv && i < inv->n_ifaces; i++)
 		if (iface_package(t, &inv->ifaces[i]) < 0)
 			print_iface(out, &inv->ifaces[i], "");
+	return ferror(out) ? -EIO : 0;
+}
+
+/* Names (interfaces, drivers, CPU kinds) may hold any byte but NUL and
+ * '/': a terminal gets them as caad_utf8_sanitize() leaves them, as the
+ * JSON does, not an escape sequence. */
+int caad_topology_print(const struct caad_topology *t, const struct caad_inventory *inv, FILE *out)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	r = topology_print(t, inv, m);
+	if (fclose(m) != 0)
+		return -ENOMEM;
+	if (r < 0)
+		return r;
+	caad_utf8_sanitize(text, true);
+	fputs(text, out);
 	return ferror(out) ? -EIO : 0;
 }
 

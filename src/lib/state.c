@@ -99,7 +99,7 @@ int caad_state_format(FILE *f, const struct caad_flow *flows, size_t n_flows, co
 
 			fprintf(f, "%s\n  {\"iface\": ", first ? "" : ",");
 			first = false;
-			caad_json_string(f, inv->ifaces[i].name);
+			caad_json_name(f, inv->ifaces[i].name);
 			fprintf(f, ", \"queue\": %u, \"irq\": %d", rq->index, rq->irq);
 			if (rq->has_rps) {
 				fputs(", \"rps_cpus\": ", f);

@@ -21,6 +21,7 @@
 #include "caad/cpumask.h"
 #include "caad/inventory.h"
 #include "caad/macro.h"
+#include "caad/state.h"
 #include "caad/sysfs.h"
 #include "caad/topology.h"
 
@@ -874,9 +875,10 @@ static void test_path_absolute(void **state)
 static void test_describe_odd_name(void **state)
 {
 	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
-	struct caad_iface ifc = { .name = "e\x1b[1m\xfe", .ifindex = 2, .numa_node = -1 };
+	struct caad_queue rx = { .index = 0, .irq = -1 };
+	struct caad_iface ifc = { .name = "e\x1b[1m\xfe", .ifindex = 2, .numa_node = -1, .rx = &rx, .n_rx = 1 };
 	struct caad_inventory inv = { .ifaces = &ifc, .n_ifaces = 1 };
-	_cleanup_free_ char *out = NULL;
+	_cleanup_free_ char *out = NULL, *text = NULL, *st = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
 
@@ -885,6 +887,21 @@ static void test_describe_odd_name(void **state)
 	assert_int_equal(caad_topology_to_json(t, &inv, f), 0);
 	assert_int_equal(fclose(f), 0);
 	assert_non_null(strstr(out, "{\"name\": \"e?[1m?\", \"ifindex\": 2"));
+
+	/* the same name in the text (no escape sequence to a terminal),
+	 * and in state.json: joined on by scripts */
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(caad_topology_print(t, &inv, f), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(text, "NIC e?[1m? (ifindex 2"));
+	assert_null(strchr(text, '\x1b'));
+	assert_non_null(strchr(text, '\n'));
+	f = open_memstream(&st, &len);
+	assert_non_null(f);
+	assert_int_equal(caad_state_format(f, NULL, 0, &inv, NULL, "enforce"), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(st, "{\"iface\": \"e?[1m?\", \"queue\": 0"));
 }
 
 /*
