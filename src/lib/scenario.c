@@ -102,12 +102,22 @@ static int member(json_object *o, const char *key, json_object **ret)
 	return json_object_object_get_ex(o, key, ret) && *ret ? 1 : 0;
 }
 
+/* json-c takes an integer beyond 64 bits as its nearest bound: UINT64_MAX
+ * or INT64_MIN (no error), which no field here needs: refused as what it
+ * most likely is. */
+static bool int_clamped(json_object *v)
+{
+	return json_object_get_uint64(v) == UINT64_MAX || json_object_get_int64(v) == INT64_MIN;
+}
+
 static int get_int(struct parser *p, json_object *v, const char *field, int64_t min, int64_t max, int64_t *ret)
 {
 	int64_t x;
 
 	if (!json_object_is_type(v, json_type_int))
 		return fail(p, field, "expected an integer, got %s", type_name(v));
+	if (int_clamped(v))
+		return fail(p, field, "an integer beyond 64 bits, out of range %" PRId64 "..%" PRId64, min, max);
 	x = json_object_get_int64(v);
 	if (x < min || x > max || (x == INT64_MAX && json_object_get_uint64(v) > INT64_MAX))
 		return fail(p, field, "%s out of range %" PRId64 "..%" PRId64, json_object_to_json_string(v), min,
@@ -120,6 +130,8 @@ static int get_u64(struct parser *p, json_object *v, const char *field, uint64_t
 {
 	if (!json_object_is_type(v, json_type_int))
 		return fail(p, field, "expected an integer, got %s", type_name(v));
+	if (int_clamped(v))
+		return fail(p, field, "an integer beyond 64 bits, out of range 0..%" PRIu64, max == UINT64_MAX ? max - 1 : max);
 	if (json_object_get_int64(v) < 0 || json_object_get_uint64(v) > max)
 		return fail(p, field, "%s out of range 0..%" PRIu64, json_object_to_json_string(v), max);
 	*ret = json_object_get_uint64(v);
@@ -212,6 +224,10 @@ static int get_rate(struct parser *p, json_object *v, const char *field, uint64_
 	if (r < 0)
 		return r;
 	r = caad_parse_rate(s, ret);
+	if (r == -ERANGE)
+		return fail(p, field, "\"%s\" is larger than %" PRIu64 " bit/s", s, UINT64_MAX);
+	if (r == -EDOM)
+		return fail(p, field, "\"%s\" is not a whole number of bit/s", s);
 	if (r < 0)
 		return fail(p, field, "\"%s\" is not a rate: bit/s with an optional K, M, G or T suffix", s);
 	return 0;
@@ -551,6 +567,12 @@ static int parse_flow(struct parser *p, json_object *o, size_t i)
 	if ((r = get_addr(p, o, "laddr", path, &f->family, f->laddr)) < 0 ||
 	    (r = get_addr(p, o, "raddr", path, &f->family, f->raddr)) < 0)
 		return r;
+	/* one address alone would read the other as 0.0.0.0 (an ntuple
+	 * rule for that source) */
+	if (f->family && member(o, "laddr", &v) != member(o, "raddr", &v)) {
+		snprintf(field, sizeof(field), "%s.%s", path, member(o, "laddr", &v) ? "raddr" : "laddr");
+		return fail(p, field, "missing: laddr and raddr go together");
+	}
 	snprintf(field, sizeof(field), "%s.lport", path);
 	if (member(o, "lport", &v)) {
 		if ((r = get_int(p, v, field, 0, 65535, &x)) < 0)
@@ -663,8 +685,9 @@ static int parse_previous(struct parser *p, json_object *arr)
 		fi = flow_by_id(p, id);
 		if (fi >= 0 && seen[fi])
 			return fail(p, field, "\"%s\" listed twice", id);
-		if (fi >= 0)
-			seen[fi] = true;
+		if (fi < 0)
+			continue; /* a flow that ended since: nothing else of it read */
+		seen[fi] = true;
 
 		struct caad_decision *e = &d[k];
 		*e = (struct caad_decision){ .steer_cpu = -1, .consumer_cpu = -1, .anchor_cpu = -1, .reason = "",
@@ -704,8 +727,6 @@ static int parse_previous(struct parser *p, json_object *arr)
 			return r;
 		/* the other keys of an output entry (reason, relation, ...) are not needed */
 
-		if (fi < 0)
-			continue; /* a flow that ended since */
 		e->flow = (uint32_t)fi;
 		e->flow_id = s->flows[fi].id;
 		e->iface = -1;

@@ -599,6 +599,21 @@ static void test_bad_flows(void **state)
 	                  F ": flows[1].rate_bps: 1.5 is not a whole number of bit/s");
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": \"fast\"}",
 	                  F ": flows[1].rate_bps: \"fast\" is not a rate");
+	/* beyond 64 bits: json-c reads the nearest bound, refused here */
+	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 100000000000000000000}",
+	                  F ": flows[1].rate_bps: an integer beyond 64 bits, out of range 0..18446744073709551614");
+	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": \"100000000000000000000\"}",
+	                  F ": flows[1].rate_bps: \"100000000000000000000\" is larger than 18446744073709551615 bit/s");
+	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": \"1.0005K\"}",
+	                  F ": flows[1].rate_bps: \"1.0005K\" is not a whole number of bit/s");
+	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"age_ms\": -99999999999999999999}",
+	                  F ": flows[1].age_ms: an integer beyond 64 bits, out of range 0..3600000");
+	/* one address alone: the other is not 0.0.0.0 */
+	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"laddr\": \"10.0.0.1\", \"lport\": 1,"
+	                  " \"rport\": 2}",
+	                  F ": flows[1].raddr: missing: laddr and raddr go together");
+	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"raddr\": \"::1\"}",
+	                  F ": flows[1].laddr: missing: laddr and raddr go together");
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": [1]}",
 	                  F ": flows[1].rate_bps: expected bit/s as an integer or a string such as \"9G\", got an array");
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"consumer_cpu\": -1}",
@@ -662,6 +677,21 @@ static void test_bad_previous(void **state)
 		assert_true(asprintf(&text, "{%s, \"flows\": [%s], \"previous\": %s}", iface_ok, flow_ok,
 		                     cases[i].previous) > 0);
 		expect_error(text, cases[i].want, -EINVAL);
+	}
+
+	/* an entry of a flow that ended is not read further: it may come
+	 * from another topology, or a later now_ms */
+	{
+		_cleanup_free_ char *text = NULL, *error = NULL;
+		struct caad_scenario *s = NULL;
+
+		assert_true(asprintf(&text, "{%s, \"flows\": [%s], \"previous\": [{\"id\": \"gone\", \"steer_cpu\": 2, "
+		                            "\"consumer_cpu\": 99, \"since_ms\": 99999999}, {\"id\": \"gone\"}]}",
+		                     iface_ok, flow_ok) > 0);
+		if (caad_scenario_parse(text, strlen(text), F, topo, &s, &error) != 0)
+			fail_msg("an ended flow's entry refused: %s", error);
+		assert_int_equal(s->previous->n_decisions, 0);
+		caad_scenario_free(s);
 	}
 }
 
