@@ -50,22 +50,24 @@ else
 	echo "# exposure $level (at most $max)"
 fi
 
-# What caad cannot run without (one line per setting, last one wins)
+# What caad cannot run without: the last line of a setting wins, but list
+# settings add up (an empty one resets them), so those are read whole
 setting() { sed -n "s/^$1=//p" "$unit" | tail -1; }
+settings() { sed -n "s/^$1=//p" "$unit" | awk '$0 == "" { n = 0; next } { l[n++] = $0 } END { for (i = 0; i < n; i++) print l[i] }'; }
 [ "$(setting Type)" = notify ] || bad "Type= is not notify"
 [ -n "$(setting WatchdogSec)" ] || bad "no WatchdogSec="
 [ "$(setting Restart)" = on-failure ] || bad "Restart= is not on-failure"
 [ "$(setting ExecStopPost)" = "-/usr/sbin/caad --restore" ] ||
 	bad "ExecStopPost= does not restore what a stop that went wrong left (caad --restore)"
-setting ReadWritePaths | grep -qw /run/caad || bad "/run/caad is not writable"
+settings ReadWritePaths | grep -qw /run/caad || bad "/run/caad is not writable"
 [ "$(setting ProtectKernelTunables)" != yes ] || bad "ProtectKernelTunables=yes blocks /proc/irq writes"
 for af in AF_UNIX AF_NETLINK; do
-	setting RestrictAddressFamilies | grep -qw "$af" || bad "$af not allowed (D-Bus and sd_notify, netlink)"
+	settings RestrictAddressFamilies | grep -qw "$af" || bad "$af not allowed (D-Bus and sd_notify, netlink)"
 done
-setting SystemCallFilter | grep -qw bpf || bad "the bpf syscall is not allowed"
-setting SystemCallFilter | grep -q '~@resources' && bad "~@resources blocks sched_setaffinity"
+settings SystemCallFilter | grep -qw bpf || bad "the bpf syscall is not allowed"
+settings SystemCallFilter | grep -q '~@resources' && bad "~@resources blocks sched_setaffinity"
 for cap in CAP_BPF CAP_PERFMON CAP_NET_ADMIN CAP_SYS_NICE; do
-	setting CapabilityBoundingSet | grep -qw "$cap" || bad "$cap missing from CapabilityBoundingSet="
+	settings CapabilityBoundingSet | grep -qw "$cap" || bad "$cap missing from CapabilityBoundingSet="
 done
 
 [ $fail = 0 ] && echo "# caad.service: verify silent, exposure $level"
