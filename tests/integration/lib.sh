@@ -61,10 +61,12 @@ tb_cleanup() {
 	for ns in "${TB_A:-}" "${TB_B:-}"; do
 		[ -n "$ns" ] || continue
 		if ip netns list | grep -qw "$ns"; then
-			for p in $(ip netns pids "$ns" 2>/dev/null); do kill -TERM "$p" 2>/dev/null; done
+			# each "|| true": a process gone since it was listed fails
+			# its kill, which under set -e ended the (EXIT) trap here
+			for p in $(ip netns pids "$ns" 2>/dev/null); do kill -TERM "$p" 2>/dev/null || true; done
 			sleep 0.2
-			for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-			ip netns del "$ns" 2>/dev/null
+			for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
+			ip netns del "$ns" 2>/dev/null || true
 		fi
 	done
 	return 0
