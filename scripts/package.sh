@@ -22,12 +22,18 @@ VERSION=$(sed -n "s/^  version : '\([^']*\)',/\1/p" meson.build)
 # caad is installed that would stop the operator's caad and remove its
 # configuration and verdicts. Before the trap below, which purges.
 # (removed but not purged too: its /etc/caad and /var/lib/caad are there)
-if dpkg-query -W -f='${Status}' caad 2>/dev/null | grep -qE "installed|config-files|half|unpacked"; then
+# dpkg's state of caad: "" or not-installed where it is not there
+caad_state() { dpkg-query -W -f='${db:Status-Status}' caad 2>/dev/null || true; }
+case $(caad_state) in
+'' | not-installed) ;;
+*)
 	fail "caad is on this machine (dpkg -l caad: installed, or its configuration kept); this script installs and purges its own build, which would stop that caad and remove /etc/caad and /var/lib/caad: purge it first (dpkg -P caad), or run the tests elsewhere"
-fi
+	;;
+esac
 WORK=$(mktemp -d /tmp/caad-package.XXXXXX)
 cleanup() {
-	if dpkg-query -W -f='${Status}' caad 2>/dev/null | grep -q installed; then dpkg -P caad >/dev/null || true; fi
+	# removed but not purged (config-files) too: a step between -r and -P failed
+	case $(caad_state) in '' | not-installed) ;; *) dpkg -P caad >/dev/null || true ;; esac
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -36,12 +42,14 @@ trap cleanup EXIT
 SRC=$WORK/caad-$VERSION
 mkdir -p "$SRC"
 if git rev-parse --git-dir >/dev/null 2>&1; then
-	git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$SRC" 2>/dev/null ||
-		git ls-files -z | xargs -0 cp --parents -t "$SRC"
+	# (a tracked file deleted in the working tree is not there to copy)
+	git ls-files -z --cached | while IFS= read -r -d '' f; do
+		if [ -e "$f" ] || [ -L "$f" ]; then cp -P --parents -- "$f" "$SRC"; fi
+	done
 else
 	tar -C . --exclude='./build*' --exclude=./.git -cf - . | tar -C "$SRC" -xf -
 fi
-# a file listed by git but deleted in the working tree is not shipped
+# a link to a file deleted in the working tree is not shipped
 find "$SRC" -xtype l -delete
 
 # ---- .deb ------------------------------------------------------------------
@@ -59,7 +67,7 @@ grep -q 'deb-systemd-invoke stop .*caad.service' "$WORK/deb-control/prerm" 2>/de
 	fail "the .deb's prerm does not stop caad.service at removal"
 
 step "lintian"
-# No errors or warnings; overrides in packaging/debian/caad.lintian-overrides carry their reasons.
+# No errors or warnings (and no overrides).
 lintian --fail-on error,warning --tag-display-limit 0 "$DEB" || fail "lintian found problems"
 
 step "install"
