@@ -25,6 +25,7 @@ for p in $(kthreads); do ORIG[$p]=$(affinity "$p"); done
 info "NAPI kthreads: $(for p in "${!ORIG[@]}"; do echo -n "$p(${ORIG[$p]}) "; done)"
 
 start_caad() {
+	rm -f "$RT/state.json" # one a SIGKILL left would say "started" at once
 	ip netns exec "$TB_B" "$CAAD" --foreground --interface vb --runtime-dir "$RT" >>"$TMP/caad.log" 2>&1 &
 	CAAD_PID=$!
 	wait_for 10 test -s "$RT/state.json" || { cat "$TMP/caad.log"; fail "caad did not start"; }
@@ -69,13 +70,23 @@ kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGT
 originals_back || fail "kthread affinity not restored after SIGTERM: $(for p in "${!ORIG[@]}"; do echo -n "$p:$(affinity "$p") "; done)"
 info "SIGTERM: kthread affinities back to the originals"
 
-# 2. SIGKILL leaves it moved; the next start restores it before anything else
+# 2. SIGKILL leaves it moved; the next start restores it before anything
+# else (no flow then: nothing moves it again), as does caad --restore
+kill_steered() {
+	start_caad
+	flow 4
+	wait_for 5 steered_kthread >/dev/null || { cat "$TMP/caad.log"; fail "not steered before SIGKILL"; }
+	kill -KILL "$CAAD_PID"; wait "$CAAD_PID" 2>/dev/null || true; CAAD_PID=
+	steered_kthread >/dev/null || fail "expected the kthread to stay moved after SIGKILL"
+	wait "$CLI" || true
+}
+kill_steered
 start_caad
-flow 4
-wait_for 5 steered_kthread >/dev/null || { cat "$TMP/caad.log"; fail "not steered before SIGKILL"; }
-kill -KILL "$CAAD_PID"; wait "$CAAD_PID" 2>/dev/null || true; CAAD_PID=
-steered_kthread >/dev/null || fail "expected the kthread to stay moved after SIGKILL"
-wait "$CLI" || true
+originals_back || fail "kthread affinity not restored from the journal at the next start"
+grep -q "^kthread:" "$RT/journal" 2>/dev/null && fail "the next start kept the kthread in its journal"
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
+info "SIGKILL then a start: kthread affinities back to the originals"
+kill_steered
 "$CAAD" --restore --runtime-dir "$RT" >"$TMP/restore.log" 2>&1 || { cat "$TMP/restore.log"; fail "caad --restore failed"; }
 originals_back || fail "kthread affinity not restored from the journal"
 [ ! -e "$RT/journal" ] || fail "journal left after --restore"
