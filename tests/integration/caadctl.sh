@@ -154,6 +154,8 @@ run 2 "$CTL" --json=1 status
 grep -q "option '--json' takes no value" <<<"$ERR" || fail "--json=1: $ERR"
 run 2 "$CTL" explain
 run 2 "$CTL" --topology x.xml flows
+run 2 "$CTL" --all flows
+grep -q "^caadctl: --all applies to the topology object only" <<<"$ERR" || fail "--all flows: $ERR"
 run 0 "$CTL" --help
 grep -q "^Usage: caadctl \[OPTIONS\] OBJECT \[VERB\] \[ARGS\]" <<<"$OUT" || fail "--help"
 run 0 "$CTL" --version
@@ -406,6 +408,11 @@ in_b sh -c 'echo 0 >/sys/class/net/vb/queues/rx-0/rps_cpus'
 sleep 0.5
 rps_is 0 0 || fail "written while paused"
 "$CTL" explain "$ID" | grep -q "applied: *no: paused$" || fail "explain while paused: $("$CTL" explain "$ID")"
+# a pause lasts across a reload (caad(8), SIGNALS)
+run 0 "$CTL" reload
+[ "$("$CTL" -j status | jq .paused)" = true ] || fail "a reload ended the pause"
+sleep 0.5
+rps_is 0 0 || fail "written while paused, after a reload"
 run 0 "$CTL" resu
 wait_for 2 rps_is 0 1 || fail "not steered after resume: $(rps_b 0)"
 run 0 "$CTL" mode dry
@@ -462,6 +469,11 @@ jq -e --argjson id "$TRIAL" '.placement == "prior" and .store == null and
 	(.trials[] | select(.id == $id) | .state == "aborted" and .verdict == null)' \
 	<<<"$OUT" >/dev/null || fail "trials -j after placement prior: $OUT"
 wait_for 3 rps_is 0 1 || fail "not steered by the rules after placement prior: $(rps_b 0)"
+# the trial counters keep their counts under prior (caadctl(8), metrics)
+"$CTL" metrics >"$TMP/metrics.txt" || fail "caadctl metrics failed"
+grep -Eqx 'caad_trials_total [1-9][0-9]*' "$TMP/metrics.txt" &&
+	grep -Eqx 'caad_trial_verdicts_total\{verdict="aborted"\} [1-9][0-9]*' "$TMP/metrics.txt" ||
+	fail "the trial counters did not keep their counts after placement prior: $(grep trial "$TMP/metrics.txt")"
 printf '[Daemon]\nInterfaces=vb\nIntervalMSec=nope\n' >"$TMP/caad.conf.broken"
 cp "$TMP/caad.conf" "$TMP/caad.conf.good"
 cp "$TMP/caad.conf.broken" "$TMP/caad.conf"
