@@ -439,4 +439,26 @@ rc=0; "$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$TMP/rt
 grep -q "fk0" "$TMP/caad4.log" || fail "the error does not name the interface: $(cat "$TMP/caad4.log")"
 [ "$(snapshot)" = "$before" ] || fail "the tree changed"
 info "missing interface: $(head -1 "$TMP/caad4.log")"
+
+# 7. without --foreground (and no NOTIFY_SOCKET) caad detaches, and its
+#    paths given relative to where it started keep their meaning after it
+#    changed to / (its log goes to syslog: what it did is read off the tree)
+make_tree
+rel_root=${R#"$TMP"/}
+rc=0; (cd "$TMP" && ip netns exec "$TB_B" "$CAAD" --interface fk0 --sysroot "$rel_root" --runtime-dir rt7 \
+	--state-dir state7 -c /dev/null) >"$TMP/caad7.log" 2>&1 || rc=$?
+[ "$rc" = 0 ] || { cat "$TMP/caad7.log"; fail "caad exited with $rc going to the background"; }
+wait_for 10 test -s "$TMP/rt7/state.json" || fail "the detached caad wrote no $TMP/rt7/state.json"
+DETACHED=$(pgrep -f -- "--runtime-dir rt7 ") || fail "no detached caad running"
+CAAD_PID=$DETACHED # for the EXIT trap (not a child: waited for below by kill -0)
+start_flow 3
+wait_for 5 irq_steered || { kill -TERM "$DETACHED"; fail "the detached caad did not steer IRQ 100 under $R"; }
+grep -q "$R/proc/irq/100/smp_affinity_list" "$TMP/rt7/journal" || fail "the detached caad's journal does not name IRQ 100 under $R"
+wait "$CLI" || true
+kill -TERM "$DETACHED"
+gone() { ! kill -0 "$DETACHED" 2>/dev/null; }
+wait_for 5 gone || fail "the detached caad did not exit on SIGTERM"
+CAAD_PID=
+irq100_is 0-1 || fail "the detached caad did not restore IRQ 100: $(cat "$R/proc/irq/100/smp_affinity_list")"
+info "detached (relative --sysroot, --runtime-dir, --state-dir): steered, restored at SIGTERM"
 echo "PASS: sysroot"
