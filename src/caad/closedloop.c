@@ -182,6 +182,7 @@ static void load_verdicts(struct daemon *d)
 		           ahead, ahead == 1 ? "" : "s", cl->verdicts_path);
 	if (had_mine && !cl->verdicts_kept_off)
 		save_verdicts(d);
+	caad_verdicts_done(&mine); /* none left (its array, where find() dropped every one) */
 }
 
 /* ---- reading the counters ---------------------------------------------- */
