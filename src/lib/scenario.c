@@ -103,8 +103,8 @@ static int member(json_object *o, const char *key, json_object **ret)
 }
 
 /* json-c takes an integer beyond 64 bits as its nearest bound: UINT64_MAX
- * or INT64_MIN (no error), which no field here needs: refused as what it
- * most likely is. */
+ * or INT64_MIN (no error). No field here takes either, so both are refused
+ * as what they most likely are (rate_bps stops one short of UINT64_MAX). */
 static bool int_clamped(json_object *v)
 {
 	return json_object_get_uint64(v) == UINT64_MAX || json_object_get_int64(v) == INT64_MIN;
@@ -117,7 +117,8 @@ static int get_int(struct parser *p, json_object *v, const char *field, int64_t 
 	if (!json_object_is_type(v, json_type_int))
 		return fail(p, field, "expected an integer, got %s", type_name(v));
 	if (int_clamped(v))
-		return fail(p, field, "an integer beyond 64 bits, out of range %" PRId64 "..%" PRId64, min, max);
+		return fail(p, field, "an integer at or beyond the 64-bit limit, out of range %" PRId64 "..%" PRId64, min,
+		            max);
 	x = json_object_get_int64(v);
 	if (x < min || x > max || (x == INT64_MAX && json_object_get_uint64(v) > INT64_MAX))
 		return fail(p, field, "%s out of range %" PRId64 "..%" PRId64, json_object_to_json_string(v), min,
@@ -131,7 +132,8 @@ static int get_u64(struct parser *p, json_object *v, const char *field, uint64_t
 	if (!json_object_is_type(v, json_type_int))
 		return fail(p, field, "expected an integer, got %s", type_name(v));
 	if (int_clamped(v))
-		return fail(p, field, "an integer beyond 64 bits, out of range 0..%" PRIu64, max == UINT64_MAX ? max - 1 : max);
+		return fail(p, field, "an integer at or beyond the 64-bit limit, out of range 0..%" PRIu64,
+		            max == UINT64_MAX ? max - 1 : max);
 	if (json_object_get_int64(v) < 0 || json_object_get_uint64(v) > max)
 		return fail(p, field, "%s out of range 0..%" PRIu64, json_object_to_json_string(v), max);
 	*ret = json_object_get_uint64(v);

@@ -601,13 +601,13 @@ static void test_bad_flows(void **state)
 	                  F ": flows[1].rate_bps: \"fast\" is not a rate");
 	/* beyond 64 bits: json-c reads the nearest bound, refused here */
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 100000000000000000000}",
-	                  F ": flows[1].rate_bps: an integer beyond 64 bits, out of range 0..18446744073709551614");
+	                  F ": flows[1].rate_bps: an integer at or beyond the 64-bit limit, out of range 0..18446744073709551614");
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": \"100000000000000000000\"}",
 	                  F ": flows[1].rate_bps: \"100000000000000000000\" is larger than 18446744073709551615 bit/s");
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": \"1.0005K\"}",
 	                  F ": flows[1].rate_bps: \"1.0005K\" is not a whole number of bit/s");
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"age_ms\": -99999999999999999999}",
-	                  F ": flows[1].age_ms: an integer beyond 64 bits, out of range 0..3600000");
+	                  F ": flows[1].age_ms: an integer at or beyond the 64-bit limit, out of range 0..3600000");
 	/* one address alone: the other is not 0.0.0.0 */
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"laddr\": \"10.0.0.1\", \"lport\": 1,"
 	                  " \"rport\": 2}",
