@@ -450,6 +450,7 @@ rc=0; (cd "$TMP" && ip netns exec "$TB_B" "$CAAD" --interface fk0 --sysroot "$re
 [ "$rc" = 0 ] || { cat "$TMP/caad7.log"; fail "caad exited with $rc going to the background"; }
 wait_for 10 test -s "$TMP/rt7/state.json" || fail "the detached caad wrote no $TMP/rt7/state.json"
 DETACHED=$(pgrep -f -- "--runtime-dir rt7 ") || fail "no detached caad running"
+[ "$(wc -w <<<"$DETACHED")" = 1 ] || fail "more than one detached caad: $DETACHED"
 CAAD_PID=$DETACHED # for the EXIT trap (not a child: waited for below by kill -0)
 start_flow 3
 wait_for 5 irq_steered || { kill -TERM "$DETACHED"; fail "the detached caad did not steer IRQ 100 under $R"; }
@@ -460,5 +461,5 @@ gone() { ! kill -0 "$DETACHED" 2>/dev/null; }
 wait_for 5 gone || fail "the detached caad did not exit on SIGTERM"
 CAAD_PID=
 irq100_is 0-1 || fail "the detached caad did not restore IRQ 100: $(cat "$R/proc/irq/100/smp_affinity_list")"
-info "detached (relative --sysroot, --runtime-dir, --state-dir): steered, restored at SIGTERM"
+info "detached (relative --sysroot and --runtime-dir): steered, restored at SIGTERM"
 echo "PASS: sysroot"
