@@ -160,6 +160,14 @@ void caad_actuator_clear_backoff(struct caad_actuator *a);
 /* BackOffSec= on reload: for back-offs that start from now on. */
 void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec);
 /*
+ * An ntuple rule is a flow's (by its tuple): what caad keeps of one (a
+ * back-off, a refusal, a dry run's announcement) is forgotten once no plan
+ * has wanted it for this long (default CAAD_NTUPLE_FORGET_SEC; 0: at the
+ * first plan that does not), so that ended flows leave nothing behind.
+ */
+#define CAAD_NTUPLE_FORGET_SEC 600
+void caad_actuator_set_ntuple_forget_sec(struct caad_actuator *a, unsigned sec);
+/*
  * An interface went away, or came back as a new device (another ifindex):
  * what caad changed on the old one is gone with it. Forget those journal
  * entries and back-offs, so nothing stale is restored onto the new device.

@@ -31,6 +31,8 @@
 #include "caad/ntuple.h"
 #include "caad/sysfs.h"
 
+#define NTUPLE_PREFIX "ntuple:" /* an ntuple rule's object: NTUPLE_PREFIX IF:LOCATION */
+
 struct journal_entry {
 	char *path;
 	char *label;     /* "eth0 rx-3 RPS", "IRQ 112" */
@@ -52,6 +54,7 @@ struct journal_entry {
 struct planned {
 	char *path;
 	struct caad_cpumask cpus;
+	uint64_t wanted_ns; /* an ntuple rule's: when the plan last wanted it (ntuple_prune()) */
 };
 
 struct caad_actuator {
@@ -67,9 +70,11 @@ struct caad_actuator {
 	struct backoff {
 		char *path;
 		uint64_t until_ns; /* CLOCK_MONOTONIC; 0: until cleared */
+		uint64_t wanted_ns; /* an ntuple rule's: when the plan last wanted it */
 	} *backoffs;       /* values someone else changed after caad wrote them */
 	size_t n_backoffs;
 	unsigned backoff_sec;
+	uint64_t ntuple_forget_ns; /* caad_actuator_set_ntuple_forget_sec() */
 	bool go_ahead;     /* the next apply rewrites what others changed (reload, resume) */
 	struct refusal {
 		char *path;
@@ -77,6 +82,7 @@ struct caad_actuator {
 		int error;                /* -errno */
 		bool parked;              /* not tried again while the plan wants cpus */
 		bool retried;             /* offline CPU: tried again after the topology was read again */
+		uint64_t wanted_ns;       /* an ntuple rule's: when the plan last wanted it */
 	} *refusals;       /* reads and writes refused, each logged once */
 	size_t n_refusals;
 	struct caad_cpumask irq_exhausted; /* CPUs that had no vector left for an IRQ (ENOSPC) */
@@ -124,6 +130,8 @@ static int grow_by_one(void **arr, size_t n, size_t size, const char *path, char
 	return *ret_copy ? 0 : -ENOMEM;
 }
 
+static uint64_t mono_ns(void);
+
 /* Dry run: true when path -> cpus was announced already; else remember it. */
 static bool planned_seen(struct caad_actuator *a, const char *path, const struct caad_cpumask *cpus)
 {
@@ -138,7 +146,7 @@ static bool planned_seen(struct caad_actuator *a, const char *path, const struct
 
 	if (grow_by_one((void **)&a->planned, a->n_planned, sizeof(*a->planned), path, &p) < 0)
 		return false; /* log again rather than lose the message */
-	a->planned[a->n_planned++] = (struct planned){ .path = p, .cpus = *cpus };
+	a->planned[a->n_planned++] = (struct planned){ .path = p, .cpus = *cpus, .wanted_ns = mono_ns() };
 	return false;
 }
 
@@ -222,7 +230,7 @@ static bool refuse(struct caad_actuator *a, const char *path, const struct caad_
 		if (grow_by_one((void **)&a->refusals, a->n_refusals, sizeof(*a->refusals), path, &p) < 0)
 			return true; /* log again rather than lose the message */
 		rf = &a->refusals[a->n_refusals++];
-		*rf = (struct refusal){ .path = p, .cpus = *cpus, .error = r, .parked = parked };
+		*rf = (struct refusal){ .path = p, .cpus = *cpus, .error = r, .parked = parked, .wanted_ns = mono_ns() };
 		return true;
 	}
 	news = rf->error != r || !caad_cpumask_equal(&rf->cpus, cpus) || (rf->retried && !rf->parked);
@@ -299,15 +307,23 @@ static bool entry_of_iface(const struct journal_entry *e, int ifindex, const cha
 	       strncmp(e->label, ifname, n) == 0 && e->label[n] == ' ';
 }
 
+/* Whether path is an object under sys (a directory, anywhere in it) or
+ * starts with prefix (NULL: none). */
+static bool path_under(const char *path, const char *sys, const char *prefix)
+{
+	return strstr(path, sys) || (prefix && strncmp(path, prefix, strlen(prefix)) == 0);
+}
+
 /* Back-offs and refusals of the objects under a path prefix (an
- * interface's sysfs directory) go, and so does what dry-run announced;
- * with n entries changed, the journal is written again. Returns n. */
-static int forget_paths(struct caad_actuator *a, const char *sys, int n)
+ * interface's sysfs directory; and prefix, its ntuple rules' "ntuple:IF:",
+ * or NULL) go, and so does what dry-run announced; with n entries
+ * changed, the journal is written again. Returns n. */
+static int forget_paths(struct caad_actuator *a, const char *sys, const char *prefix, int n)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < a->n_backoffs; i++) {
-		if (strstr(a->backoffs[i].path, sys)) {
+		if (path_under(a->backoffs[i].path, sys, prefix)) {
 			free(a->backoffs[i].path);
 			continue;
 		}
@@ -316,7 +332,7 @@ static int forget_paths(struct caad_actuator *a, const char *sys, int n)
 	a->n_backoffs = k;
 	k = 0;
 	for (size_t i = 0; i < a->n_refusals; i++) {
-		if (strstr(a->refusals[i].path, sys)) {
+		if (path_under(a->refusals[i].path, sys, prefix)) {
 			free(a->refusals[i].path);
 			continue;
 		}
@@ -360,10 +376,11 @@ int caad_actuator_forget_iface(struct caad_actuator *a, int ifindex, const char 
 	}
 	a->n_entries = k;
 
-	/* back-offs are by path: the interface's sysfs files */
-	if (asprintf(&sys, "/sys/class/net/%s/", ifname) < 0)
+	/* back-offs are by path: the interface's sysfs files, and its ntuple rules */
+	_cleanup_free_ char *rules = NULL;
+	if (asprintf(&sys, "/sys/class/net/%s/", ifname) < 0 || asprintf(&rules, NTUPLE_PREFIX "%s:", ifname) < 0)
 		return -ENOMEM;
-	return forget_paths(a, sys, n);
+	return forget_paths(a, sys, rules, n);
 }
 
 int caad_actuator_other_ifindex(const struct caad_actuator *a, const char *ifname, int ifindex)
@@ -404,6 +421,11 @@ void caad_actuator_set_backoff_sec(struct caad_actuator *a, unsigned sec)
 	a->backoff_sec = sec;
 }
 
+void caad_actuator_set_ntuple_forget_sec(struct caad_actuator *a, unsigned sec)
+{
+	a->ntuple_forget_ns = (uint64_t)sec * 1000000000ull;
+}
+
 unsigned caad_actuator_n_backed_off(const struct caad_actuator *a)
 {
 	return (unsigned)a->n_backoffs;
@@ -439,6 +461,7 @@ static int backoff_add(struct caad_actuator *a, char *path)
 	a->backoffs = n;
 	a->backoffs[a->n_backoffs++] = (struct backoff){
 		.path = path,
+		.wanted_ns = mono_ns(),
 		.until_ns = a->backoff_sec ? mono_ns() + (uint64_t)a->backoff_sec * 1000000000ull : 0,
 	};
 	a->stats.backoffs++;
@@ -453,7 +476,7 @@ bool caad_actuator_irq_unmovable(const struct caad_actuator *a, int irq)
 	return false;
 }
 
-static int forget_paths(struct caad_actuator *a, const char *sys, int n);
+static int forget_paths(struct caad_actuator *a, const char *sys, const char *prefix, int n);
 
 void caad_actuator_forget_irq(struct caad_actuator *a, int irq)
 {
@@ -466,7 +489,7 @@ void caad_actuator_forget_irq(struct caad_actuator *a, int irq)
 	a->n_unmovable = k;
 	/* and its refused writes and back-offs, by path */
 	snprintf(dir, sizeof(dir), "/proc/irq/%d/", irq);
-	(void)forget_paths(a, dir, 0);
+	(void)forget_paths(a, dir, NULL, 0);
 }
 
 static void mark_unmovable(struct caad_actuator *a, int irq)
@@ -527,6 +550,7 @@ int caad_actuator_new(const struct caad_actuator_options *opts, struct caad_actu
 		return -ENOMEM;
 	a->dry_run = opts->dry_run;
 	a->backoff_sec = opts->backoff_sec;
+	caad_actuator_set_ntuple_forget_sec(a, CAAD_NTUPLE_FORGET_SEC);
 	*ret = TAKE_PTR(a);
 	return 0;
 }
@@ -1622,7 +1646,6 @@ static int apply_all(struct caad_actuator *a, const struct caad_inventory *inv, 
  * says "ntuple:IFNAME:any", and restoring that finds the rule by its
  * 4-tuple and queue among the NIC's rules.
  */
-#define NTUPLE_PREFIX "ntuple:"
 
 static bool ntuple_obj(const char *obj)
 {
@@ -1791,9 +1814,63 @@ static int ntuple_log_level(struct caad_actuator *a, const char *ifname, const c
 	return change_level(a, key, note, size);
 }
 
+/* The plan wants the rule of key (NTUPLE_PREFIX IF:TEXT) at now: what is
+ * kept of it lives on. */
+static void ntuple_wanted(struct caad_actuator *a, const char *key, uint64_t now)
+{
+	for (size_t i = 0; i < a->n_backoffs; i++)
+		if (streq(a->backoffs[i].path, key))
+			a->backoffs[i].wanted_ns = now;
+	for (size_t i = 0; i < a->n_refusals; i++)
+		if (streq(a->refusals[i].path, key))
+			a->refusals[i].wanted_ns = now;
+	for (size_t i = 0; i < a->n_planned; i++)
+		if (streq(a->planned[i].path, key))
+			a->planned[i].wanted_ns = now;
+}
+
+/* An ntuple rule's record not wanted since now - ntuple_forget_ns (one of
+ * a flow that ended, most likely: its tuple will not be back). */
+static bool ntuple_forgotten(const struct caad_actuator *a, const char *path, uint64_t wanted_ns, uint64_t now)
+{
+	return ntuple_obj(path) && wanted_ns + a->ntuple_forget_ns < now;
+}
+
+/* Forget those records (caad_actuator_set_ntuple_forget_sec()). */
+static void ntuple_prune(struct caad_actuator *a, uint64_t now)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < a->n_backoffs; i++) {
+		if (ntuple_forgotten(a, a->backoffs[i].path, a->backoffs[i].wanted_ns, now))
+			free(a->backoffs[i].path);
+		else
+			a->backoffs[k++] = a->backoffs[i];
+	}
+	a->n_backoffs = k;
+	k = 0;
+	for (size_t i = 0; i < a->n_refusals; i++) {
+		if (ntuple_forgotten(a, a->refusals[i].path, a->refusals[i].wanted_ns, now))
+			free(a->refusals[i].path);
+		else
+			a->refusals[k++] = a->refusals[i];
+	}
+	a->n_refusals = k;
+	k = 0;
+	for (size_t i = 0; i < a->n_planned; i++) {
+		if (ntuple_forgotten(a, a->planned[i].path, a->planned[i].wanted_ns, now))
+			free(a->planned[i].path);
+		else
+			a->planned[k++] = a->planned[i];
+	}
+	a->n_planned = k;
+}
+
 /* Insert one planned rule: journaled as "any" first, then at its location.
- * Returns 1 when inserted, 0 when not now, or a negative errno. */
-static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s)
+ * Returns 1 when inserted, 0 when not now, or a negative errno. now: this
+ * apply's start (ntuple_wanted()). */
+static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s,
+                         uint64_t now)
 {
 	const char *ifname = inv->ifaces[s->iface].name;
 	_cleanup_free_ char *key = NULL, *path = NULL, *label = NULL, *text = NULL, *at_path = NULL, *at_label = NULL;
@@ -1810,6 +1887,7 @@ static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *i
 	caad_cpumask_zero(&none);
 	if (asprintf(&key, NTUPLE_PREFIX "%s:%s", ifname, t) < 0)
 		return -ENOMEM;
+	ntuple_wanted(a, key, now);
 	const struct refusal *rf = find_refusal(a, key);
 	if (backed_off(a, key) || (rf && rf->parked))
 		return 0;
@@ -1882,6 +1960,7 @@ static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *i
 
 static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan)
 {
+	uint64_t start = mono_ns();
 	int n = 0, r;
 
 	/* the ioctls act on the host's NICs: never under a fake sysroot */
@@ -1933,11 +2012,12 @@ static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *in
 	for (size_t i = 0; i < plan->n_settings; i++) {
 		if (plan->settings[i].kind != CAAD_SETTING_NTUPLE_RULE)
 			continue;
-		r = ntuple_insert(a, inv, &plan->settings[i]);
+		r = ntuple_insert(a, inv, &plan->settings[i], start);
 		if (r == -ENOMEM)
 			return r;
 		n += MAX(r, 0);
 	}
+	ntuple_prune(a, start);
 	return n;
 }
 
@@ -2607,13 +2687,13 @@ static const char *shown_name(const char *name, char buf[static IF_NAMESIZE * 4 
 
 int caad_actuator_rename_iface(struct caad_actuator *a, int ifindex, const char *from, const char *to)
 {
-	_cleanup_free_ char *sys_from = NULL;
+	_cleanup_free_ char *sys_from = NULL, *rules_from = NULL;
 	bool keep = journal_text_ok(to);
 	char shown[IF_NAMESIZE * 4 + 1];
 	size_t k = 0;
 	int n = 0, err = 0, r;
 
-	if (asprintf(&sys_from, SYS_NET "%s/", from) < 0)
+	if (asprintf(&sys_from, SYS_NET "%s/", from) < 0 || asprintf(&rules_from, NTUPLE_PREFIX "%s:", from) < 0)
 		return -ENOMEM;
 	if (!keep)
 		log_warning("%s (ifindex %d) is now \"%s\", a name with control characters, which caad's journal cannot "
@@ -2646,6 +2726,6 @@ int caad_actuator_rename_iface(struct caad_actuator *a, int ifindex, const char 
 		a->entries[k++] = *e;
 	}
 	a->n_entries = k;
-	r = forget_paths(a, sys_from, n);
+	r = forget_paths(a, sys_from, rules_from, n);
 	return err < 0 ? err : r;
 }

@@ -3173,6 +3173,55 @@ static void test_ntuple_refused(void **state)
 	assert_int_equal(nic.deletes, 0);
 }
 
+/*
+ * What caad keeps of a flow's rule (a refusal, a back-off) is by its tuple:
+ * forgotten once no plan wanted it for a while (here at once), so that
+ * flows that ended leave nothing; while wanted, it stays.
+ */
+static void test_ntuple_forgotten(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { ntuple_rule(7, 1, AF_INET, "10.0.0.2", 5201, "10.0.0.3", 40002) };
+	struct caad_plan plan = PLAN(s), none = { 0 };
+
+	caad_actuator_set_ntuple_forget_sec(a, 0);
+	/* refused, and not tried again while wanted */
+	nic.insert_error = -ENOSPC;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(nic.inserts, 1);
+	/* its flow gone for a plan: the refusal with it; a flow of that
+	 * tuple again is tried again */
+	nic.insert_error = 0;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &none), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(nic.inserts, 2);
+
+	/* deleted by someone else: backed off while wanted, then forgotten */
+	nic.used[0] = false;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(caad_actuator_n_backed_off(a), 1);
+	assert_int_equal(nic.inserts, 2);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &none), 0);
+	assert_int_equal(caad_actuator_n_backed_off(a), 0);
+
+	/* the default keeps them across a plan without the rule */
+	caad_actuator_set_ntuple_forget_sec(a, CAAD_NTUPLE_FORGET_SEC);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	nic.used[0] = false;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &none), 0);
+	assert_int_equal(caad_actuator_n_backed_off(a), 1);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(nic.inserts, 3);
+	/* ... and an interface that went forgets its rules' back-offs too */
+	assert_true(caad_actuator_forget_iface(a, fx->inv->ifaces[0].ifindex, fx->inv->ifaces[0].name) >= 0);
+	assert_int_equal(caad_actuator_n_backed_off(a), 0);
+	assert_int_equal(caad_actuator_restore(a), 0);
+}
+
 /* Dry run: said, not inserted; under a sysroot with the kernel's ioctl:
  * never tried (the host's NICs are not the fake tree's). */
 static void test_ntuple_dry_run_and_sysroot(void **state)
@@ -3366,6 +3415,7 @@ int main(void)
 		TN(test_ntuple_restore_renamed),
 		TN(test_ntuple_location),
 		TN(test_ntuple_refused),
+		TN(test_ntuple_forgotten),
 		TN(test_ntuple_dry_run_and_sysroot),
 		TN(test_ntuple_supported),
 		cmocka_unit_test(test_ntuple_text),
