@@ -307,11 +307,54 @@ static bool entry_of_iface(const struct journal_entry *e, int ifindex, const cha
 	       strncmp(e->label, ifname, n) == 0 && e->label[n] == ' ';
 }
 
+/* Whether the record of path (an ntuple rule's: wanted by a plan last at
+ * wanted_ns) is to go. */
+typedef bool (*record_test)(const struct caad_actuator *a, const char *path, uint64_t wanted_ns, const void *arg);
+
+/* Drop the back-offs, refusals and (with planned) the dry run's
+ * announcements that drop() says go. */
+static void records_drop(struct caad_actuator *a, record_test drop, const void *arg, bool planned)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < a->n_backoffs; i++) {
+		if (drop(a, a->backoffs[i].path, a->backoffs[i].wanted_ns, arg))
+			free(a->backoffs[i].path);
+		else
+			a->backoffs[k++] = a->backoffs[i];
+	}
+	a->n_backoffs = k;
+	k = 0;
+	for (size_t i = 0; i < a->n_refusals; i++) {
+		if (drop(a, a->refusals[i].path, a->refusals[i].wanted_ns, arg))
+			free(a->refusals[i].path);
+		else
+			a->refusals[k++] = a->refusals[i];
+	}
+	a->n_refusals = k;
+	if (!planned)
+		return;
+	k = 0;
+	for (size_t i = 0; i < a->n_planned; i++) {
+		if (drop(a, a->planned[i].path, a->planned[i].wanted_ns, arg))
+			free(a->planned[i].path);
+		else
+			a->planned[k++] = a->planned[i];
+	}
+	a->n_planned = k;
+}
+
+struct under {
+	const char *sys, *prefix;
+};
+
 /* Whether path is an object under sys (a directory, anywhere in it) or
  * starts with prefix (NULL: none). */
-static bool path_under(const char *path, const char *sys, const char *prefix)
+static bool path_under(const struct caad_actuator *a, const char *path, uint64_t wanted_ns, const void *arg)
 {
-	return strstr(path, sys) || (prefix && strncmp(path, prefix, strlen(prefix)) == 0);
+	const struct under *u = arg;
+
+	return strstr(path, u->sys) || (u->prefix && strncmp(path, u->prefix, strlen(u->prefix)) == 0);
 }
 
 /* Back-offs and refusals of the objects under a path prefix (an
@@ -320,25 +363,7 @@ static bool path_under(const char *path, const char *sys, const char *prefix)
  * changed, the journal is written again. Returns n. */
 static int forget_paths(struct caad_actuator *a, const char *sys, const char *prefix, int n)
 {
-	size_t k = 0;
-
-	for (size_t i = 0; i < a->n_backoffs; i++) {
-		if (path_under(a->backoffs[i].path, sys, prefix)) {
-			free(a->backoffs[i].path);
-			continue;
-		}
-		a->backoffs[k++] = a->backoffs[i];
-	}
-	a->n_backoffs = k;
-	k = 0;
-	for (size_t i = 0; i < a->n_refusals; i++) {
-		if (path_under(a->refusals[i].path, sys, prefix)) {
-			free(a->refusals[i].path);
-			continue;
-		}
-		a->refusals[k++] = a->refusals[i];
-	}
-	a->n_refusals = k;
+	records_drop(a, path_under, &(struct under){ .sys = sys, .prefix = prefix }, false);
 	planned_clear(a);
 	if (n > 0) {
 		int r = journal_write(a);
@@ -1541,9 +1566,56 @@ static int apply_all(struct caad_actuator *a, const struct caad_inventory *inv, 
 
 static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan);
 
+/* The object of a kthread's entry or record, whose PID names another task
+ * or none now. */
+static bool kthread_gone(const char *path)
+{
+	const char *comm;
+	pid_t pid;
+
+	return kthread_parse(path, &pid, &comm) >= 0 && kthread_check(pid, comm) == -ESRCH;
+}
+
+static bool kthread_record_gone(const struct caad_actuator *a, const char *path, uint64_t wanted_ns, const void *arg)
+{
+	return kthread_gone(path);
+}
+
+/*
+ * NAPI kthreads that are gone, and with them what caad kept of them: a
+ * kthread made anew (threaded NAPI turned off and on, channels or rings
+ * changed, a reset) has another PID, and the old one's entry could never
+ * be restored, its back-off or refusal never be asked again. Each would
+ * stay until exit, journaled at every write.
+ */
+static void drop_dead_kthreads(struct caad_actuator *a)
+{
+	size_t k = 0;
+	int n = 0;
+
+	for (size_t i = 0; i < a->n_entries; i++) {
+		struct journal_entry *e = &a->entries[i];
+
+		if (e->kind == CAAD_SETTING_KTHREAD_AFFINITY && kthread_gone(e->path)) {
+			log_info("%s: the kthread is gone, nothing to restore", e->label);
+			entry_done(e);
+			n++;
+			continue;
+		}
+		a->entries[k++] = *e;
+	}
+	a->n_entries = k;
+	records_drop(a, kthread_record_gone, NULL, false);
+	if (n > 0)
+		(void)journal_write(a); /* a stale line would only be dropped at the next start */
+}
+
 int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan)
 {
-	int n = apply_all(a, inv, plan);
+	int n;
+
+	drop_dead_kthreads(a);
+	n = apply_all(a, inv, plan);
 
 	if (n >= 0) {
 		int r = apply_ntuple(a, inv, plan);
@@ -1829,41 +1901,12 @@ static void ntuple_wanted(struct caad_actuator *a, const char *key, uint64_t now
 			a->planned[i].wanted_ns = now;
 }
 
-/* An ntuple rule's record not wanted since now - ntuple_forget_ns (one of
- * a flow that ended, most likely: its tuple will not be back). */
-static bool ntuple_forgotten(const struct caad_actuator *a, const char *path, uint64_t wanted_ns, uint64_t now)
+/* An ntuple rule's record not wanted since *now - ntuple_forget_ns (one
+ * of a flow that ended, most likely: its tuple will not be back); forgotten
+ * (caad_actuator_set_ntuple_forget_sec()). */
+static bool ntuple_forgotten(const struct caad_actuator *a, const char *path, uint64_t wanted_ns, const void *now)
 {
-	return ntuple_obj(path) && wanted_ns + a->ntuple_forget_ns < now;
-}
-
-/* Forget those records (caad_actuator_set_ntuple_forget_sec()). */
-static void ntuple_prune(struct caad_actuator *a, uint64_t now)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < a->n_backoffs; i++) {
-		if (ntuple_forgotten(a, a->backoffs[i].path, a->backoffs[i].wanted_ns, now))
-			free(a->backoffs[i].path);
-		else
-			a->backoffs[k++] = a->backoffs[i];
-	}
-	a->n_backoffs = k;
-	k = 0;
-	for (size_t i = 0; i < a->n_refusals; i++) {
-		if (ntuple_forgotten(a, a->refusals[i].path, a->refusals[i].wanted_ns, now))
-			free(a->refusals[i].path);
-		else
-			a->refusals[k++] = a->refusals[i];
-	}
-	a->n_refusals = k;
-	k = 0;
-	for (size_t i = 0; i < a->n_planned; i++) {
-		if (ntuple_forgotten(a, a->planned[i].path, a->planned[i].wanted_ns, now))
-			free(a->planned[i].path);
-		else
-			a->planned[k++] = a->planned[i];
-	}
-	a->n_planned = k;
+	return ntuple_obj(path) && wanted_ns + a->ntuple_forget_ns < *(const uint64_t *)now;
 }
 
 /* Insert one planned rule: journaled as "any" first, then at its location.
@@ -2017,7 +2060,7 @@ static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *in
 			return r;
 		n += MAX(r, 0);
 	}
-	ntuple_prune(a, start);
+	records_drop(a, ntuple_forgotten, &start, true);
 	return n;
 }
 

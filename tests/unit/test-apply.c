@@ -1487,6 +1487,68 @@ static void test_kthread_pid_reused(void **state)
 }
 
 /*
+ * A NAPI kthread that is gone (made anew with another PID: threaded NAPI
+ * off and on, a reset) takes its entry with it: nothing is left to
+ * restore, nor to journal at every write until exit. A child process
+ * named as the kthread stands for it.
+ */
+static void test_kthread_gone(void **state)
+{
+	struct fixture *fx = *state;
+	struct caad_iface *ifc = &fx->inv->ifaces[0];
+	struct caad_napi napi = { .id = 8193, .irq = -1 };
+	struct caad_setting s = { .kind = CAAD_SETTING_KTHREAD_AFFINITY, .iface = 0, .queue = 0, .irq = -1 };
+	struct caad_plan plan = { .settings = &s, .n_settings = 1 }, none = { 0 };
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator("/", fx->journal, false);
+	char lines[4][512], c;
+	cpu_set_t set;
+	int go[2], status;
+	pid_t child;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	if (CPU_COUNT(&set) < 2)
+		test_skip("a kthread's move not checked: this process may run on one CPU only");
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		(void)prctl(PR_SET_NAME, "napi/vb-8193");
+		(void)!write(go[1], "x", 1);
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(read(go[0], &c, 1), 1);
+	close(go[0]);
+	close(go[1]);
+	napi.kthread = s.pid = child;
+	snprintf(napi.kthread_comm, sizeof(napi.kthread_comm), "napi/vb-8193");
+	caad_cpumask_zero(&s.cpus);
+	for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set)) {
+			caad_cpumask_set(&s.cpus, cpu);
+			break;
+		}
+	ifc->napis = &napi;
+	ifc->n_napis = 1;
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	assert_int_equal(journal_lines_any(fx, lines, ARRAY_SIZE(lines)), 1);
+	/* there still: kept */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &none), 0);
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+
+	assert_int_equal(kill(child, SIGKILL), 0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &none), 0);
+	ifc->napis = NULL; /* (a failed assertion jumps past the end) */
+	ifc->n_napis = 0;
+	assert_int_equal(caad_actuator_n_changed(a), 0);
+	assert_false(exists(fx->journal));
+	assert_int_equal(caad_actuator_restore(a), 0);
+}
+
+/*
  * A renamed interface keeps its values: the journal follows the new name
  * (sysfs paths and labels; an IRQ's path has no name in it), and restore
  * writes there. Forgetting it drops its entries, not the others'.
@@ -3382,6 +3444,7 @@ int main(void)
 		T(test_journal_irq_identity),
 		T(test_journals_drop_other_boot),
 		T(test_kthread_pid_reused),
+		T(test_kthread_gone),
 		T(test_rename_irq_actions),
 		T(test_rename_iface),
 		T(test_rename_iface_control_char),
