@@ -2638,8 +2638,14 @@ int caad_journals_drop_other_boot(const char *runtime_dir, const char *boot_id_p
 	}
 	strcat(now, "\n");
 	r = caad_write_file_atomic(mark, now, strlen(now), 0644);
-	if (r < 0)
-		return log_error_errno(r, "Failed to write %s: %m", mark);
+	if (r < 0) {
+		/* what is there is restored all the same (a crash's journal
+		 * waits for it), as when the boot cannot be told */
+		log_warning_errno(r, "Failed to write %s (%m): the next start cannot tell this boot's journals from an "
+		                  "earlier one's",
+		                  mark);
+		(void)unlink(mark);
+	}
 	return dropped;
 }
 

@@ -1383,6 +1383,15 @@ static void test_journals_drop_other_boot(void **state)
 	write_file(fx->top, "boot_id", "b3e82d90-b8c9-4388-bc48-42a1ef2f4b38\n");
 	assert_true(caad_journals_drop_other_boot(dir, now, journals, 2, NULL) < 0);
 	assert_content(fx->root, "run/boot_id", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
+
+	/* no record, and none can be written (a directory in its place): the
+	 * journal is kept for the restore, which is not stopped */
+	assert_int_equal(unlink(mark), 0);
+	write_file(fx->root, "run/boot_id/x", "\n");
+	write_file(fx->root, "run/journal", "/x\t1\n");
+	assert_int_equal(caad_journals_drop_other_boot(dir, now, journals, 1, &same), 0);
+	assert_false(same);
+	assert_true(exists(fx->journal));
 }
 
 /* A value that vanishes between restore's read and its write is gone, not
