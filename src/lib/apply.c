@@ -1110,8 +1110,8 @@ static int setting_path(const struct caad_actuator *a, const struct caad_invento
 	return 0;
 }
 
-/* Refused before and not to be tried now: a managed IRQ, or a write
- * refused with this very value. */
+/* Refused before and not to be tried now: a managed IRQ, a write refused
+ * with this very value, or an object left to someone else (back-off). */
 static bool parked(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *setting)
 {
 	_cleanup_free_ char *path = NULL, *label = NULL;
@@ -1123,8 +1123,12 @@ static bool parked(struct caad_actuator *a, const struct caad_inventory *inv, co
 		return false; /* a restore writes back what was there */
 	if (s->kind == CAAD_SETTING_IRQ_AFFINITY && caad_actuator_irq_unmovable(a, s->irq))
 		return true;
-	if (a->n_refusals == 0 || setting_path(a, inv, s, &path, &label) < 0)
+	if ((a->n_refusals == 0 && a->n_backoffs == 0) || setting_path(a, inv, s, &path, &label) < 0)
 		return false;
+	/* someone else's now: the rest of its queue would steer it half
+	 * (an RPS mask turned off beside an IRQ that is not caad's) */
+	if (backed_off(a, path))
+		return true;
 	rf = find_refusal(a, path);
 	return rf && rf->parked && caad_cpumask_equal(&rf->cpus, &s->cpus);
 }

@@ -786,6 +786,13 @@ static void test_backoff(void **state)
 	assert_true(journal_has(lines, n, fx, RX0, "0"));
 	caad_actuator_get_stats(a, &st);
 	assert_int_equal(st.backoffs, 1);
+	/* another target for the queue: none of it moves while its IRQ is the
+	 * admin's (its RPS alone would steer it half) */
+	struct caad_setting s2[] = { rps(0, "1"), irq(101, 0, "1") };
+	struct caad_plan plan2 = PLAN(s2);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 0);
+	assert_content(fx->root, RX0, "1\n"); /* CPU 0 still, not 2 (CPU 1) */
+	assert_content(fx->root, IRQ101, "1\n");
 
 	/* exit: caad's own value goes back, the admin's stays */
 	assert_int_equal(caad_actuator_restore(a), 0);
