@@ -354,6 +354,11 @@ int caad_irqbalance_sync_new(const char *sysroot, const char *journal, struct ca
 		caad_irqbalance_sync_free(s);
 		return -ENOMEM;
 	}
+	/* a journal the start could not give back (irqbalance busy): caad's
+	 * old bans are in, to go back in any mode, not only once ban mode
+	 * attaches (IrqBalance=warn or ignore never would) */
+	if (journal && access(journal, F_OK) == 0)
+		s->bans_in = true;
 	*ret = s;
 	return 0;
 }

@@ -555,6 +555,21 @@ static void test_sync_journal(void **state)
 	assert_string_equal(f->banned, "5 7 121");
 	caad_irqbalance_sync_free(s); /* a crash again */
 
+	/* a start in warn or ignore mode that could not give it back at
+	 * first (irqbalance busy) gives it back at its first update */
+	for (int mode = CAAD_IRQBALANCE_WARN; mode <= CAAD_IRQBALANCE_IGNORE; mode++) {
+		assert_int_equal(caad_irqbalance_sync_new(f->root, journal, &s), 0);
+		assert_int_equal(caad_irqbalance_sync_update(s, mode, b, ARRAY_SIZE(b)), 0);
+		assert_string_equal(f->banned, "5 7");
+		assert_int_equal(access(journal, F_OK), -1);
+		caad_irqbalance_sync_free(s);
+		/* (crashed again, with 121 in) */
+		assert_int_equal(caad_irqbalance_sync_new(f->root, journal, &s), 0);
+		assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, b, ARRAY_SIZE(b)), 1);
+		assert_string_equal(f->banned, "5 7 121");
+		caad_irqbalance_sync_free(s);
+	}
+
 	/* the next start gives the list back and drops the journal */
 	assert_int_equal(caad_irqbalance_journal_restore(journal), 1);
 	assert_string_equal(f->banned, "5 7");
