@@ -174,10 +174,14 @@ void caad_actuator_set_ntuple_forget_sec(struct caad_actuator *a, unsigned sec);
  * Its IRQs' and NAPI kthreads' entries are kept as no interface's: they
  * are the host's, and outlive an interface moved to another network
  * namespace; exit puts each back if it still reads what caad wrote, and
- * a managed queue that meets one again adopts it if it does.
+ * a managed queue that meets one again adopts it if it does. With
+ * may_return (a device of its own, a PCI function: one that is moved
+ * between namespaces, and back, rather than made anew), so are its RPS,
+ * RFS and ntuple entries, by ifindex: back with it, they are adopted, or
+ * restored at exit; a device made anew under the name has another one.
  * Returns how many values were forgotten.
  */
-int caad_actuator_forget_iface(struct caad_actuator *a, int ifindex, const char *ifname);
+int caad_actuator_forget_iface(struct caad_actuator *a, int ifindex, const char *ifname, bool may_return);
 /*
  * The ifindex of a journal entry under the name ifname that is not
  * ifindex, or 0 if none: values caad changed on an interface that went

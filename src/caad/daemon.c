@@ -249,7 +249,9 @@ static int iface_left(struct daemon *d, const struct caad_iface *old, bool loade
 		return follow_rename(d, old->ifindex, old->name, now);
 	if (r < 0 || !loaded)
 		return 0;
-	r = caad_actuator_forget_iface(d->actuator, old->ifindex, old->name);
+	/* a PCI function is moved between namespaces (and back), not made
+	 * anew: its own values are kept for it (a veth's are not: made anew) */
+	r = caad_actuator_forget_iface(d->actuator, old->ifindex, old->name, old->bus_id[0] != '\0');
 	/* the kernel's refusal to move its IRQs was that device's */
 	for (unsigned q = 0; q < old->n_rx; q++)
 		if (old->rx[q].irq >= 0)

@@ -47,7 +47,8 @@ struct journal_entry {
 	                  * tells after a crash whether the number still names that device's IRQ */
 	bool orphan;     /* an IRQ's or a kthread's whose interface left caad's view (another network
 	                  * namespace, or gone): the object may outlive it, and is put back at exit
-	                  * only if it still reads what caad wrote (ifindex 0: no interface's now) */
+	                  * only if it still reads what caad wrote (ifindex 0: no interface's now);
+	                  * or a device's own value (ifindex kept) while the device is away */
 };
 
 /* dry run: what was last announced per path, so each change is logged once */
@@ -373,7 +374,7 @@ static int forget_paths(struct caad_actuator *a, const char *sys, const char *pr
 	return n;
 }
 
-int caad_actuator_forget_iface(struct caad_actuator *a, int ifindex, const char *ifname)
+int caad_actuator_forget_iface(struct caad_actuator *a, int ifindex, const char *ifname, bool may_return)
 {
 	_cleanup_free_ char *sys = NULL;
 	size_t k = 0;
@@ -391,6 +392,15 @@ int caad_actuator_forget_iface(struct caad_actuator *a, int ifindex, const char 
 			         e->label);
 			e->orphan = true;
 			e->ifindex = 0;
+		} else if (entry_of_iface(e, ifindex, ifname) && may_return) {
+			/* the device's own values (its sysfs files, its NIC's
+			 * rules) go with it into another namespace, and come back
+			 * with it: by its ifindex */
+			if (!e->orphan)
+				log_info("%s: its interface left caad's view: kept, should it come back (from another "
+				         "network namespace) with caad's value",
+				         e->label);
+			e->orphan = true;
 		} else if (entry_of_iface(e, ifindex, ifname)) {
 			log_info("%s: its device is gone, nothing to restore", e->label);
 			entry_done(e);
@@ -1230,9 +1240,10 @@ static bool held_by_others(const struct caad_actuator *a, const struct journal_e
 }
 
 /*
- * A managed queue's IRQ or kthread has an orphan's entry (its interface
- * left caad's view): the device came back (from another network
- * namespace), or another one has that IRQ now. Reading what caad wrote,
+ * A managed queue's object has an orphan's entry (its interface left
+ * caad's view): the device came back (from another network namespace), or
+ * another one has that IRQ or name now. Of that device, reading what caad
+ * wrote,
  * it is caad's still, with its original: the entry is the queue's again
  * (1). Else the object is not what caad changed (a new device's, at its
  * defaults): the entry goes, and its value now is the original (0).
@@ -1240,7 +1251,9 @@ static bool held_by_others(const struct caad_actuator *a, const struct journal_e
 static int adopt_orphan(struct caad_actuator *a, struct journal_entry *e, const struct caad_iface *iface,
                         const char *label, const struct caad_cpumask *cur)
 {
-	if (caad_cpumask_equal(cur, &e->written)) {
+	/* a device's own value (ifindex kept): that device, not a new one
+	 * under its name */
+	if ((e->ifindex <= 0 || e->ifindex == iface->ifindex) && caad_cpumask_equal(cur, &e->written)) {
 		log_info("%s: reads what caad wrote before its interface left, original \"%s\" kept", label, e->original);
 		e->orphan = false;
 		e->ifindex = iface->ifindex;
@@ -2025,6 +2038,14 @@ static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *in
 
 		if (e->kind != CAAD_SETTING_NTUPLE_RULE || ntuple_obj_parse(e->path, ifname, &loc) < 0)
 			continue;
+		if (e->orphan) {
+			/* its NIC away (another network namespace): neither
+			 * deleted nor checked until it is back */
+			if (!caad_inventory_find_ifindex(inv, e->ifindex))
+				continue;
+			log_info("%s: its interface is back", e->label);
+			e->orphan = false;
+		}
 		if (!ntuple_planned(inv, plan, e)) {
 			char note[160];
 

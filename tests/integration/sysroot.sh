@@ -425,6 +425,10 @@ for how in kept changed back; do
 	want=0-1
 	[ "$how" = changed ] && want=1
 	irq100_is "$want" || { cat "$TMP/caad10$how.log"; fail "fk0 left ($how): IRQ 100 is $(cat "$R/proc/irq/100/smp_affinity_list"), wanted $want"; }
+	# fk0's own value (a PCI function's) came back with it: restored too
+	if [ "$how" = back ] && [ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" != 3 ]; then
+		cat "$TMP/caad10$how.log"; fail "fk0 back: rx-0 rps_cpus is $(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus") at exit, wanted its original 3"
+	fi
 	if grep -q "changed by someone else" "$TMP/caad10$how.log"; then fail "fk0 left ($how): taken for someone else's change"; fi
 	rm -rf "$TMP/fk0-away"
 done

@@ -1618,8 +1618,8 @@ static void test_rename_iface(void **state)
 	assert_int_equal(caad_actuator_other_ifindex(a, "vb", 2), 0);
 	assert_int_equal(caad_actuator_other_ifindex(a, "v", 7), 0);
 	assert_int_equal(caad_actuator_other_ifindex(a, "vc", 7), 0);
-	assert_int_equal(caad_actuator_forget_iface(a, 2, "vc"), 0);
-	assert_int_equal(caad_actuator_forget_iface(a, 2, "vb"), 1);
+	assert_int_equal(caad_actuator_forget_iface(a, 2, "vc", false), 0);
+	assert_int_equal(caad_actuator_forget_iface(a, 2, "vb", false), 1);
 	/* its IRQ is the host's, and may outlive the interface here (moved
 	 * to another network namespace): kept for exit, of no interface now */
 	assert_int_equal(caad_actuator_n_changed(a), 1);
@@ -1628,6 +1628,56 @@ static void test_rename_iface(void **state)
 	assert_int_equal(caad_actuator_restore(a), 0);
 	assert_content(fx->root, IRQ101, "1\n");
 	assert_false(exists(fx->journal));
+}
+
+/*
+ * A PCI function moved to another network namespace takes its own values
+ * (RPS) with it, and brings them back: they are kept for it by ifindex,
+ * adopted when it is back still reading caad's value, and restored at
+ * exit; a device made anew under the name (another ifindex) has none of
+ * them, and its value is its own original.
+ */
+static void test_forget_iface_may_return(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *here = path_in(fx->root, "sys/class/net/vb"), *away = path_in(fx->top, "vb-away");
+	struct caad_setting s[] = { rps(1, "1") };
+	struct caad_plan plan = PLAN(s);
+	char lines[4][512];
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_content(fx->root, RX1, "2\n");
+	/* away: kept (nothing forgotten), in the journal too */
+	assert_int_equal(rename(here, away), 0);
+	assert_int_equal(caad_actuator_forget_iface(a, 2, "vb", true), 0);
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+	assert_true(journal_has(lines, 1, fx, RX1, "0"));
+	/* back, still caad's: adopted with its original, restored at exit */
+	assert_int_equal(rename(away, here), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RX1, "0\n");
+
+	/* away again, and a new device under the name (ifindex 9): the old
+	 * entry goes, the new one's value is its original */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(caad_actuator_forget_iface(a, 2, "vb", true), 0);
+	write_file(fx->root, RX1, "2\n");
+	fx->inv->ifaces[0].ifindex = 9;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_int_equal(caad_actuator_n_changed(a), 0);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RX1, "2\n");
+	fx->inv->ifaces[0].ifindex = 2;
+	/* a virtual device (may_return false): forgotten at once */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	write_file(fx->root, RX1, "0\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(caad_actuator_forget_iface(a, 2, "vb", false), 1);
+	assert_int_equal(caad_actuator_n_changed(a), 0);
 }
 
 /*
@@ -2737,7 +2787,7 @@ static void test_rfs_table_of_no_iface(void **state)
 	assert_int_equal(caad_actuator_apply(a, inv, &plan), 1);
 	assert_int_equal(caad_actuator_rename_iface(a, 4, "RFS", "vq"), 0);
 	assert_int_equal(caad_actuator_journaled_name(a, 4, "vq", was), 0);
-	assert_int_equal(caad_actuator_forget_iface(a, 4, "RFS"), 0);
+	assert_int_equal(caad_actuator_forget_iface(a, 4, "RFS", false), 0);
 	assert_int_equal(caad_actuator_n_changed(a), 1);
 	assert_int_equal(caad_actuator_restore(a), 0);
 	assert_content(fx->root, RFS_TABLE, "0\n");
@@ -3295,9 +3345,35 @@ static void test_ntuple_forgotten(void **state)
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
 	assert_int_equal(nic.inserts, 3);
 	/* ... and an interface that went forgets its rules' back-offs too */
-	assert_true(caad_actuator_forget_iface(a, fx->inv->ifaces[0].ifindex, fx->inv->ifaces[0].name) >= 0);
+	assert_true(caad_actuator_forget_iface(a, fx->inv->ifaces[0].ifindex, fx->inv->ifaces[0].name, false) >= 0);
 	assert_int_equal(caad_actuator_n_backed_off(a), 0);
 	assert_int_equal(caad_actuator_restore(a), 0);
+}
+
+/* A NIC moved away (another namespace) keeps caad's rule: not deleted
+ * (nor counted as failing) while it is away, and deleted once it is back
+ * and the plan no longer wants it. */
+static void test_ntuple_nic_away(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { ntuple_rule(7, 1, AF_INET, "10.0.0.2", 5201, "10.0.0.3", 40002) };
+	struct caad_plan plan = PLAN(s), none = { 0 };
+	struct caad_actuator_stats st;
+	int ifindex = fx->inv->ifaces[0].ifindex;
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(caad_actuator_forget_iface(a, ifindex, "vb", true), 0);
+	fx->inv->ifaces[0].ifindex = ifindex + 100; /* none of the inventory's is it */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &none), 0);
+	assert_int_equal(nic.deletes, 0);
+	caad_actuator_get_stats(a, &st);
+	assert_int_equal(st.errors, 0);
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	fx->inv->ifaces[0].ifindex = ifindex; /* back */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &none), 1);
+	assert_int_equal(nic.deletes, 1);
+	assert_int_equal(caad_actuator_n_changed(a), 0);
 }
 
 /* Dry run: said, not inserted; under a sysroot with the kernel's ioctl:
@@ -3461,6 +3537,7 @@ int main(void)
 		T(test_journals_drop_other_boot),
 		T(test_kthread_pid_reused),
 		T(test_kthread_gone),
+		T(test_forget_iface_may_return),
 		T(test_rename_irq_actions),
 		T(test_rename_iface),
 		T(test_rename_iface_control_char),
@@ -3495,6 +3572,7 @@ int main(void)
 		TN(test_ntuple_location),
 		TN(test_ntuple_refused),
 		TN(test_ntuple_forgotten),
+		TN(test_ntuple_nic_away),
 		TN(test_ntuple_dry_run_and_sysroot),
 		TN(test_ntuple_supported),
 		cmocka_unit_test(test_ntuple_text),
