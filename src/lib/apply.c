@@ -1515,9 +1515,17 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		added = true;
 		r = journal_write(a);
 		if (r < 0) {
-			/* Not journaled: do not touch the host. */
+			/* Not journaled: do not touch the host. Parked: what this
+			 * apply wrote of the queue before (its IRQ) is put back,
+			 * and would be written and put back at every scan. */
 			entry_done(e);
 			a->n_entries--;
+			if (refuse(a, path, &s->cpus, r, true)) {
+				count_class(a, CAAD_ERROR_OTHER);
+				log_warning_errno(r, "%s: left as it is, its original cannot be journaled: %m; not tried "
+				                  "again until the plan wants another value or the configuration is reloaded",
+				                  label);
+			}
 			return r;
 		}
 	}

@@ -564,6 +564,47 @@ static void test_journal_unwritable(void **state)
 	assert_false(exists(journal));
 }
 
+/*
+ * The journal becomes unwritable after caad steered a queue's IRQ: a new
+ * target that needs a new entry (its RPS) writes the IRQ, fails to
+ * journal the RPS, and puts the IRQ back; then the queue is left as it is,
+ * not moved and put back again at every scan.
+ */
+static void test_journal_unwritable_later(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *run = path_in(fx->root, "run"), *away = path_in(fx->top, "run-away");
+	struct caad_setting s1[] = { irq(101, 0, "0") }, s2[] = { irq(101, 0, "1"), rps(0, "1") };
+	struct caad_plan p1 = PLAN(s1), p2 = PLAN(s2);
+	struct caad_actuator_stats st;
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p1), 1);
+	assert_int_equal(rename(run, away), 0);
+	write_file(fx->root, "run", "a file where the journal's directory should be\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p2), 0);
+	assert_content(fx->root, IRQ101, "0\n");
+	assert_content(fx->root, RX0, "0\n");
+	caad_actuator_get_stats(a, &st);
+	uint64_t written = st.written, undone = st.undone;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &p2), 0);
+	caad_actuator_get_stats(a, &st);
+	assert_int_equal(st.written, written);
+	assert_int_equal(st.undone, undone);
+	assert_content(fx->root, IRQ101, "0\n");
+	/* once it can be written, a reload's go-ahead tries again */
+	_cleanup_free_ char *file = path_in(fx->root, "run");
+	assert_int_equal(unlink(file), 0);
+	assert_int_equal(rename(away, run), 0);
+	caad_actuator_clear_backoff(a);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p2), 2);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_content(fx->root, RX0, "0\n");
+}
+
 /* Restore: originals back byte for byte, the journal gone. */
 static void test_restore(void **state)
 {
@@ -3513,6 +3554,7 @@ int main(void)
 		T(test_apply_only_differences),
 		T(test_journal_contents),
 		T(test_journal_unwritable),
+		T(test_journal_unwritable_later),
 		T(test_restore),
 		T(test_restore_leaves_foreign_change),
 		T(test_give_back),
