@@ -1135,9 +1135,10 @@ static bool parked(struct caad_actuator *a, const struct caad_inventory *inv, co
 		return true;
 	if ((a->n_refusals == 0 && a->n_backoffs == 0) || setting_path(a, inv, s, &path, &label) < 0)
 		return false;
-	/* someone else's now: the rest of its queue would steer it half
-	 * (an RPS mask turned off beside an IRQ that is not caad's) */
-	if (backed_off(a, path))
+	/* a steering value someone else holds now: the rest of its queue
+	 * would steer it half (an RPS mask turned off beside an IRQ that is
+	 * not caad's); RFS's flow table alone steers nothing */
+	if (s->kind != CAAD_SETTING_RFS_FLOW_CNT && backed_off(a, path))
 		return true;
 	rf = find_refusal(a, path);
 	return rf && rf->parked && caad_cpumask_equal(&rf->cpus, &s->cpus);
