@@ -1631,9 +1631,24 @@ static void drop_dead_kthreads(struct caad_actuator *a)
 		a->entries[k++] = *e;
 	}
 	a->n_entries = k;
-	records_drop(a, kthread_record_gone, NULL, false);
+	records_drop(a, kthread_record_gone, NULL, true);
 	if (n > 0)
 		(void)journal_write(a); /* a stale line would only be dropped at the next start */
+}
+
+/* A device's own values kept while it was away (orphans by ifindex,
+ * caad_actuator_forget_iface()): its again once it is back, whether or
+ * not a plan touches them, so that a change after that is someone else's. */
+static void adopt_returned(struct caad_actuator *a, const struct caad_inventory *inv)
+{
+	for (size_t i = 0; i < a->n_entries; i++) {
+		struct journal_entry *e = &a->entries[i];
+
+		if (e->orphan && e->ifindex > 0 && caad_inventory_find_ifindex(inv, e->ifindex)) {
+			log_info("%s: its interface is back", e->label);
+			e->orphan = false;
+		}
+	}
 }
 
 int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan)
@@ -1641,6 +1656,7 @@ int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *in
 	int n;
 
 	drop_dead_kthreads(a);
+	adopt_returned(a, inv);
 	n = apply_all(a, inv, plan);
 
 	if (n >= 0) {
@@ -2047,14 +2063,8 @@ static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *in
 
 		if (e->kind != CAAD_SETTING_NTUPLE_RULE || ntuple_obj_parse(e->path, ifname, &loc) < 0)
 			continue;
-		if (e->orphan) {
-			/* its NIC away (another network namespace): neither
-			 * deleted nor checked until it is back */
-			if (!caad_inventory_find_ifindex(inv, e->ifindex))
-				continue;
-			log_info("%s: its interface is back", e->label);
-			e->orphan = false;
-		}
+		if (e->orphan)
+			continue; /* its NIC away (another network namespace): neither deleted nor checked */
 		if (!ntuple_planned(inv, plan, e)) {
 			char note[160];
 

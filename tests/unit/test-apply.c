@@ -1684,7 +1684,7 @@ static void test_forget_iface_may_return(void **state)
 	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
 	_cleanup_free_ char *here = path_in(fx->root, "sys/class/net/vb"), *away = path_in(fx->top, "vb-away");
 	struct caad_setting s[] = { rps(1, "1") };
-	struct caad_plan plan = PLAN(s);
+	struct caad_plan plan = PLAN(s), none = { 0 };
 	char lines[4][512];
 
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
@@ -1713,7 +1713,24 @@ static void test_forget_iface_may_return(void **state)
 	assert_int_equal(caad_actuator_restore(a), 0);
 	assert_content(fx->root, RX1, "2\n");
 	fx->inv->ifaces[0].ifindex = 2;
+	/* back, and no plan about it for a while: its again, so that a later
+	 * change is someone else's (backed off), not taken for the original */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	write_file(fx->root, RX1, "0\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(rename(here, away), 0);
+	assert_int_equal(caad_actuator_forget_iface(a, 2, "vb", true), 0);
+	assert_int_equal(rename(away, here), 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &none), 0);
+	write_file(fx->root, RX1, "4\n"); /* the admin */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_content(fx->root, RX1, "4\n");
+	assert_int_equal(caad_actuator_n_backed_off(a), 1);
+	caad_actuator_clear_backoff(a);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RX1, "4\n");
 	/* a virtual device (may_return false): forgotten at once */
+	write_file(fx->root, RX1, "2\n");
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
 	write_file(fx->root, RX1, "0\n");
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
