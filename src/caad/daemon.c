@@ -1439,6 +1439,9 @@ int daemon_run(struct daemon *d)
 	if (q < 0)
 		log_error_errno(q, "Some values could not be restored; the journal %s is kept for the next start: %m",
 		                journal);
+	if (qi < 0) /* (sync_restore() says a repeated failure once: said here at exit) */
+		log_error_errno(qi, "irqbalance's own banned IRQs could not be given back; its journal is kept for the "
+		                    "next start: %m");
 	if (qi < 0 && q >= 0)
 		q = qi;
 	return r < 0 ? r : q;

@@ -713,9 +713,13 @@ int caad_irqbalance_sync_restore(struct caad_irqbalance_sync *s)
 		r = sync_attach(s);
 		if (r == -ENOENT)
 			r = -ECONNREFUSED; /* none runs: gone, as below */
-		else if (r < 0)
-			return log_warning_errno(r, "Failed to give irqbalance its banned IRQs back (%s kept): %m",
-			                         s->journal ? s->journal : "no journal");
+		else if (r < 0) {
+			/* said once: retried every scan, then every 32 s at most */
+			if (first_failure(s, s->journal ? s->journal : ""))
+				log_warning_errno(r, "Failed to give irqbalance its banned IRQs back (%s kept): %m",
+				                  s->journal ? s->journal : "no journal");
+			return r;
+		}
 	} else
 		r = 0;
 	if (r == 0)

@@ -124,6 +124,8 @@ rc=0; wait "$CAAD_PID" || rc=$?; CAAD_PID=
 [ "$rc" = 1 ] || { cat "$TMP/caad1b.log"; fail "caad exited with $rc, wanted 1 (irqbalance's list not given back)"; }
 irq100_is 0-1 || fail "IRQ 100 not restored: $(cat "$R/proc/irq/100/smp_affinity_list")"
 [ -s "$TMP/rt1b/irqbalance" ] || fail "irqbalance's journal not kept"
+grep -q "irqbalance's own banned IRQs could not be given back; its journal is kept" "$TMP/caad1b.log" ||
+	{ cat "$TMP/caad1b.log"; fail "the exit did not say irqbalance's list was not given back"; }
 kill -CONT "$IRQB"
 "$CAAD" --restore --sysroot "$R" --runtime-dir "$TMP/rt1b" >"$TMP/restore1b.log" 2>&1 ||
 	{ cat "$TMP/restore1b.log"; fail "caad --restore failed"; }
