@@ -319,6 +319,18 @@ const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const ch
 	return NULL;
 }
 
+size_t caad_verdicts_expire(struct caad_verdicts *vs, uint64_t now_sec, uint64_t max_age_sec)
+{
+	size_t n = 0;
+
+	for (size_t i = vs->n; i-- > 0;)
+		if (expired(&vs->v[i], now_sec, max_age_sec) == 1) {
+			drop(vs, i);
+			n++;
+		}
+	return n;
+}
+
 size_t caad_verdicts_ahead(const struct caad_verdicts *vs, uint64_t now_sec, uint64_t max_age_sec)
 {
 	size_t n = 0;

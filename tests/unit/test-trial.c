@@ -1252,6 +1252,21 @@ static void test_verdicts_odd_entries(void **state)
 	assert_null(caad_verdicts_find(&vs, "eth0", "", "b", false, 10, 3600));
 	assert_non_null(caad_verdicts_find(&vs, "eth0", "", "a", false, 10, 3600));
 	assert_int_equal(vs.n, 2);
+	/* expired ones go however long nothing looked for them; one ahead
+	 * of the clock is kept; no age limit keeps all */
+	assert_int_equal(caad_verdicts_expire(&vs, 10, 0), 0);
+	assert_int_equal(caad_verdicts_expire(&vs, 10, 3600), 0);
+	assert_int_equal(vs.n, 2);
+	{
+		struct caad_verdicts copy = { .n = vs.n, .v = malloc(vs.n * sizeof(*vs.v)) };
+
+		assert_non_null(copy.v);
+		memcpy(copy.v, vs.v, vs.n * sizeof(*vs.v));
+		assert_int_equal(caad_verdicts_expire(&copy, 5000, 3600), 1);
+		assert_int_equal(copy.n, 1);
+		assert_string_equal(copy.v[0].comm, "b");
+		caad_verdicts_done(&copy);
+	}
 	assert_int_equal(caad_verdicts_save(&vs, path), 0);
 	caad_verdicts_done(&vs);
 	assert_int_equal(caad_verdicts_load(path, "k", "t", 5000, 3600, &vs, &dropped, &why), 0);
