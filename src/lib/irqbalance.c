@@ -342,6 +342,7 @@ struct caad_irqbalance_sync {
 	unsigned fails;     /* updates that failed in a row */
 	uint64_t retry_at;  /* CLOCK_MONOTONIC usec: after two of them, not before (1, 2, 4 ... 32 s) */
 	char *quiet;    /* the socket a failure was logged for: not again each scan */
+	bool restore_said; /* a failed give-back was logged: not again until one succeeds */
 };
 
 int caad_irqbalance_sync_new(const char *sysroot, const char *journal, struct caad_irqbalance_sync **ret)
@@ -715,9 +716,10 @@ int caad_irqbalance_sync_restore(struct caad_irqbalance_sync *s)
 			r = -ECONNREFUSED; /* none runs: gone, as below */
 		else if (r < 0) {
 			/* said once: retried every scan, then every 32 s at most */
-			if (first_failure(s, s->journal ? s->journal : ""))
+			if (!s->restore_said)
 				log_warning_errno(r, "Failed to give irqbalance its banned IRQs back (%s kept): %m",
 				                  s->journal ? s->journal : "no journal");
+			s->restore_said = true;
 			return r;
 		}
 	} else
@@ -733,12 +735,19 @@ int caad_irqbalance_sync_restore(struct caad_irqbalance_sync *s)
 		s->n_current = 0;
 		return 0;
 	}
-	if (r < 0)
-		return log_warning_errno(r, "Failed to give irqbalance its banned IRQs back at %s (%s kept): %m",
-		                         s->path, s->journal ? s->journal : "no journal");
+	if (r < 0) {
+		if (!s->restore_said)
+			log_warning_errno(r, "Failed to give irqbalance its banned IRQs back at %s (%s kept): %m", s->path,
+			                  s->journal ? s->journal : "no journal");
+		s->restore_said = true;
+		return r;
+	}
 	journal_drop(s);
 	s->bans_in = false;
 	s->fails = 0;
+	s->restore_said = false;
+	free(s->quiet);
+	s->quiet = NULL;
 	log_info("irqbalance's banned IRQs restored (%zu)", s->n_original);
 	free(s->current);
 	s->current = NULL;

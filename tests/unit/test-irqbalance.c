@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "capture.h"
+
 #include "caad/irqbalance.h"
 #include "caad/macro.h"
 #include "caad/sysfs.h"
@@ -388,9 +390,15 @@ static void test_sync_restore_backoff(void **state)
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->path);
 	assert_int_equal(bind(hung, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(listen(hung, 8), 0);
+	struct capture cap;
+	capture_begin(&cap, f->root);
 	assert_true(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_WARN, NULL, 0) < 0);
 	assert_true(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_WARN, NULL, 0) < 0);
 	assert_int_equal(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_WARN, NULL, 0), 0); /* not tried */
+	_cleanup_free_ char *log = capture_end(&cap);
+	/* the failure said once, not at each try */
+	if (count_substr(log, "Failed to give irqbalance its banned IRQs back") != 1)
+		fail_msg("the failed give-back was not said once:\n%s", log);
 	close(hung);
 	unlink(f->path);
 	assert_int_equal(rename(away, f->path), 0);
