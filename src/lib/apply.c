@@ -1637,17 +1637,32 @@ static void drop_dead_kthreads(struct caad_actuator *a)
 }
 
 /* A device's own values kept while it was away (orphans by ifindex,
- * caad_actuator_forget_iface()): its again once it is back, whether or
- * not a plan touches them, so that a change after that is someone else's. */
+ * caad_actuator_forget_iface()): once it is back, whether or not a plan
+ * touches them, each is caad's again where it still reads what caad wrote
+ * (else its value now is the original: adopt_orphan()), so that a change
+ * after that is someone else's; its ntuple rules are apply_ntuple()'s. */
 static void adopt_returned(struct caad_actuator *a, const struct caad_inventory *inv)
 {
-	for (size_t i = 0; i < a->n_entries; i++) {
+	/* backwards: adopt_orphan() moves the last entry into one it drops */
+	for (size_t i = a->n_entries; i-- > 0;) {
 		struct journal_entry *e = &a->entries[i];
+		const struct caad_iface *iface;
+		_cleanup_free_ char *current = NULL;
+		struct caad_cpumask cur;
 
-		if (e->orphan && e->ifindex > 0 && caad_inventory_find_ifindex(inv, e->ifindex)) {
+		if (!e->orphan || e->ifindex <= 0 || !(iface = caad_inventory_find_ifindex(inv, e->ifindex)))
+			continue;
+		if (e->kind == CAAD_SETTING_NTUPLE_RULE) {
 			log_info("%s: its interface is back", e->label);
 			e->orphan = false;
+			continue;
 		}
+		/* unreadable now: the next apply, or exit, looks again */
+		if (obj_read(e->path, &current) < 0 || parse_value(e->kind, current, &cur) < 0)
+			continue;
+		/* (a journal rewrite that fails after a drop leaves a line that
+		 * would only put back an original) */
+		(void)adopt_orphan(a, e, iface, e->label, &cur);
 	}
 }
 

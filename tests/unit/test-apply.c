@@ -1729,6 +1729,19 @@ static void test_forget_iface_may_return(void **state)
 	caad_actuator_clear_backoff(a);
 	assert_int_equal(caad_actuator_restore(a), 0);
 	assert_content(fx->root, RX1, "4\n");
+	/* back with another value than caad's (changed while away): that is
+	 * its original, not someone else's change after it came back */
+	write_file(fx->root, RX1, "0\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(rename(here, away), 0);
+	assert_int_equal(caad_actuator_forget_iface(a, 2, "vb", true), 0);
+	assert_int_equal(rename(away, here), 0);
+	write_file(fx->root, RX1, "8\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &none), 0);
+	assert_int_equal(caad_actuator_n_changed(a), 0);
+	assert_int_equal(caad_actuator_n_backed_off(a), 0);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RX1, "8\n");
 	/* a virtual device (may_return false): forgotten at once */
 	write_file(fx->root, RX1, "2\n");
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
