@@ -81,11 +81,11 @@ void caad_verdicts_done(struct caad_verdicts *vs);
 const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const char *iface, const char *driver,
                                               const char *comm, bool unpinned, uint64_t now_sec,
                                               uint64_t max_age_sec);
-/* Add v, replacing the verdict of the same interface, comm and kind of reader. */
 /* Drop those older than max_age_sec at now_sec (0: none), however long
  * none was looked for (an interface gone, a thread name never seen
  * again): how many. */
 size_t caad_verdicts_expire(struct caad_verdicts *vs, uint64_t now_sec, uint64_t max_age_sec);
 /* How many are dated more than 60 s ahead of now_sec (kept, not used). */
 size_t caad_verdicts_ahead(const struct caad_verdicts *vs, uint64_t now_sec, uint64_t max_age_sec);
+/* Add v, replacing the verdict of the same interface, comm and kind of reader. */
 int caad_verdicts_put(struct caad_verdicts *vs, const struct caad_verdict *v);

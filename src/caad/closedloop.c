@@ -81,14 +81,14 @@ static void save_verdicts(struct daemon *d)
 		*slash = '\0';
 		(void)caad_mkdir_p(dir, 0755);
 	}
+	/* (a store that grows by applications would else keep expired ones
+	 * that nothing looks for again, and say them in every trials.json) */
+	(void)caad_verdicts_expire(&cl->verdicts, (uint64_t)time(NULL), d->config.verdict_max_age_sec);
 	if (cl->verdicts_kept_off) {
 		log_notice("%s could not be read: the verdict is not stored there, it lasts until caad stops",
 		           cl->verdicts_path);
 		return;
 	}
-	/* (a store that grows by applications would else keep expired ones
-	 * that nothing looks for again, and say them in every trials.json) */
-	(void)caad_verdicts_expire(&cl->verdicts, (uint64_t)time(NULL), d->config.verdict_max_age_sec);
 	r = caad_verdicts_save(&cl->verdicts, cl->verdicts_path);
 	if (r < 0)
 		log_warning_errno(r, "Cannot write %s, the verdict lasts until caad stops: %m", cl->verdicts_path);

@@ -405,6 +405,23 @@ static int method_get_trials(sd_bus_message *m, void *userdata, sd_bus_error *er
 	return reply_formatted(m, userdata, closed_loop_format, "trials", error);
 }
 
+/* Whether a steering value (IRQ, RPS, kthread) of queue `queue` of iface
+ * in the plan is left to someone else now: then the queue is left as it is
+ * (caad_actuator_apply()), its other values too. */
+static bool queue_left(const struct daemon *d, int iface, unsigned queue)
+{
+	for (size_t k = 0; k < d->plan->n_settings; k++) {
+		const struct caad_setting *s = &d->plan->settings[k];
+
+		if (s->iface == iface && s->queue == queue && !s->restore &&
+		    (s->kind == CAAD_SETTING_IRQ_AFFINITY || s->kind == CAAD_SETTING_RPS_CPUS ||
+		     s->kind == CAAD_SETTING_KTHREAD_AFFINITY) &&
+		    caad_actuator_setting_state(d->actuator, d->inv, s, NULL) == CAAD_SETTING_BACKED_OFF)
+			return true;
+	}
+	return false;
+}
+
 /* Whether the values a steered flow's decision rests on read as planned, now. */
 static void explain_applied(const struct daemon *d, const struct caad_decision *dec, FILE *f)
 {
@@ -414,23 +431,12 @@ static void explain_applied(const struct daemon *d, const struct caad_decision *
 		[CAAD_SETTING_REFUSED] = "the kernel refused it (caad's log says why)",
 	};
 	unsigned in_place = 0, other = 0;
-	bool queue_left = false;
 
 	if (d->config.mode != CAAD_MODE_ENFORCE || d->paused) {
 		fprintf(f, "  applied:     no: %s\n", d->config.mode == CAAD_MODE_DRY_RUN ? "dry-run mode writes nothing"
 		                                      : d->config.mode == CAAD_MODE_OBSERVE ? "observe mode writes nothing"
 		                                                                            : "paused");
 		return;
-	}
-	/* a steering value of the queue left to someone else: the queue is
-	 * left as it is (caad_actuator_apply()), its other values too */
-	for (size_t k = 0; d->plan && d->inv && k < d->plan->n_settings; k++) {
-		const struct caad_setting *s = &d->plan->settings[k];
-
-		if (s->iface == dec->iface && (dec->queue < 0 || s->queue == (unsigned)dec->queue) && !s->restore &&
-		    s->kind != CAAD_SETTING_RFS_FLOW_CNT && s->kind != CAAD_SETTING_NTUPLE_RULE &&
-		    caad_actuator_setting_state(d->actuator, d->inv, s, NULL) == CAAD_SETTING_BACKED_OFF)
-			queue_left = true;
 	}
 	for (size_t k = 0; d->plan && d->inv && k < d->plan->n_settings; k++) {
 		const struct caad_setting *s = &d->plan->settings[k];
@@ -446,7 +452,8 @@ static void explain_applied(const struct daemon *d, const struct caad_decision *
 			if (!other++)
 				fputs("  applied:     not all of it:\n", f);
 			fprintf(f, "               %s %s\n", label,
-			        st == CAAD_SETTING_PENDING && queue_left && s->kind != CAAD_SETTING_RFS_FLOW_CNT
+			        st == CAAD_SETTING_PENDING && !s->restore && s->kind != CAAD_SETTING_NTUPLE_RULE &&
+			                        s->kind != CAAD_SETTING_RFS_TABLE && queue_left(d, s->iface, s->queue)
 			                ? "reads otherwise now: left as it is with its queue, part of which someone else holds"
 			                : why[st]);
 		}

@@ -1266,6 +1266,16 @@ static void test_verdicts_odd_entries(void **state)
 		assert_int_equal(copy.n, 1);
 		assert_string_equal(copy.v[0].comm, "b");
 		caad_verdicts_done(&copy);
+		/* two expired side by side, between two kept */
+		struct caad_verdict four[4] = { vs.v[1], vs.v[0], vs.v[0], vs.v[1] };
+		copy = (struct caad_verdicts){ .n = 4, .v = malloc(sizeof(four)) };
+		assert_non_null(copy.v);
+		memcpy(copy.v, four, sizeof(four));
+		assert_int_equal(caad_verdicts_expire(&copy, 5000, 3600), 2);
+		assert_int_equal(copy.n, 2);
+		assert_string_equal(copy.v[0].comm, "b");
+		assert_string_equal(copy.v[1].comm, "b");
+		caad_verdicts_done(&copy);
 	}
 	assert_int_equal(caad_verdicts_save(&vs, path), 0);
 	caad_verdicts_done(&vs);
