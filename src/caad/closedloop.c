@@ -107,6 +107,7 @@ static void load_verdicts(struct daemon *d)
 	_cleanup_free_ char *why = NULL;
 	struct caad_verdicts mine = {};
 	size_t dropped = 0;
+	size_t added = 0;
 	bool had_mine;
 	int r;
 
@@ -126,13 +127,9 @@ static void load_verdicts(struct daemon *d)
 	cl->verdicts_kept_off = false;
 	had_mine = mine.n > 0;
 	if (r >= 0 && mine.n) {
-		size_t added = 0;
-
 		for (size_t i = 0; i < mine.n; i++)
 			if (caad_verdicts_put(&cl->verdicts, &mine.v[i]) >= 0)
 				added++;
-		log_info("%s can be read again: %zu verdict%s of this run added to it", cl->verdicts_path, added,
-		         added == 1 ? "" : "s");
 		caad_verdicts_done(&mine);
 	} else if (r < 0 && mine.n) {
 		/* still unread: this run's stay, in memory (and are written
@@ -185,6 +182,10 @@ static void load_verdicts(struct daemon *d)
 		           ahead, ahead == 1 ? "" : "s", cl->verdicts_path);
 	if (had_mine && !cl->verdicts_kept_off)
 		save_verdicts(d);
+	/* said once written (or said not to be) */
+	if (added)
+		log_info("%s can be read again: %zu verdict%s of this run added to it", cl->verdicts_path, added,
+		         added == 1 ? "" : "s");
 	caad_verdicts_done(&mine); /* none left (its array, where find() dropped every one) */
 }
 

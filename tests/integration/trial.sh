@@ -105,6 +105,7 @@ run_trial() {
 		kill -HUP "$CAAD_PID"
 		wait_for 5 grep -q "$verdicts can be read again: 1 verdict of this run added to it" "$log" ||
 			{ cat "$log"; fail "the verdict kept in memory was not stored after a reload"; }
+		[ -s "$verdicts" ] || { cat "$log"; fail "the reload said the verdict was added, but $verdicts is empty"; }
 	fi
 	[ -s "$verdicts" ] || fail "no verdicts file"
 	jq -e . "$verdicts" >/dev/null || fail "verdicts file is not JSON: $(cat "$verdicts")"
