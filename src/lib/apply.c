@@ -55,7 +55,7 @@ struct journal_entry {
 struct planned {
 	char *path;
 	struct caad_cpumask cpus;
-	uint64_t wanted_ns; /* an ntuple rule's: when the plan last wanted it (ntuple_prune()) */
+	uint64_t wanted_ns; /* an ntuple rule's: when the plan last wanted it (ntuple_forgotten()) */
 };
 
 struct caad_actuator {
@@ -493,11 +493,12 @@ static int backoff_add(struct caad_actuator *a, char *path)
 		free(path);
 		return -ENOMEM;
 	}
+	uint64_t now = mono_ns();
 	a->backoffs = n;
 	a->backoffs[a->n_backoffs++] = (struct backoff){
 		.path = path,
-		.wanted_ns = mono_ns(),
-		.until_ns = a->backoff_sec ? mono_ns() + (uint64_t)a->backoff_sec * 1000000000ull : 0,
+		.wanted_ns = now,
+		.until_ns = a->backoff_sec ? now + (uint64_t)a->backoff_sec * 1000000000ull : 0,
 	};
 	a->stats.backoffs++;
 	return 0;

@@ -703,6 +703,17 @@ int caad_irqbalance_sync_update(struct caad_irqbalance_sync *s, enum caad_irqbal
 	return r;
 }
 
+/* A give-back that failed with r: said once (it is tried again at every
+ * scan, then every 32 s at most), until one succeeds. Returns r. */
+static int restore_failed(struct caad_irqbalance_sync *s, int r)
+{
+	if (!s->restore_said)
+		log_warning_errno(r, "Failed to give irqbalance its banned IRQs back%s%s (%s kept): %m",
+		                  s->path ? " at " : "", s->path ?: "", s->journal ? s->journal : "no journal");
+	s->restore_said = true;
+	return r;
+}
+
 int caad_irqbalance_sync_restore(struct caad_irqbalance_sync *s)
 {
 	int r;
@@ -714,14 +725,8 @@ int caad_irqbalance_sync_restore(struct caad_irqbalance_sync *s)
 		r = sync_attach(s);
 		if (r == -ENOENT)
 			r = -ECONNREFUSED; /* none runs: gone, as below */
-		else if (r < 0) {
-			/* said once: retried every scan, then every 32 s at most */
-			if (!s->restore_said)
-				log_warning_errno(r, "Failed to give irqbalance its banned IRQs back (%s kept): %m",
-				                  s->journal ? s->journal : "no journal");
-			s->restore_said = true;
-			return r;
-		}
+		else if (r < 0)
+			return restore_failed(s, r);
 	} else
 		r = 0;
 	if (r == 0)
@@ -735,13 +740,8 @@ int caad_irqbalance_sync_restore(struct caad_irqbalance_sync *s)
 		s->n_current = 0;
 		return 0;
 	}
-	if (r < 0) {
-		if (!s->restore_said)
-			log_warning_errno(r, "Failed to give irqbalance its banned IRQs back at %s (%s kept): %m", s->path,
-			                  s->journal ? s->journal : "no journal");
-		s->restore_said = true;
-		return r;
-	}
+	if (r < 0)
+		return restore_failed(s, r);
 	journal_drop(s);
 	s->bans_in = false;
 	s->fails = 0;
