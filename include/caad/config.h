@@ -74,6 +74,9 @@ int caad_config_load(struct caad_config *c, const char *explicit_path);
  * -EINVAL: not such a number; -EDOM: a fraction of a bit ("1.5", "1.0001K");
  * -ERANGE: more than UINT64_MAX. */
 int caad_parse_rate(const char *s, uint64_t *ret);
+/* What caad_parse_rate()'s -ERANGE or -EDOM says ("larger than ..."), or
+ * NULL for another error (each caller says what it expected). */
+const char *caad_parse_rate_error(int r);
 /* Parse yes/no/true/false/1/0/on/off. */
 int caad_parse_bool(const char *s, bool *ret);
 /* Whether s may name a network interface, as Linux allows (the rule). */

@@ -571,15 +571,22 @@ static int parse_log_level(const struct config_key *k, struct caad_config *c, co
 	return 0;
 }
 
+const char *caad_parse_rate_error(int r)
+{
+	if (r == -ERANGE)
+		return "larger than 18446744073709551615 bit/s"; /* UINT64_MAX */
+	if (r == -EDOM)
+		return "not a whole number of bit/s (at most as many decimals as the suffix has zeros)";
+	return NULL;
+}
+
 static int parse_rate(const struct config_key *k, struct caad_config *c, const char *value, char *why,
                       size_t why_size)
 {
 	int r = caad_parse_rate(value, FIELD(c, k, uint64_t));
 
-	if (r == -ERANGE)
-		snprintf(why, why_size, "larger than %" PRIu64 " bit/s", UINT64_MAX);
-	else if (r == -EDOM)
-		snprintf(why, why_size, "not a whole number of bit/s (at most as many decimals as the suffix has zeros)");
+	if (caad_parse_rate_error(r))
+		snprintf(why, why_size, "%s", caad_parse_rate_error(r));
 	else if (r < 0)
 		snprintf(why, why_size,
 		         "expected bit/s with an optional K, M, G or T suffix (powers of 1000), e.g. 1G or 2.5G");

@@ -226,10 +226,8 @@ static int get_rate(struct parser *p, json_object *v, const char *field, uint64_
 	if (r < 0)
 		return r;
 	r = caad_parse_rate(s, ret);
-	if (r == -ERANGE)
-		return fail(p, field, "\"%s\" is larger than %" PRIu64 " bit/s", s, UINT64_MAX);
-	if (r == -EDOM)
-		return fail(p, field, "\"%s\" is not a whole number of bit/s", s);
+	if (caad_parse_rate_error(r))
+		return fail(p, field, "\"%s\" is %s", s, caad_parse_rate_error(r));
 	if (r < 0)
 		return fail(p, field, "\"%s\" is not a rate: bit/s with an optional K, M, G or T suffix", s);
 	return 0;
@@ -571,8 +569,9 @@ static int parse_flow(struct parser *p, json_object *o, size_t i)
 		return r;
 	/* one address alone would read the other as 0.0.0.0 (an ntuple
 	 * rule for that source) */
-	if (f->family && member(o, "laddr", &v) != member(o, "raddr", &v)) {
-		snprintf(field, sizeof(field), "%s.%s", path, member(o, "laddr", &v) ? "raddr" : "laddr");
+	bool has_laddr = member(o, "laddr", &v);
+	if (has_laddr != member(o, "raddr", &v)) {
+		snprintf(field, sizeof(field), "%s.%s", path, has_laddr ? "raddr" : "laddr");
 		return fail(p, field, "missing: laddr and raddr go together");
 	}
 	snprintf(field, sizeof(field), "%s.lport", path);
