@@ -35,8 +35,12 @@ struct sock___rxq {
 	__u16 sk_rx_queue_mapping;
 } __attribute__((preserve_access_index));
 
-/* A pointer of another type, for reading only (kernel 6.2): a kfunc. */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+/* A pointer of another type, for reading only: a kfunc of Linux 6.2 and
+ * later. Weak: an older kernel has none, and there user space clears
+ * have_cast before load, which makes its calls dead code that the
+ * verifier drops. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+const volatile bool have_cast = true;
 
 /* A map of one value of type T per CPU (an array of one per-CPU entry). */
 #define PERCPU_SLOT(T)                                                                                                 \
@@ -183,6 +187,19 @@ static __always_inline bool is_tcp(const struct sock *sk)
 	return sk->sk_protocol == IPPROTO_TCP;
 }
 
+/*
+ * sk as the tcp_sock it is (or NULL: not one, where that is not known).
+ * A cast (bpf_rdonly_cast()), without bpf_skc_to_tcp_sock()'s checks, a
+ * helper call that reads two more of the socket's lines; before Linux 6.2
+ * (no cast), that helper.
+ */
+static __always_inline struct tcp_sock *tcp_of(const struct sock *sk)
+{
+	if (have_cast)
+		return bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
+	return bpf_skc_to_tcp_sock((struct sock *)sk);
+}
+
 /* Whether sk cannot have an entry, while the floor is on (off: it may):
  * not TCP, or fewer bytes received than the floor. Asked of the socket
  * before its storage, whose pointer, on a line the reader's recvmsg()
@@ -203,7 +220,7 @@ static __always_inline bool below_floor(const struct sock *sk)
 		return false;
 	if (!is_tcp(sk))
 		return true;
-	tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
+	tp = tcp_of(sk);
 	return tp && tp->bytes_received < floor;
 }
 
@@ -272,7 +289,7 @@ static __always_inline void fill_tuple(struct caad_flow_stats *s, const struct s
 static __always_inline void fill_record(struct caad_flow_record *d, const struct sock *sk,
                                         const struct caad_flow_stats *s)
 {
-	struct tcp_sock *tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
+	struct tcp_sock *tp = tcp_of(sk);
 	__u64 bytes = s->bytes;
 	__u32 ooo = s->rcv_ooopack;
 
@@ -495,8 +512,7 @@ static __always_inline bool close_flow(const struct sock *sk, struct caad_flow_s
  * the entry (the cache line the softirq side does not write). Its bytes
  * are not counted here: caad_flows_dump reads them from the socket at
  * each scan. No clock but at a flow's first read, and at a hand-over. */
-SEC("tp_btf/sock_recv_length")
-int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
+static __always_inline int recv_length(struct sock *sk, int ret, int flags)
 {
 	__u64 key = (__u64)sk, id, mark;
 	struct caad_flow_stats *s;
@@ -674,6 +690,28 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 	return 0;
 }
 
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
+{
+	return recv_length(sk, ret, flags);
+}
+
+/*
+ * The same where the kernel has no such tracepoint (before Linux 6.3): at
+ * the return of tcp_recvmsg(), which recvmsg() and read() of a TCP socket
+ * call, the tracepoint's place but for recvmmsg()'s messages after its
+ * first. Its return value from the trampoline, not from the arguments: 6.1
+ * has one more of them than 6.18. User space loads one of the two.
+ */
+SEC("fexit/tcp_recvmsg")
+int BPF_PROG(caad_tcp_recvmsg, struct sock *sk, struct msghdr *msg, size_t len, int flags)
+{
+	__u64 ret = 0;
+
+	bpf_get_func_ret(ctx, &ret);
+	return recv_length(sk, (int)ret, flags);
+}
+
 /*
  * On-CPU time of one thread, the consumer of the flow a closed-loop trial
  * measures (user space sets watch_tid; 0: none), read on demand: user
@@ -751,8 +789,7 @@ static __always_inline bool in_napi_kthread(const struct task_struct *t)
  * socket at a time (under its lock), so plain stores, no atomics, and no
  * clock but at a hand-over: the reader keeps the flow's first time.
  */
-SEC("tp_btf/sk_data_ready")
-int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
+static __always_inline int data_ready(const struct sock *sk)
 {
 	__u32 kthread = 0, zero = 0, napi_id, rx_queue = 0xffff, rx_ifindex = 0, cpu, prev, gen;
 	__u64 key = (__u64)sk;
@@ -823,6 +860,21 @@ int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
 	if (publish && !s->closed)
 		publish_flow(sk, s, gen, prev != cpu && prev != CAAD_CPU_NONE);
 	return 0;
+}
+
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(caad_sk_data_ready, const struct sock *sk)
+{
+	return data_ready(sk);
+}
+
+/* The same where the kernel has no such tracepoint (before Linux 6.3): at
+ * the entry of sock_def_readable(), a TCP socket's sk_data_ready, where
+ * the tracepoint is. User space loads one of the two. */
+SEC("fentry/sock_def_readable")
+int BPF_PROG(caad_sock_def_readable, struct sock *sk)
+{
+	return data_ready(sk);
 }
 
 SEC("tp_btf/inet_sock_set_state")
@@ -957,7 +1009,7 @@ static __always_inline void dump_one(struct sock *sk, struct caad_flow_stats *s)
 	 * its first read), so the socket is a tcp_sock: a cast, without the
 	 * helper's checks (which read two more of its lines).
 	 */
-	tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
+	tp = tcp_of(sk);
 	if (tp && !publish) {
 		__u32 seq = tp->copied_seq;
 

@@ -27,6 +27,25 @@ enum caad_flow_iter {
 
 const char *caad_flow_iter_to_string(enum caad_flow_iter i);
 
+/*
+ * Where the programs that learn a flow's reader and its processing CPU
+ * attach: the tracepoints sock_recv_length and sk_data_ready (Linux 6.3
+ * and later), or, on a kernel without them, the kernel functions
+ * tcp_recvmsg() (its return) and sock_def_readable() (its entry), which
+ * the tracepoints sit in. FUNCTIONS also takes a tcp_sock by the helper
+ * bpf_skc_to_tcp_sock() rather than by the kfunc bpf_rdonly_cast() (6.2),
+ * as on an older kernel. AUTO: the tracepoints where the kernel's BTF has
+ * both.
+ */
+enum caad_observer_hooks {
+	CAAD_HOOKS_AUTO,
+	CAAD_HOOKS_TRACEPOINTS,
+	CAAD_HOOKS_FUNCTIONS,
+	_CAAD_HOOKS_COUNT,
+};
+
+const char *caad_observer_hooks_to_string(enum caad_observer_hooks h);
+
 struct caad_observer_options {
 	uint32_t netns_inode;  /* only sockets in this netns; 0 = all (the TCP iterator: the reader's only) */
 	uint32_t max_flows;    /* most flows followed at once (MaxFlows=); 0 = default (16384) */
@@ -38,6 +57,7 @@ struct caad_observer_options {
 	/* a connection is followed from its first read once it has received
 	 * this many bytes (MinFlowBytes=); 0: from its first read */
 	uint32_t min_flow_bytes;
+	enum caad_observer_hooks hooks;
 };
 
 #define CAAD_FULL_PASS_MS_DEFAULT 10000u
@@ -136,6 +156,8 @@ uint64_t caad_observer_left_total(const struct caad_observer *o);
 unsigned caad_observer_snapshot_calls(const struct caad_observer *o);
 /* Which iterator the snapshots use (never AUTO). */
 enum caad_flow_iter caad_observer_flow_iter(const struct caad_observer *o);
+/* Where the reader's and the processing side's programs attach (never AUTO). */
+enum caad_observer_hooks caad_observer_hooks(const struct caad_observer *o);
 /* Whether this kernel loads an iterator over a socket storage map: 1 yes,
  * 0 refused (the error is logged at debug level), < 0 could not tell. */
 int caad_probe_storage_iter(void);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <assert.h>
 #include <errno.h>
@@ -32,6 +33,7 @@ struct caad_observer {
 
 	struct bpf_link *dump;       /* the flows' iterator (caad_flows_dump or _tcp) */
 	enum caad_flow_iter flow_iter;
+	enum caad_observer_hooks hooks;
 	bool publish;                /* the programs hand flows over as they change ("recent") */
 	uint64_t full_pass_ns;       /* publish: a pass of the iterator at least this often */
 	uint64_t full_ns;            /* publish: when the last one ran (CLOCK_MONOTONIC), 0 never */
@@ -235,32 +237,39 @@ const char *caad_flow_iter_to_string(enum caad_flow_iter i)
 }
 
 /*
- * A program that returns 0, loaded as an iterator over socket storage
- * maps: what the kernel says of it is what it says of caad_flows_dump,
- * without the noise of a whole object that fails to load. Seen refused
- * with EPERM, before any verification, by a 6.18 kernel that loaded the
- * task and TCP iterators.
+ * A program that returns 0, loaded as a tracing program of this attach
+ * type on this kernel object (its BTF name): what the kernel says of it is
+ * what it says of caad's program there, without the noise of a whole
+ * object that fails to load. 1 loaded, 0 refused (said at debug level),
+ * < 0 the kernel's BTF has no such object.
  */
-int caad_probe_storage_iter(void)
+static int probe_tracing(const char *name, enum bpf_attach_type type, const char *what)
 {
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = BPF_TRACE_ITER);
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = type);
 	int id, fd;
 
-	id = libbpf_find_vmlinux_btf_id("bpf_sk_storage_map", BPF_TRACE_ITER);
+	id = libbpf_find_vmlinux_btf_id(name, type);
 	if (id < 0)
-		return log_debug_errno(id, "No socket storage map iterator in the kernel's BTF: %m");
+		return log_debug_errno(id, "No %s in the kernel's BTF: %m", what);
 	po.attach_btf_id = (__u32)id;
 	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "caad_probe", "GPL", insns, ARRAY_SIZE(insns), &po);
 	if (fd < 0) {
-		log_debug_errno(errno, "The kernel refuses a socket storage map iterator: %m");
+		log_debug_errno(errno, "The kernel refuses a %s: %m", what);
 		return 0;
 	}
 	close(fd);
 	return 1;
+}
+
+/* Seen refused with EPERM, before any verification, by a 6.18 kernel that
+ * loaded the task and TCP iterators. */
+int caad_probe_storage_iter(void)
+{
+	return probe_tracing("bpf_sk_storage_map", BPF_TRACE_ITER, "socket storage map iterator");
 }
 
 static enum caad_flow_iter choose_flow_iter(enum caad_flow_iter want)
@@ -278,6 +287,88 @@ static enum caad_flow_iter choose_flow_iter(enum caad_flow_iter want)
 		         "every %u s", CAAD_FULL_PASS_MS_DEFAULT / 1000);
 	/* could not tell: the TCP iterator, which needs nothing of the map */
 	return CAAD_FLOW_ITER_TCP;
+}
+
+const char *caad_observer_hooks_to_string(enum caad_observer_hooks h)
+{
+	static const char *const names[_CAAD_HOOKS_COUNT] = {
+		[CAAD_HOOKS_AUTO] = "auto",
+		[CAAD_HOOKS_TRACEPOINTS] = "tracepoints",
+		[CAAD_HOOKS_FUNCTIONS] = "functions",
+	};
+
+	return (unsigned)h < _CAAD_HOOKS_COUNT ? names[h] : NULL;
+}
+
+static void btf_freep(struct btf **b)
+{
+	btf__free(*b);
+}
+
+/* Whether the kernel's BTF has this tracepoint ("btf_trace_" its name: a
+ * typedef) or this function (a kernel function or a kfunc). */
+static bool btf_has(const struct btf *vmlinux, const char *name, bool tracepoint)
+{
+	char buf[128];
+
+	if (tracepoint) {
+		snprintf(buf, sizeof(buf), "btf_trace_%s", name);
+		return btf__find_by_name_kind(vmlinux, buf, BTF_KIND_TYPEDEF) > 0;
+	}
+	return btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
+}
+
+/*
+ * The tracepoints, where the kernel has both (6.3 and later); else the
+ * functions they sit in, where it has those. Where it has neither, the
+ * load would fail: said here, by name, rather than by the verifier's log.
+ * *cast: whether it has the kfunc bpf_rdonly_cast() (6.2 and later), which
+ * FUNCTIONS does without, as an older kernel must.
+ */
+static int choose_hooks(enum caad_observer_hooks want, enum caad_observer_hooks *ret, bool *cast)
+{
+	static const char *const tps[] = { "sock_recv_length", "sk_data_ready" };
+	static const char *const fns[] = { "tcp_recvmsg", "sock_def_readable" };
+	_cleanup_(btf_freep) struct btf *vmlinux = NULL;
+	const char *missing = NULL;
+
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux)
+		return log_error_errno(errno ? -errno : -ENOENT,
+		                       "This kernel's BTF cannot be read (/sys/kernel/btf/vmlinux: %m): caad's BPF programs "
+		                       "need a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+	for (size_t i = 0; i < ARRAY_SIZE(tps) && !missing; i++)
+		if (!btf_has(vmlinux, tps[i], true))
+			missing = tps[i];
+	*ret = want != CAAD_HOOKS_AUTO ? want : missing ? CAAD_HOOKS_FUNCTIONS : CAAD_HOOKS_TRACEPOINTS;
+	*cast = *ret == CAAD_HOOKS_TRACEPOINTS && btf_has(vmlinux, "bpf_rdonly_cast", false);
+	if (*ret == CAAD_HOOKS_TRACEPOINTS) {
+		if (missing)
+			return log_error_errno(-EOPNOTSUPP, "This kernel has no %s tracepoint (Linux 6.3 and later)", missing);
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(fns); i++) {
+		if (btf_has(vmlinux, fns[i], false))
+			continue;
+		if (missing)
+			return log_error_errno(-EOPNOTSUPP, "This kernel has neither the tracepoint %s (Linux 6.3 and "
+			                       "later) nor the function %s() in its BTF: caad cannot learn where flows "
+			                       "are read and processed", missing, fns[i]);
+		return log_error_errno(-EOPNOTSUPP, "This kernel has no function %s() in its BTF", fns[i]);
+	}
+	/* some kernels refuse every fentry (EPERM) */
+	if (probe_tracing(fns[1], BPF_TRACE_FENTRY, "program on a kernel function (fentry)") <= 0) {
+		if (missing)
+			return log_error_errno(-EOPNOTSUPP, "This kernel has no %s tracepoint (Linux 6.3 and later) and "
+			                       "refuses BPF programs on kernel functions (fentry on %s()): caad cannot "
+			                       "learn where flows are read and processed", missing, fns[1]);
+		return log_error_errno(-EOPNOTSUPP, "This kernel refuses BPF programs on kernel functions (fentry on "
+		                       "%s())", fns[1]);
+	}
+	if (want == CAAD_HOOKS_AUTO)
+		log_info("This kernel has no %s tracepoint (Linux 6.3 and later): caad's programs attach to the "
+		         "functions tcp_recvmsg() and sock_def_readable() instead", missing);
+	return 0;
 }
 
 static int attach_flow_iter(struct caad_observer *o)
@@ -300,6 +391,7 @@ static int attach_flow_iter(struct caad_observer *o)
 int caad_observer_open(const struct caad_observer_options *opts, struct caad_observer **ret)
 {
 	_cleanup_(caad_observer_freep) struct caad_observer *o = NULL;
+	bool cast = false;
 	int r;
 
 	libbpf_set_print(libbpf_print);
@@ -345,6 +437,14 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	o->full_pass_ns = (uint64_t)(opts->full_pass_ms ? opts->full_pass_ms : CAAD_FULL_PASS_MS_DEFAULT) * 1000000;
 	bpf_program__set_autoload(o->skel->progs.caad_flows_dump, o->flow_iter == CAAD_FLOW_ITER_STORAGE);
 	bpf_program__set_autoload(o->skel->progs.caad_flows_dump_tcp, o->flow_iter == CAAD_FLOW_ITER_TCP);
+	r = choose_hooks(opts->hooks, &o->hooks, &cast);
+	if (r < 0)
+		return r;
+	bpf_program__set_autoload(o->skel->progs.caad_sock_recv_length, o->hooks == CAAD_HOOKS_TRACEPOINTS);
+	bpf_program__set_autoload(o->skel->progs.caad_sk_data_ready, o->hooks == CAAD_HOOKS_TRACEPOINTS);
+	bpf_program__set_autoload(o->skel->progs.caad_tcp_recvmsg, o->hooks == CAAD_HOOKS_FUNCTIONS);
+	bpf_program__set_autoload(o->skel->progs.caad_sock_def_readable, o->hooks == CAAD_HOOKS_FUNCTIONS);
+	o->skel->rodata->have_cast = cast;
 	bpf_program__set_autoattach(o->skel->progs.caad_flows_dump, false);
 	bpf_program__set_autoattach(o->skel->progs.caad_flows_dump_tcp, false);
 	/* the softirq programs: while a thread is watched (caad_observer_watch_thread()) */
@@ -371,9 +471,10 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	if (!o->rb)
 		return log_error_errno(errno ? errno : ENOMEM, "Failed to set up the BPF ring buffer: %m");
 
-	log_debug("BPF observer attached (netns %u, %u flows max, from %u bytes received, %s iterator)",
+	log_debug("BPF observer attached (netns %u, %u flows max, from %u bytes received, %s iterator, %s%s)",
 	          opts->netns_inode, o->skel->rodata->max_flows, opts->min_flow_bytes,
-	          caad_flow_iter_to_string(o->flow_iter));
+	          caad_flow_iter_to_string(o->flow_iter), caad_observer_hooks_to_string(o->hooks),
+	          o->skel->rodata->have_cast ? "" : ", no bpf_rdonly_cast()");
 	*ret = TAKE_PTR(o);
 	return 0;
 }
@@ -1004,6 +1105,11 @@ unsigned caad_observer_snapshot_calls(const struct caad_observer *o)
 enum caad_flow_iter caad_observer_flow_iter(const struct caad_observer *o)
 {
 	return o->flow_iter;
+}
+
+enum caad_observer_hooks caad_observer_hooks(const struct caad_observer *o)
+{
+	return o->hooks;
 }
 
 int caad_observer_counter_read(struct caad_observer *o, enum caad_counter c, uint64_t *ret)

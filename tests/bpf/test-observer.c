@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +59,7 @@ static uint32_t outer_netns; /* the one we came from */
  * CAAD_TEST_FLOW_ITER=auto|storage|tcp (meson runs the suite with auto
  * and with tcp, so both are tested where the kernel loads both). */
 static enum caad_flow_iter test_flow_iter = CAAD_FLOW_ITER_AUTO;
+static enum caad_observer_hooks test_hooks = CAAD_HOOKS_AUTO;
 static int cpu_writer, cpu_reader;
 static bool two_cpus; /* writer and reader on different CPUs */
 static long n_cpus;    /* configured CPUs: proc_cpu must be below */
@@ -355,6 +357,7 @@ static struct caad_observer *observer_open_opts(struct caad_observer_options opt
 	int r;
 
 	opts.flow_iter = test_flow_iter;
+	opts.hooks = test_hooks;
 	r = caad_observer_open(&opts, &o);
 
 	if (r < 0)
@@ -433,12 +436,129 @@ static uint32_t own_map_max_entries(const char *name)
 	return found;
 }
 
+/* Whether this process holds a BPF program of this name (the kernel keeps
+ * its first 15 characters). */
+static bool own_prog(const char *name)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	bool found = false;
+
+	assert_non_null(d);
+	while (!found && (de = readdir(d))) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		char path[64], target[64];
+		ssize_t l;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		l = readlink(path, target, sizeof(target) - 1);
+		if (de->d_name[0] == '.' || l < 0)
+			continue;
+		target[l] = 0;
+		if (strcmp(target, "anon_inode:bpf-prog") == 0 &&
+		    bpf_obj_get_info_by_fd(atoi(de->d_name), &info, &len) == 0)
+			found = strncmp(info.name, name, sizeof(info.name) - 1) == 0;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether the kernel loads a program that does nothing on the entry of
+ * sock_def_readable() (some refuse every fentry). */
+static bool kernel_loads_fentry(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = BPF_TRACE_FENTRY);
+	int id = libbpf_find_vmlinux_btf_id("sock_def_readable", BPF_TRACE_FENTRY), fd;
+
+	if (id <= 0)
+		return false;
+	po.attach_btf_id = (__u32)id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "test_fentry", "GPL", insns, ARRAY_SIZE(insns), &po);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/*
+ * AUTO attaches to the tracepoints sock_recv_length and sk_data_ready
+ * where the kernel's BTF has both (6.3 and later), else to the functions
+ * they sit in; a forced choice loads its pair of programs and not the
+ * other, and either learns a flow's reader and where it is processed.
+ * FUNCTIONS on a kernel that refuses programs on kernel functions fails
+ * to open (the log says so), leaving the output alone.
+ */
+static void test_hooks_choice(void **state)
+{
+	static const char *const tp_progs[] = { "caad_sock_recv_length", "caad_sk_data_ready" };
+	static const char *const fn_progs[] = { "caad_tcp_recvmsg", "caad_sock_def_readable" };
+	struct caad_observer_options opts = { .netns_inode = test_netns };
+	struct caad_observer *o = NULL, *sentinel = (struct caad_observer *)&opts;
+	bool tps, fentry;
+
+	REQUIRE_ROOT();
+	tps = libbpf_find_vmlinux_btf_id("sock_recv_length", BPF_TRACE_RAW_TP) > 0 &&
+	      libbpf_find_vmlinux_btf_id("sk_data_ready", BPF_TRACE_RAW_TP) > 0;
+	fentry = kernel_loads_fentry();
+	print_message("the kernel %s both tracepoints and %s programs on kernel functions\n", tps ? "has" : "lacks",
+	              fentry ? "loads" : "refuses");
+	/* neither: nothing to test here (CI's runs in a VM have the second) */
+	if (!tps && !fentry)
+		test_skip("this kernel has neither the tracepoints nor fentry");
+	assert_int_equal(caad_observer_open(&opts, &o), 0);
+	assert_int_equal(caad_observer_hooks(o), tps ? CAAD_HOOKS_TRACEPOINTS : CAAD_HOOKS_FUNCTIONS);
+	caad_observer_free(o);
+
+	for (enum caad_observer_hooks h = tps ? CAAD_HOOKS_TRACEPOINTS : CAAD_HOOKS_FUNCTIONS; h < _CAAD_HOOKS_COUNT;
+	     h++) {
+		_cleanup_free_ struct caad_flow *flows = NULL;
+		const struct caad_flow *f;
+		struct conn c;
+		size_t n;
+
+		opts.hooks = h;
+		if (h == CAAD_HOOKS_FUNCTIONS && !fentry) {
+			o = sentinel;
+			assert_int_equal(caad_observer_open(&opts, &o), -EOPNOTSUPP);
+			assert_ptr_equal(o, sentinel);
+			continue;
+		}
+		assert_int_equal(caad_observer_open(&opts, &o), 0);
+		assert_int_equal(caad_observer_hooks(o), h);
+		for (size_t i = 0; i < ARRAY_SIZE(tp_progs); i++) {
+			assert_int_equal(own_prog(tp_progs[i]), h == CAAD_HOOKS_TRACEPOINTS);
+			assert_int_equal(own_prog(fn_progs[i]), h == CAAD_HOOKS_FUNCTIONS);
+		}
+		conn_new(&c);
+		/* the first read makes the entry, which the second's data-ready finds */
+		assert_int_equal(small_xfer(&c, 1000), 0);
+		assert_int_equal(small_xfer(&c, 1000), 0);
+		n = snapshot(o, &flows);
+		f = find_flow(flows, n, c.lport, c.cport);
+		assert_non_null(f);
+		print_message("%s: reader %d on CPU %d, processed on CPU %d\n", caad_observer_hooks_to_string(h),
+		              (int)f->tid, f->consumer_cpu, f->proc_cpu);
+		assert_int_equal(f->tid, gettid());
+		assert_int_equal(f->consumer_cpu, sched_getcpu());
+		assert_int_equal(f->proc_cpu, sched_getcpu());
+		conn_close(&c);
+		caad_observer_free(o);
+	}
+	assert_string_equal(caad_observer_hooks_to_string(CAAD_HOOKS_FUNCTIONS), "functions");
+	assert_null(caad_observer_hooks_to_string(_CAAD_HOOKS_COUNT));
+}
+
 /* AUTO takes the flow table's own iterator exactly where the kernel loads
  * it, else the TCP one; a forced choice is kept, and one the kernel
  * refuses fails to open, leaving the output alone. */
 static void test_flow_iter_choice(void **state)
 {
-	struct caad_observer_options opts = { .netns_inode = test_netns };
+	struct caad_observer_options opts = { .netns_inode = test_netns, .hooks = test_hooks };
 	struct caad_observer *o = NULL, *sentinel = (struct caad_observer *)&opts;
 	_cleanup_free_ struct caad_flow *flows = NULL;
 	struct conn c;
@@ -1482,7 +1602,7 @@ static void test_bounded_churn(void **state)
  * Two observers list the same flows. */
 static void test_snapshot_reads(void **state)
 {
-	struct caad_observer_options opts = { .netns_inode = test_netns, .flow_iter = test_flow_iter };
+	struct caad_observer_options opts = { .netns_inode = test_netns, .flow_iter = test_flow_iter, .hooks = test_hooks };
 	struct caad_observer *o[2] = {};
 	struct caad_flow *flows[2] = {};
 	size_t n[2];
@@ -2077,6 +2197,7 @@ static void assert_bytes_burst(uint64_t bytes, uint64_t want)
 static void test_burst_rates(void **state)
 {
 	struct caad_observer_options opts = { .netns_inode = test_netns,
+		                              .hooks = test_hooks,
 		                              .flow_iter = CAAD_FLOW_ITER_TCP,
 		                              .full_pass_ms = 60000 };
 	_cleanup_(caad_observer_freep) struct caad_observer *o = NULL;
@@ -2471,6 +2592,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open),
 		cmocka_unit_test(test_flow_iter_choice),
+		cmocka_unit_test(test_hooks_choice),
 		cmocka_unit_test_setup_teardown(test_stream_receiver, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_four_gib, setup_observer, teardown_observer),
 		cmocka_unit_test_setup_teardown(test_new_reader_same_cpu, setup_observer, teardown_observer),
@@ -2511,6 +2633,17 @@ int main(void)
 			return 1;
 		}
 		printf("every observer reads flows through the %s iterator\n", fi);
+	}
+	const char *hk = getenv("CAAD_TEST_HOOKS");
+	if (hk) {
+		for (test_hooks = 0; test_hooks < _CAAD_HOOKS_COUNT; test_hooks++)
+			if (strcmp(hk, caad_observer_hooks_to_string(test_hooks)) == 0)
+				break;
+		if (test_hooks == _CAAD_HOOKS_COUNT) {
+			fprintf(stderr, "CAAD_TEST_HOOKS=%s: not auto, tracepoints or functions\n", hk);
+			return 1;
+		}
+		printf("every observer attaches to the %s\n", hk);
 	}
 
 	is_root = geteuid() == 0;
