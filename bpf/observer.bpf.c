@@ -698,10 +698,11 @@ int BPF_PROG(caad_sock_recv_length, struct sock *sk, int ret, int flags)
 
 /*
  * The same where the kernel has no such tracepoint (before Linux 6.3): at
- * the return of tcp_recvmsg(), which recvmsg() and read() of a TCP socket
- * call, the tracepoint's place but for recvmmsg()'s messages after its
- * first. Its return value from the trampoline, not from the arguments: 6.1
- * has one more of them than 6.18. User space loads one of the two.
+ * the return of tcp_recvmsg(), which every read of a TCP socket through
+ * recvmsg(), recvmmsg() or read() ends in, but for one whose protocol
+ * kTLS or a sockmap replaced. Its return value from the trampoline, not
+ * from the arguments: 6.1 has one more of them than 6.18. User space loads
+ * one of the two.
  */
 SEC("fexit/tcp_recvmsg")
 int BPF_PROG(caad_tcp_recvmsg, struct sock *sk, struct msghdr *msg, size_t len, int flags)

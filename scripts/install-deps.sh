@@ -23,6 +23,8 @@ PACKAGES=(
 	tmux mandoc groff-base locales
 	# bench/affinity-matrix's bubble chart; bench/bundle's RPATHs (bench/README.md)
 	python3-matplotlib patchelf
+	# tests/kernel/vm.sh: another kernel in an emulated machine, its initramfs
+	qemu-system-x86 busybox-static cpio kmod
 )
 
 if [ "$(id -u)" != 0 ]; then
@@ -47,4 +49,28 @@ if [ ${#missing[@]} -gt 0 ]; then
 		sleep 10
 	done
 	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# tests/kernel/vm.sh boots Debian 12's own kernel (6.1: no sock_recv_length
+# or sk_data_ready tracepoint) with this machine's root: its package, kept
+# here and unpacked there, never installed
+kernels=/var/cache/caad-test
+if [ "$(dpkg --print-architecture)" = amd64 ] && ! compgen -G "$kernels/linux-image-6.1.*.deb" >/dev/null; then
+	mkdir -p "$kernels"
+	kernel_package() {
+		apt-cache depends linux-image-amd64 2>/dev/null | awk '$1 == "Depends:" && $2 ~ /^linux-image-6\.1\./ { print $2; exit }'
+	}
+	pkg=$(kernel_package)
+	if [ -z "$pkg" ]; then
+		apt-get -o DPkg::Lock::Timeout=600 update -qq
+		pkg=$(kernel_package)
+	fi
+	if [ -z "$pkg" ]; then
+		echo "install-deps.sh: no linux-image-6.1.* package (Debian 12's kernel) in apt's sources" >&2
+		exit 1
+	fi
+	echo "Downloading $pkg into $kernels (tests/kernel/vm.sh)"
+	(cd "$kernels" && apt-get download -qq "$pkg" 2>&1 | grep -v "couldn't be accessed by user '_apt'" || true)
+	compgen -G "$kernels/linux-image-6.1.*.deb" >/dev/null ||
+		{ echo "install-deps.sh: could not download $pkg" >&2; exit 1; }
 fi

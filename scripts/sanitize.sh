@@ -67,7 +67,7 @@ asan_env() {
 step_asan() (
 	asan_env
 	setup build-asan -Db_sanitize=address,undefined -Db_lundef=false &&
-		meson_test build-asan --no-suite bpf --no-suite integration --no-suite bench-smoke
+		meson_test build-asan --no-suite bpf --no-suite integration --no-suite bench-smoke --no-suite kernel
 )
 
 step_asan_testbed() (

@@ -102,6 +102,10 @@ rps_b() { in_b cat "/sys/class/net/vb/queues/rx-$1/rps_cpus"; }
 rps_is() { [ "$(rps_b "$1")" = "$2" ]; }
 now_ms() { date +%s%3N; }
 
+# slow_ms MS: a time bound of MS on real CPUs, CAAD_TEST_SLOWDOWN times that
+# where they are emulated (tests/kernel/vm.sh sets it)
+slow_ms() { echo $(( $1 * ${CAAD_TEST_SLOWDOWN:-1} )); }
+
 # wait_for SECONDS CMD...: poll every 50 ms until CMD succeeds
 wait_for() {
 	local deadline=$(( $(now_ms) + $1 * 1000 )); shift
