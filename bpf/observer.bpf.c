@@ -4,7 +4,10 @@
  * consumes it (thread, CPU, bytes) and where its packets are processed
  * (CPU of data-ready in NET_RX softirq, rx ifindex/queue, NAPI id).
  *
- * Tracepoints only (tp_btf): fentry and kprobes may be unavailable.
+ * Tracepoints (tp_btf), where the kernel has them: some refuse fentry
+ * and kprobes. Before Linux 6.3, which added two of them, the same
+ * programs on the functions they sit in (fentry, fexit): user space loads
+ * one set.
  * A flow's entry is socket local storage, which a lookup finds through
  * the socket itself (no hash); at most max_flows of them. On a timer,
  * user space has an iterator copy them all into an array, which it then
@@ -206,11 +209,11 @@ static __always_inline struct tcp_sock *tcp_of(const struct sock *sk)
  * does not touch, the CPU that made the socket wrote last (for a
  * connection accepted on another CPU, a cache miss). On the 2-vCPU
  * development VM, reads of 100-byte connections took 165 ns an event with
- * that lookup first, 85 ns with this. A cast, not bpf_skc_to_tcp_sock()
- * (a helper call), after sk_protocol: a raw socket of protocol TCP passes
- * that, and reads past its own object here, through checked loads:
- * garbage at worst, and no entry, which bpf_skc_to_tcp_sock() refuses it
- * where one is made. */
+ * that lookup first, 85 ns with this. tcp_of() after sk_protocol: a raw
+ * socket of protocol TCP passes that, and its cast reads past its own
+ * object here, through checked loads: garbage at worst, and no entry,
+ * which bpf_skc_to_tcp_sock() refuses it where one is made (the helper,
+ * where there is no cast, says NULL here: not below). */
 static __always_inline bool below_floor(const struct sock *sk)
 {
 	struct tcp_sock *tp;
@@ -1007,8 +1010,8 @@ static __always_inline void dump_one(struct sock *sk, struct caad_flow_stats *s)
 	 * the three lines.
 	 *
 	 * Only a TCP stream socket gets an entry (bpf_skc_to_tcp_sock() at
-	 * its first read), so the socket is a tcp_sock: a cast, without the
-	 * helper's checks (which read two more of its lines).
+	 * its first read), so the socket is a tcp_sock: tcp_of(), a cast
+	 * where the kernel has one.
 	 */
 	tp = tcp_of(sk);
 	if (tp && !publish) {

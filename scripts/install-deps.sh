@@ -36,18 +36,21 @@ missing=()
 for p in "${PACKAGES[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -gt 0 ]; then
-	echo "Installing: ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	# a fresh cloud machine may be running unattended-upgrades: wait for
-	# dpkg's lock (the option), and try again while the lists' lock is held
-	# (apt-get update does not wait for that one)
+export DEBIAN_FRONTEND=noninteractive
+# a fresh cloud machine may be running unattended-upgrades: wait for
+# dpkg's lock (the option), and try again while the lists' lock is held
+# (apt-get update does not wait for that one)
+apt_update() {
 	for try in $(seq 30); do
-		apt-get -o DPkg::Lock::Timeout=600 update -qq && break
+		apt-get -o DPkg::Lock::Timeout=600 update -qq && return 0
 		[ "$try" = 30 ] && exit 1
 		echo "apt-get update failed (try $try of 30); again in 10 s" >&2
 		sleep 10
 	done
+}
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "Installing: ${missing[*]}"
+	apt_update
 	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
@@ -57,16 +60,19 @@ fi
 kernels=/var/cache/caad-test
 if [ "$(dpkg --print-architecture)" = amd64 ] && ! compgen -G "$kernels/linux-image-6.1.*.deb" >/dev/null; then
 	mkdir -p "$kernels"
+	# the newest of bookworm's 6.1 packages, whichever linux-image-amd64
+	# is (one from backports is another kernel)
 	kernel_package() {
-		apt-cache depends linux-image-amd64 2>/dev/null | awk '$1 == "Depends:" && $2 ~ /^linux-image-6\.1\./ { print $2; exit }'
+		{ apt-cache pkgnames linux-image-6.1.0- 2>/dev/null || true; } |
+			{ grep -E '^linux-image-6\.1\.0-[0-9]+-amd64$' || true; } | sort -V | tail -n 1
 	}
 	pkg=$(kernel_package)
 	if [ -z "$pkg" ]; then
-		apt-get -o DPkg::Lock::Timeout=600 update -qq
+		apt_update
 		pkg=$(kernel_package)
 	fi
 	if [ -z "$pkg" ]; then
-		echo "install-deps.sh: no linux-image-6.1.* package (Debian 12's kernel) in apt's sources" >&2
+		echo "install-deps.sh: no linux-image-6.1.0-*-amd64 package (Debian 12's kernel) in apt's sources" >&2
 		exit 1
 	fi
 	echo "Downloading $pkg into $kernels (tests/kernel/vm.sh)"

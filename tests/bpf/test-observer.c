@@ -448,11 +448,10 @@ static bool own_prog(const char *name)
 	while (!found && (de = readdir(d))) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
-		char path[64], target[64];
+		char target[64];
 		ssize_t l;
 
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		l = readlink(path, target, sizeof(target) - 1);
+		l = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
 		if (de->d_name[0] == '.' || l < 0)
 			continue;
 		target[l] = 0;
@@ -499,6 +498,7 @@ static void test_hooks_choice(void **state)
 	static const char *const fn_progs[] = { "caad_tcp_recvmsg", "caad_sock_def_readable" };
 	struct caad_observer_options opts = { .netns_inode = test_netns };
 	struct caad_observer *o = NULL, *sentinel = (struct caad_observer *)&opts;
+	cpu_set_t saved;
 	bool tps, fentry;
 
 	REQUIRE_ROOT();
@@ -514,15 +514,19 @@ static void test_hooks_choice(void **state)
 	assert_int_equal(caad_observer_hooks(o), tps ? CAAD_HOOKS_TRACEPOINTS : CAAD_HOOKS_FUNCTIONS);
 	caad_observer_free(o);
 
-	for (enum caad_observer_hooks h = tps ? CAAD_HOOKS_TRACEPOINTS : CAAD_HOOKS_FUNCTIONS; h < _CAAD_HOOKS_COUNT;
-	     h++) {
+	/* reader, writer and softirq on one CPU: where the flow is read and
+	 * processed is known */
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	move_self(cpu_reader);
+	for (enum caad_observer_hooks h = CAAD_HOOKS_TRACEPOINTS; h < _CAAD_HOOKS_COUNT; h++) {
 		_cleanup_free_ struct caad_flow *flows = NULL;
 		const struct caad_flow *f;
 		struct conn c;
+		char b;
 		size_t n;
 
 		opts.hooks = h;
-		if (h == CAAD_HOOKS_FUNCTIONS && !fentry) {
+		if ((h == CAAD_HOOKS_FUNCTIONS && !fentry) || (h == CAAD_HOOKS_TRACEPOINTS && !tps)) {
 			o = sentinel;
 			assert_int_equal(caad_observer_open(&opts, &o), -EOPNOTSUPP);
 			assert_ptr_equal(o, sentinel);
@@ -535,8 +539,14 @@ static void test_hooks_choice(void **state)
 			assert_int_equal(own_prog(fn_progs[i]), h == CAAD_HOOKS_FUNCTIONS);
 		}
 		conn_new(&c);
-		/* the first read makes the entry, which the second's data-ready finds */
-		assert_int_equal(small_xfer(&c, 1000), 0);
+		/* a peek is no read: no entry (the fexit program takes the flags
+		 * from an argument) */
+		assert_int_equal(send(c.client, "p", 1, MSG_NOSIGNAL), 1);
+		assert_int_equal(recv(c.server, &b, 1, MSG_PEEK), 1);
+		assert_int_equal(snapshot(o, &flows), 0);
+		free(TAKE_PTR(flows));
+		assert_int_equal(recv(c.server, &b, 1, 0), 1);
+		/* the first read makes the entry, which the next data-ready finds */
 		assert_int_equal(small_xfer(&c, 1000), 0);
 		n = snapshot(o, &flows);
 		f = find_flow(flows, n, c.lport, c.cport);
@@ -544,11 +554,13 @@ static void test_hooks_choice(void **state)
 		print_message("%s: reader %d on CPU %d, processed on CPU %d\n", caad_observer_hooks_to_string(h),
 		              (int)f->tid, f->consumer_cpu, f->proc_cpu);
 		assert_int_equal(f->tid, gettid());
-		assert_int_equal(f->consumer_cpu, sched_getcpu());
-		assert_int_equal(f->proc_cpu, sched_getcpu());
+		assert_int_equal(f->bytes, 1001);
+		assert_int_equal(f->consumer_cpu, cpu_reader);
+		assert_int_equal(f->proc_cpu, cpu_reader);
 		conn_close(&c);
 		caad_observer_free(o);
 	}
+	assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
 	assert_string_equal(caad_observer_hooks_to_string(CAAD_HOOKS_FUNCTIONS), "functions");
 	assert_null(caad_observer_hooks_to_string(_CAAD_HOOKS_COUNT));
 }

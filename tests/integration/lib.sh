@@ -102,9 +102,12 @@ rps_b() { in_b cat "/sys/class/net/vb/queues/rx-$1/rps_cpus"; }
 rps_is() { [ "$(rps_b "$1")" = "$2" ]; }
 now_ms() { date +%s%3N; }
 
-# slow_ms MS: a time bound of MS on real CPUs, CAAD_TEST_SLOWDOWN times that
-# where they are emulated (tests/kernel/vm.sh sets it)
+# slow_ms MS, slow_s S: a time bound of MS (S) on real CPUs,
+# CAAD_TEST_SLOWDOWN times that where they are emulated (tests/kernel/vm.sh
+# sets it). Not for a bound that tells two mechanisms apart (an early scan
+# from the scheduled one), which must hold there too.
 slow_ms() { echo $(( $1 * ${CAAD_TEST_SLOWDOWN:-1} )); }
+slow_s() { slow_ms "$1"; }
 
 # wait_for SECONDS CMD...: poll every 50 ms until CMD succeeds
 wait_for() {

@@ -43,7 +43,7 @@ run_case() {
 		jq -e --argjson c "$want_proc" '[.flows[] | select(.heavy and .proc_cpu == $c)] | length > 0' \
 			"$rt/state.json" >/dev/null 2>&1
 	}
-	wait_for 3 proc_is || { jq . "$rt/state.json"; fail "BPF processing CPU did not become $want_proc"; }
+	wait_for "$(slow_s 3)" proc_is || { jq . "$rt/state.json"; fail "BPF processing CPU did not become $want_proc"; }
 	jq -r '.flows[] | select(.heavy) | "# flow \(.tuple): \(.comm) on CPU \(.consumer_cpu), processed on CPU \(.proc_cpu), steer \(.steer_cpu) (\(.relation))"' "$rt/state.json"
 
 	wait "$cli" || fail "iperf3 client failed: $(cat "$TMP/cli.json")"
@@ -103,6 +103,7 @@ follow_case() {
 	dt=$(( $(now_ms) - t0 ))
 	info "rx-0 rps_cpus = $(rps_b 0) $dt ms after the reader moved (scan interval 4000 ms)"
 	# the next regular scan is ~3.8 s away; 2 s leave a starved shell room
+	# (not stretched by CAAD_TEST_SLOWDOWN: an early scan it must be)
 	[ "$dt" -le 2000 ] || fail "following the reader took $dt ms: no early scan"
 	# eval: the count is read at every try (the scan wrote rps_cpus
 	# before it rewrote the metrics file)

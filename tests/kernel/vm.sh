@@ -66,11 +66,18 @@ busybox=$(command -v busybox)
 	skip "$busybox is not statically linked (Debian: busybox-static)"
 
 # The package unpacked once per package, and the initramfs made from it.
+# Keyed by this script too (its init, its modules). One run at a time (a
+# lock held to the end): two first runs would make one tree, and a new
+# tree removes the others.
 work=${CAAD_VM_DIR:-/var/tmp/caad-vm}
 name=$(basename "$deb" .deb)
-root=$work/$name
+root=$work/$name-$(sha256sum < "$0" | cut -c1-12)
+mkdir -p "$work"
+exec 9> "$work/lock"
+flock 9
 if [ ! -e "$root/.done" ]; then
-	rm -rf "$root"
+	# trees of other packages or of other versions of this script go
+	rm -rf "$work"/linux-image-*
 	mkdir -p "$root"
 	dpkg -x "$deb" "$root/pkg"
 	release=$(ls "$root/pkg/lib/modules")
@@ -118,7 +125,12 @@ fi
 release=$(cat "$root/.done")
 
 out=$(mktemp -d "$work/run.XXXXXX")
-trap 'rm -rf "$out"' EXIT
+qemu_pid=""
+# qemu is waited for in the background: a signal (meson's timeout, ^C)
+# runs this trap at once, and stops it
+trap '[ -z "$qemu_pid" ] || kill "$qemu_pid" 2>/dev/null; rm -rf "$out"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 printf '%s\n' "$command" > "$out/command"
 cat > "$out/guest.sh" <<EOF
 #!/bin/sh
@@ -146,14 +158,17 @@ EOF
 
 echo "vm: booting $name ($release), then: $command"
 set +e
-timeout "$timeout_s" "$qemu" -accel tcg -cpu max -smp 2 -m 3072 -nographic -no-reboot \
+timeout --foreground "$timeout_s" "$qemu" -accel tcg -cpu max -smp 2 -m 3072 -nographic -no-reboot \
 	-kernel "$root/pkg/boot/vmlinuz-$release" -initrd "$root/initrd.gz" \
 	-append "console=ttyS0 panic=-1 quiet" \
 	-fsdev local,id=hostroot,path=/,readonly=on,security_model=none,multidevs=remap \
 	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 	-fsdev local,id=vmout,path="$out",security_model=none \
-	-device virtio-9p-pci,fsdev=vmout,mount_tag=vmout > "$out/console" 2>&1
+	-device virtio-9p-pci,fsdev=vmout,mount_tag=vmout > "$out/console" 2>&1 < /dev/null &
+qemu_pid=$!
+wait "$qemu_pid"
 qemu_status=$?
+qemu_pid=""
 set -e
 [ -e "$out/output" ] && cat "$out/output"
 if [ ! -e "$out/status" ]; then
