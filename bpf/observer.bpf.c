@@ -38,12 +38,17 @@ struct sock___rxq {
 	__u16 sk_rx_queue_mapping;
 } __attribute__((preserve_access_index));
 
-/* A pointer of another type, for reading only: a kfunc of Linux 6.2 and
- * later. Weak: an older kernel has none, and there user space clears
- * have_cast before load, which makes its calls dead code that the
- * verifier drops. */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-const volatile bool have_cast = true;
+/*
+ * A pointer of another type, for reading only: a kfunc of Linux 6.2 and
+ * later. Built twice (bpf/meson.build): with it, and with
+ * CAAD_NO_KFUNCS for older kernels, where an extern kfunc, even a weak
+ * one, fails the load of a caad without CAP_SYS_ADMIN (libbpf looks for
+ * it in the modules' BTF, whose listing needs that). The two objects
+ * differ in tcp_of() alone, and user space loads one of them.
+ */
+#ifndef CAAD_NO_KFUNCS
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#endif
 
 /* A map of one value of type T per CPU (an array of one per-CPU entry). */
 #define PERCPU_SLOT(T)                                                                                                 \
@@ -198,9 +203,11 @@ static __always_inline bool is_tcp(const struct sock *sk)
  */
 static __always_inline struct tcp_sock *tcp_of(const struct sock *sk)
 {
-	if (have_cast)
-		return bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
+#ifndef CAAD_NO_KFUNCS
+	return bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
+#else
 	return bpf_skc_to_tcp_sock((struct sock *)sk);
+#endif
 }
 
 /* Whether sk cannot have an entry, while the floor is on (off: it may):

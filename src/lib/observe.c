@@ -18,6 +18,7 @@
 #include "caad/observe.h"
 #include "caad/sysfs.h"
 #include "observer.skel.h"
+#include "observer_nokfuncs.skel.h"
 
 /* A flow handed over: when its record's bytes were read. */
 struct sample {
@@ -34,6 +35,7 @@ struct caad_observer {
 	struct bpf_link *dump;       /* the flows' iterator (caad_flows_dump or _tcp) */
 	enum caad_flow_iter flow_iter;
 	enum caad_observer_hooks hooks;
+	bool kfuncs;                 /* the object with kfuncs (else observer_nokfuncs's) */
 	bool publish;                /* the programs hand flows over as they change ("recent") */
 	uint64_t full_pass_ns;       /* publish: a pass of the iterator at least this often */
 	uint64_t full_ns;            /* publish: when the last one ran (CLOCK_MONOTONIC), 0 never */
@@ -322,10 +324,10 @@ static bool btf_has(const struct btf *vmlinux, const char *name, bool tracepoint
  * The tracepoints, where the kernel has both (6.3 and later); else the
  * functions they sit in, where it has those. Where it has neither, the
  * load would fail: said here, by name, rather than by the verifier's log.
- * *cast: whether it has the kfunc bpf_rdonly_cast() (6.2 and later), which
- * FUNCTIONS does without, as an older kernel must.
+ * *kfuncs: whether it has the kfunc bpf_rdonly_cast() (6.2 and later),
+ * which FUNCTIONS does without, as an older kernel must.
  */
-static int choose_hooks(enum caad_observer_hooks want, enum caad_observer_hooks *ret, bool *cast)
+static int choose_hooks(enum caad_observer_hooks want, enum caad_observer_hooks *ret, bool *kfuncs)
 {
 	static const char *const tps[] = { "sock_recv_length", "sk_data_ready" };
 	static const char *const fns[] = { "tcp_recvmsg", "sock_def_readable" };
@@ -341,7 +343,7 @@ static int choose_hooks(enum caad_observer_hooks want, enum caad_observer_hooks 
 		if (!btf_has(vmlinux, tps[i], true))
 			missing = tps[i];
 	*ret = want != CAAD_HOOKS_AUTO ? want : missing ? CAAD_HOOKS_FUNCTIONS : CAAD_HOOKS_TRACEPOINTS;
-	*cast = *ret == CAAD_HOOKS_TRACEPOINTS && btf_has(vmlinux, "bpf_rdonly_cast", false);
+	*kfuncs = *ret == CAAD_HOOKS_TRACEPOINTS && btf_has(vmlinux, "bpf_rdonly_cast", false);
 	if (*ret == CAAD_HOOKS_TRACEPOINTS) {
 		if (missing)
 			return log_error_errno(-EOPNOTSUPP, "This kernel has no %s tracepoint (Linux 6.3 and later)", missing);
@@ -371,6 +373,42 @@ static int choose_hooks(enum caad_observer_hooks want, enum caad_observer_hooks 
 	return 0;
 }
 
+/*
+ * The observer's skeleton, opened on its own object, or on the one built
+ * without kfuncs (bpf/meson.build): an extern kfunc, even a weak one, has
+ * libbpf list the modules' BTF where vmlinux lacks it, which needs
+ * CAP_SYS_ADMIN, and a caad run as another user has none. The build holds
+ * the two objects to the same programs, maps and variables
+ * (bpf/check-skeletons.py), so the skeleton's names fit either.
+ */
+static int open_skeleton(bool kfuncs, struct caad_observer_bpf **ret)
+{
+	struct caad_observer_bpf *skel;
+	int r;
+
+	if (kfuncs) {
+		skel = caad_observer_bpf__open();
+		if (!skel)
+			return errno ? -errno : -EINVAL;
+		*ret = skel;
+		return 0;
+	}
+	skel = calloc(1, sizeof(*skel));
+	if (!skel)
+		return -ENOMEM;
+	r = caad_observer_bpf__create_skeleton(skel);
+	if (r == 0) {
+		skel->skeleton->data = (void *)caad_observer_nokfuncs_bpf__elf_bytes(&skel->skeleton->data_sz);
+		r = bpf_object__open_skeleton(skel->skeleton, NULL);
+	}
+	if (r < 0) {
+		caad_observer_bpf__destroy(skel);
+		return r;
+	}
+	*ret = skel;
+	return 0;
+}
+
 static int attach_flow_iter(struct caad_observer *o)
 {
 	if (o->flow_iter == CAAD_FLOW_ITER_STORAGE) {
@@ -391,7 +429,6 @@ static int attach_flow_iter(struct caad_observer *o)
 int caad_observer_open(const struct caad_observer_options *opts, struct caad_observer **ret)
 {
 	_cleanup_(caad_observer_freep) struct caad_observer *o = NULL;
-	bool cast = false;
 	int r;
 
 	libbpf_set_print(libbpf_print);
@@ -405,9 +442,12 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	if (o->n_cpus <= 0)
 		return log_error_errno(o->n_cpus ? o->n_cpus : -EINVAL, "Failed to count possible CPUs: %m");
 
-	o->skel = caad_observer_bpf__open();
-	if (!o->skel)
-		return log_error_errno(errno ? errno : EINVAL, "Failed to open BPF observer: %m");
+	r = choose_hooks(opts->hooks, &o->hooks, &o->kfuncs);
+	if (r < 0)
+		return r;
+	r = open_skeleton(o->kfuncs, &o->skel);
+	if (r < 0)
+		return log_error_errno(r, "Failed to open BPF observer: %m");
 
 	o->skel->rodata->target_netns = opts->netns_inode;
 	o->skel->data_gen->min_flow_bytes = opts->min_flow_bytes;
@@ -437,14 +477,10 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	o->full_pass_ns = (uint64_t)(opts->full_pass_ms ? opts->full_pass_ms : CAAD_FULL_PASS_MS_DEFAULT) * 1000000;
 	bpf_program__set_autoload(o->skel->progs.caad_flows_dump, o->flow_iter == CAAD_FLOW_ITER_STORAGE);
 	bpf_program__set_autoload(o->skel->progs.caad_flows_dump_tcp, o->flow_iter == CAAD_FLOW_ITER_TCP);
-	r = choose_hooks(opts->hooks, &o->hooks, &cast);
-	if (r < 0)
-		return r;
 	bpf_program__set_autoload(o->skel->progs.caad_sock_recv_length, o->hooks == CAAD_HOOKS_TRACEPOINTS);
 	bpf_program__set_autoload(o->skel->progs.caad_sk_data_ready, o->hooks == CAAD_HOOKS_TRACEPOINTS);
 	bpf_program__set_autoload(o->skel->progs.caad_tcp_recvmsg, o->hooks == CAAD_HOOKS_FUNCTIONS);
 	bpf_program__set_autoload(o->skel->progs.caad_sock_def_readable, o->hooks == CAAD_HOOKS_FUNCTIONS);
-	o->skel->rodata->have_cast = cast;
 	bpf_program__set_autoattach(o->skel->progs.caad_flows_dump, false);
 	bpf_program__set_autoattach(o->skel->progs.caad_flows_dump_tcp, false);
 	/* the softirq programs: while a thread is watched (caad_observer_watch_thread()) */
@@ -474,7 +510,7 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 	log_debug("BPF observer attached (netns %u, %u flows max, from %u bytes received, %s iterator, %s%s)",
 	          opts->netns_inode, o->skel->rodata->max_flows, opts->min_flow_bytes,
 	          caad_flow_iter_to_string(o->flow_iter), caad_observer_hooks_to_string(o->hooks),
-	          o->skel->rodata->have_cast ? "" : ", no bpf_rdonly_cast()");
+	          o->kfuncs ? "" : ", without kfuncs");
 	*ret = TAKE_PTR(o);
 	return 0;
 }

@@ -174,6 +174,7 @@ set -e
 if [ ! -e "$out/status" ]; then
 	echo "vm: the machine stopped before COMMAND ended (qemu: exit $qemu_status; 124: past ${timeout_s} s); its console:" >&2
 	grep -v "^qemu-system-x86_64: warning" "$out/console" | tail -n 30 >&2
+	[ -z "${CAAD_VM_CONSOLE:-}" ] || cp "$out/console" "$CAAD_VM_CONSOLE"
 	exit 1
 fi
 status=$(cat "$out/status")
