@@ -383,22 +383,15 @@ static int choose_hooks(enum caad_observer_hooks want, enum caad_observer_hooks 
  */
 static int open_skeleton(bool kfuncs, struct caad_observer_bpf **ret)
 {
-	struct caad_observer_bpf *skel;
+	struct caad_observer_bpf *skel = calloc(1, sizeof(*skel));
 	int r;
 
-	if (kfuncs) {
-		skel = caad_observer_bpf__open();
-		if (!skel)
-			return errno ? -errno : -EINVAL;
-		*ret = skel;
-		return 0;
-	}
-	skel = calloc(1, sizeof(*skel));
 	if (!skel)
 		return -ENOMEM;
 	r = caad_observer_bpf__create_skeleton(skel);
 	if (r == 0) {
-		skel->skeleton->data = (void *)caad_observer_nokfuncs_bpf__elf_bytes(&skel->skeleton->data_sz);
+		if (!kfuncs)
+			skel->skeleton->data = (void *)caad_observer_nokfuncs_bpf__elf_bytes(&skel->skeleton->data_sz);
 		r = bpf_object__open_skeleton(skel->skeleton, NULL);
 	}
 	if (r < 0) {
