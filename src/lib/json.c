@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -85,7 +86,8 @@ static void line_col(const char *text, size_t off, unsigned *line, unsigned *col
  * What json-c's strict mode lets through that JSON does not allow, or reads
  * otherwise than the text says, in text (parsed by it already): a key twice
  * in one object (the last would win, silently), a single-quoted string,
- * and \u0000 in a string (which would cut it there). 1 with *ret_at and
+ * \u0000 in a string (which would cut it there), a lone UTF-16 surrogate
+ * (which would read as U+FFFD, as another would), and NaN or Infinity. 1 with *ret_at and
  * *ret_what for the first such place, 0 none, -ENOMEM.
  */
 struct json_key {
@@ -106,6 +108,22 @@ static int cmp_json_key(const void *a, const void *b, void *text)
 	return (x->at > y->at) - (x->at < y->at);
 }
 
+/* Four hex digits as a number, or UINT_MAX where they are not (json-c
+ * has already refused a malformed \\u, but this does not rely on it). */
+static unsigned hex4(const char *p)
+{
+	unsigned v = 0;
+
+	for (int k = 0; k < 4; k++) {
+		char c = p[k];
+
+		if (!isxdigit((unsigned char)c))
+			return UINT_MAX;
+		v = v * 16 + (unsigned)(isdigit((unsigned char)c) ? c - '0' : (tolower((unsigned char)c) - 'a' + 10));
+	}
+	return v;
+}
+
 static int not_strict(const char *text, size_t len, size_t *ret_at, const char **ret_what)
 {
 	_cleanup_free_ struct json_key *keys = NULL; /* of the objects open, innermost last */
@@ -118,6 +136,13 @@ static int not_strict(const char *text, size_t len, size_t *ret_at, const char *
 		if (ch == '\'') {
 			*ret_at = i;
 			*ret_what = "a single quote: strings take double quotes";
+			return 1;
+		}
+		/* outside strings, JSON's only words are true, false and null;
+		 * json-c takes NaN and Infinity as numbers */
+		if (ch == 'N' || ch == 'I') {
+			*ret_at = i;
+			*ret_what = "NaN or Infinity: not a JSON number";
 			return 1;
 		}
 		if (ch == '{' || ch == '[') {
@@ -163,10 +188,33 @@ static int not_strict(const char *text, size_t len, size_t *ret_at, const char *
 			if (text[i] != '\\')
 				continue;
 			escaped = true;
-			if (i + 5 < len && strncmp(text + i + 1, "u0000", 5) == 0) {
-				*ret_at = i;
-				*ret_what = "\\u0000 in a string";
-				return 1;
+			if (i + 5 < len && text[i + 1] == 'u') {
+				unsigned u = hex4(text + i + 2);
+
+				if (u == 0) {
+					*ret_at = i;
+					*ret_what = "\\u0000 in a string";
+					return 1;
+				}
+				/* json-c makes a lone surrogate U+FFFD: two
+				 * strings that differ would read as one */
+				if (u >= 0xdc00 && u <= 0xdfff) {
+					*ret_at = i;
+					*ret_what = "a lone UTF-16 surrogate (\\uDC00-\\uDFFF without a \\uD800-\\uDBFF before it)";
+					return 1;
+				}
+				if (u >= 0xd800 && u <= 0xdbff) {
+					unsigned low = i + 11 < len && text[i + 6] == '\\' && text[i + 7] == 'u'
+					                       ? hex4(text + i + 8)
+					                       : UINT_MAX;
+
+					if (low < 0xdc00 || low > 0xdfff) {
+						*ret_at = i;
+						*ret_what = "a lone UTF-16 surrogate (\\uD800-\\uDBFF without a \\uDC00-\\uDFFF after it)";
+						return 1;
+					}
+					i += 6; /* the pair's second half, checked */
+				}
 			}
 			i++; /* the escaped character */
 		}
@@ -222,7 +270,8 @@ int caad_json_parse_text(const char *text, size_t len, const char *file, struct 
 	tok = json_tokener_new();
 	if (!tok)
 		return -ENOMEM;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT); /* no trailing commas (the rest: not_strict()) */
+	/* no trailing commas, and UTF-8 only (the rest: not_strict()) */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	root = json_tokener_parse_ex(tok, text, (int)len);
 	enum json_tokener_error jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);

@@ -459,12 +459,26 @@ static void test_bad_json(void **state)
 	             -EINVAL);
 	expect_error("{\"now_ms\\u0000x\": 5, \"interfaces\": [], \"flows\": []}", ":1:9: invalid JSON: \\u0000 in a string",
 	             -EINVAL);
+	/* a lone surrogate (json-c reads either half as U+FFFD: two ids that
+	 * differ would be one), bytes that are not UTF-8, NaN and Infinity */
+	expect_error("{\"interfaces\": [{\"name\": \"\\ud800\", \"queues\": []}], \"flows\": []}",
+	             ":1:27: invalid JSON: a lone UTF-16 surrogate (\\uD800-\\uDBFF without", -EINVAL);
+	expect_error("{\"interfaces\": [{\"name\": \"\\ud800\\u0041\", \"queues\": []}], \"flows\": []}",
+	             ":1:27: invalid JSON: a lone UTF-16 surrogate (\\uD800-\\uDBFF without", -EINVAL);
+	expect_error("{\"interfaces\": [{\"name\": \"x\\uDC00\", \"queues\": []}], \"flows\": []}",
+	             ":1:28: invalid JSON: a lone UTF-16 surrogate (\\uDC00-\\uDFFF without", -EINVAL);
+	expect_error("{\"interfaces\": [{\"name\": \"\xff\", \"queues\": []}], \"flows\": []}", F ":1:",
+	             -EINVAL);
+	expect_error("{\"now_ms\": NaN, \"interfaces\": [], \"flows\": []}",
+	             ":1:12: invalid JSON: NaN or Infinity: not a JSON number", -EINVAL);
+	expect_error("{\"now_ms\": -Infinity, \"interfaces\": [], \"flows\": []}",
+	             ":1:13: invalid JSON: NaN or Infinity", -EINVAL);
 	/* the same key in other objects, and escapes, are JSON */
 	{
 		struct caad_scenario *s = NULL;
 		_cleanup_free_ char *error = NULL, *text = NULL;
 
-		assert_true(asprintf(&text, "{%s, \"flows\": [%s, {\"id\": \"it's \\\"f2\\\" \\\\\", \"iface\": "
+		assert_true(asprintf(&text, "{%s, \"flows\": [%s, {\"id\": \"it's \\\"f2\\\" \\\\ \\ud83d\\ude00\", \"iface\": "
 		                            "\"eth0\", \"consumer_cpu\": 2, \"rate_bps\": 1}]}",
 		                     iface_ok, flow_ok) > 0);
 		if (caad_scenario_parse(text, strlen(text), F, topo, &s, &error) != 0)
