@@ -757,6 +757,14 @@ static bool line_ok(struct parse_ctx *ctx, char *p, size_t len, int max)
 		ctx_error(ctx, -EINVAL, "Invalid line '%s': missing key before '='", p);
 		return false;
 	}
+	/* ... and one in the value cuts it there: "Interfaces=eth0 ;eth1"
+	 * would manage eth0 alone, unsaid */
+	for (const char *q = strchr(p, '=') + 1; *q; q++)
+		if (*q == ';' && strchr(WHITESPACE, q[-1])) {
+			ctx_error(ctx, -EINVAL, "Invalid line '%s': a ';' after whitespace in a value (a comment "
+			          "goes on a line of its own)", p);
+			return false;
+		}
 	return true;
 }
 

@@ -850,6 +850,26 @@ static void test_parse_semicolon_in_key(void **state)
 	caad_config_done(&c);
 }
 
+/* ... and in a value, where inih would cut the value there: an error, the
+ * value left as it was (a tab as much as a space). */
+static void test_parse_semicolon_in_value(void **state)
+{
+	struct caad_config c;
+	_cleanup_free_ char *path = NULL, *log = NULL;
+
+	caad_config_init(&c);
+	assert_int_equal(parse_string(&c, "[Daemon]\nInterfaces=eth0 ;eth1\nBannedCPUs=0-1\t;3\nMaxFlows=7;\n", &path,
+	                              &log),
+	                 -EINVAL);
+	/* (a ';' after no whitespace is part of the value, as inih reads it) */
+	if (count_lines(log) != 3 ||
+	    !strstr(log, ":2: Invalid line 'Interfaces=eth0 ;eth1': a ';' after whitespace in a value") ||
+	    !strstr(log, ":3: Invalid line 'BannedCPUs=0-1") || !strstr(log, ";3': a ';' after whitespace in a value") ||
+	    !strstr(log, ":4: Invalid MaxFlows= value '7;'"))
+		fail_msg("unexpected log:\n%s", log);
+	caad_config_done(&c);
+}
+
 static void test_parse_file_missing(void **state)
 {
 	struct caad_config c;
@@ -1060,6 +1080,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_metrics_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_string, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_semicolon_in_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_semicolon_in_value, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_explicit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_stack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_stack_errors, setup, teardown),
