@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "caad-config.h"
 #include "caad/macro.h"
@@ -33,6 +35,7 @@
 #include "caad/cpumask.h"
 #include "caad/log.h"
 #include "caad/sysfs.h"
+#include "caad/utf8.h"
 
 #define WHITESPACE " \t\n\r\v\f"
 #define COMMENT_CHARS "#;"
@@ -198,8 +201,10 @@ static int config_error(struct caad_config *c, int r, const char *fmt, ...)
 	va_end(ap);
 
 	log_error("%s", msg);
-	if (!c->error)
-		c->error = strdup(msg); /* out of memory: the log has it */
+	/* (it goes into sd_notify's STATUS= and D-Bus replies: a file name
+	 * with a newline must not add a line of its own) */
+	if (!c->error && (c->error = strdup(msg))) /* out of memory: the log has it */
+		caad_utf8_sanitize(c->error, false);
 	return -r;
 }
 
@@ -867,20 +872,39 @@ int caad_config_parse_file(struct caad_config *c, const char *path)
 {
 	_cleanup_(fclosep) FILE *f = NULL;
 	struct stat st;
+	int fd, r;
 
 	assert(c);
 	assert(path);
 
-	f = fopen(path, "re");
-	if (!f) {
+	/* O_NONBLOCK: a FIFO there must not hold the start up (a regular
+	 * file reads as before) */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
 		if (errno == ENOENT)
 			return -ENOENT; /* whether that is an error is the caller's call */
 		return config_error(c, errno, "Failed to open %s: %m", path);
 	}
-	if (fstat(fileno(f), &st) < 0)
-		return config_error(c, errno, "Failed to stat %s: %m", path);
-	if (S_ISDIR(st.st_mode))
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return config_error(c, r, "Failed to stat %s: %m", path);
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
 		return config_error(c, EISDIR, "Failed to read %s: %m", path);
+	}
+	/* a device or a FIFO: /dev/zero would be one endless line */
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return config_error(c, EINVAL, "Failed to read %s: not a regular file", path);
+	}
+	f = fdopen(fd, "re");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		return config_error(c, r, "Failed to read %s: %m", path);
+	}
 
 	return parse_stream(c, f, path);
 }

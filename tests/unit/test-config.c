@@ -892,6 +892,55 @@ static void test_parse_file_missing(void **state)
 	caad_config_done(&c);
 }
 
+/* A FIFO or a device is refused at once: a FIFO no one writes would hold
+ * the start up, /dev/zero is one endless line. */
+static void test_parse_file_not_regular(void **state)
+{
+	struct caad_config c;
+	_cleanup_free_ char *fifo = NULL;
+	const char *paths[2];
+
+	assert_true(asprintf(&fifo, "%s/fifo.conf", tmpdir) > 0);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	paths[0] = fifo;
+	paths[1] = "/dev/zero";
+	for (size_t i = 0; i < 2; i++) {
+		struct capture cap;
+		_cleanup_free_ char *log = NULL, *want = NULL;
+
+		caad_config_init(&c);
+		capture_begin(&cap, tmpdir);
+		assert_int_equal(caad_config_parse_file(&c, paths[i]), -EINVAL);
+		log = capture_end(&cap);
+		assert_true(asprintf(&want, "Failed to read %s: not a regular file", paths[i]) > 0);
+		if (!strstr(log, want) || !c.error || !strstr(c.error, want))
+			fail_msg("%s: log \"%s\", error \"%s\"", paths[i], log, c.error ? c.error : "(null)");
+		assert_defaults(&c);
+		caad_config_done(&c);
+	}
+	assert_int_equal(unlink(fifo), 0);
+}
+
+/* The error kept for sd_notify's STATUS= and D-Bus is one line: a file
+ * name with a newline in it does not add a line of its own there. */
+static void test_error_one_line(void **state)
+{
+	struct caad_config c;
+	struct capture cap;
+	_cleanup_free_ char *path = NULL, *log = NULL;
+
+	path = write_conf("x\nSTOPPING=1\ny.conf", "[Daemon]\nMaxFlows=many\n");
+	caad_config_init(&c);
+	capture_begin(&cap, tmpdir);
+	assert_int_equal(caad_config_parse_file(&c, path), -EINVAL);
+	log = capture_end(&cap);
+	assert_non_null(c.error);
+	if (strchr(c.error, '\n') || !strstr(c.error, "x?STOPPING=1?y.conf:2: Invalid MaxFlows= value 'many'"))
+		fail_msg("error kept: \"%s\"", c.error);
+	caad_config_done(&c);
+	assert_int_equal(unlink(path), 0);
+}
+
 static void test_load_explicit(void **state)
 {
 	struct caad_config c;
@@ -1077,6 +1126,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_parse_errors_each_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_long_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_file_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_file_not_regular, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_error_one_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_string, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_semicolon_in_key, setup, teardown),
