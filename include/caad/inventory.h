@@ -137,7 +137,9 @@ static inline const struct caad_iface *caad_inventory_find_flow(const struct caa
  *  CAAD_IFACE_RENAMED       its ifindex has another name now (ret_name);
  *  CAAD_IFACE_GONE          neither: the device is gone, or the name is a
  *                           new device (another ifindex).
- * Returns one of them, or -ENOMEM.
+ * Returns one of them, or < 0 when it cannot tell: no memory, a directory
+ * or an ifindex that could not be read (where no other name has the
+ * ifindex), or name's ifindex did not read as one.
  */
 enum caad_iface_fate {
 	CAAD_IFACE_GONE,

@@ -107,46 +107,71 @@ static int parse_irq(const char *s, const char *end, unsigned *ret)
 	return parse_number(s, end, INT_MAX, ret);
 }
 
-/* The ifindex in SYSROOT/sys/class/net/NAME/ifindex, or < 0. */
+/* The ifindex in SYSROOT/sys/class/net/NAME/ifindex, or < 0: -ENOENT or
+ * -ENODEV no such device (any more), another error (a failed read, odd
+ * contents) cannot tell. */
 static int ifindex_of(const char *sysroot, const char *name)
 {
 	_cleanup_free_ char *path = NULL;
 	char buf[32];
 	unsigned idx;
+	int r;
 
 	if (caad_path(&path, sysroot, "/sys/class/net/%s/ifindex", name) < 0)
 		return -ENOMEM;
-	if (caad_read_line(path, buf, sizeof(buf)) < 0)
-		return -ENOENT;
+	r = caad_read_line(path, buf, sizeof(buf));
+	if (r < 0)
+		return r == -ENOTDIR ? -ENOENT : r; /* (a file of that name, not a device) */
 	if (parse_number(buf, NULL, INT_MAX, &idx) < 0 || idx == 0)
 		return -EINVAL;
 	return (int)idx;
+}
+
+static bool no_such_device(int r)
+{
+	return r == -ENOENT || r == -ENODEV;
 }
 
 int caad_inventory_iface_fate(const char *sysroot, const char *name, int ifindex, char ret_name[static IF_NAMESIZE])
 {
 	_cleanup_free_ char *dir = NULL;
 	struct dirent *de;
-	int r = CAAD_IFACE_GONE;
+	int r = CAAD_IFACE_GONE, k;
 	DIR *d;
 
 	if (ifindex <= 0)
 		return CAAD_IFACE_GONE;
-	if (ifindex_of(sysroot, name) == ifindex) {
+	/*
+	 * "Gone" only where no device has the ifindex: a read that failed
+	 * (EMFILE, ENOMEM, EIO) or odd contents cannot tell, and a restore
+	 * told "gone" drops the original it keeps, on a device still there.
+	 */
+	k = ifindex_of(sysroot, name);
+	if (k == ifindex) {
 		snprintf(ret_name, IF_NAMESIZE, "%s", name);
 		return CAAD_IFACE_STILL_THERE;
 	}
+	if (k < 0 && !no_such_device(k))
+		return k;
 	if (caad_path(&dir, sysroot, "/sys/class/net") < 0)
 		return -ENOMEM;
 	d = opendir(dir);
 	if (!d)
-		return CAAD_IFACE_GONE;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.' && strlen(de->d_name) < IF_NAMESIZE && ifindex_of(sysroot, de->d_name) == ifindex) {
+		return errno == ENOENT ? CAAD_IFACE_GONE : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= IF_NAMESIZE)
+			continue;
+		k = ifindex_of(sysroot, de->d_name);
+		if (k == ifindex) {
 			snprintf(ret_name, IF_NAMESIZE, "%s", de->d_name);
 			r = CAAD_IFACE_RENAMED;
 			break;
 		}
+		/* a read that failed: unless another entry has it (odd
+		 * contents: not a device caad could have had) */
+		if (k < 0 && !no_such_device(k) && k != -EINVAL && r == CAAD_IFACE_GONE)
+			r = k;
+	}
 	closedir(d);
 	return r;
 }

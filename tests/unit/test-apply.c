@@ -2019,6 +2019,35 @@ static void test_restore_follows_rename(void **state)
 	caad_actuator_free(a);
 }
 
+/* An ifindex that cannot be read at the exit's restore cannot tell "gone"
+ * from "still there": the original is kept, in memory and in the journal,
+ * not dropped as a gone device's, and a later restore puts it back. */
+static void test_restore_ifindex_unread(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *ifindex = path_in(fx->root, "sys/class/net/vb/ifindex");
+	struct caad_setting s[] = { rps(0, "0") };
+	struct caad_plan plan = PLAN(s);
+	char lines[8][512];
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_content(fx->root, RX0, "1\n");
+	assert_int_equal(unlink(ifindex), 0);
+	assert_int_equal(mkdir(ifindex, 0755), 0); /* a read fails: EISDIR */
+	assert_true(caad_actuator_restore(a) < 0);
+	assert_content(fx->root, RX0, "1\n");
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+	assert_true(journal_has(lines, 1, fx, RX0, "0"));
+
+	assert_int_equal(rmdir(ifindex), 0);
+	write_file(fx->root, "sys/class/net/vb/ifindex", "2\n");
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RX0, "0\n");
+	assert_false(exists(fx->journal));
+}
+
 /* A name another device took just before the exit, unseen: the original
  * goes onto its own device (by ifindex), not onto the new holder of the
  * name. */
@@ -3618,6 +3647,7 @@ int main(void)
 		T(test_restore_follows_rename),
 		T(test_apply_name_swapped),
 		T(test_restore_follows_swap),
+		T(test_restore_ifindex_unread),
 		T(test_journal_restore_after_crash),
 		T(test_journal_restore_other_device),
 		T(test_journal_restore_malformed),

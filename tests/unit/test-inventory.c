@@ -401,6 +401,27 @@ static void test_iface_fate(void **state)
 	assert_int_equal(caad_inventory_iface_fate(root, "eth9", 0, now), CAAD_IFACE_GONE);
 	/* no sys/class/net at all */
 	assert_int_equal(caad_inventory_iface_fate("/nonexistent-caad-root", "eth0", 2, now), CAAD_IFACE_GONE);
+
+	/* cannot tell (a restore told "gone" would drop the original of a
+	 * device still there): its own ifindex odd, or one that cannot be
+	 * read where no other name has it */
+	assert_int_equal(caad_inventory_iface_fate(root, "odd", 5, now), -EINVAL);
+	make_dir(root, "sys/class/net/unread/ifindex"); /* a read fails: EISDIR */
+	assert_int_equal(caad_inventory_iface_fate(root, "unread", 4, now), -EISDIR);
+	assert_int_equal(caad_inventory_iface_fate(root, "eth9", 9, now), -EISDIR);
+	/* ... unless another name has it */
+	assert_int_equal(caad_inventory_iface_fate(root, "ens1", 7, now), CAAD_IFACE_RENAMED);
+	assert_string_equal(now, "eth1");
+}
+
+/* A sys/class/net that cannot be listed: cannot tell. */
+static void test_iface_fate_unlisted(void **state)
+{
+	const char *root = *state;
+	char now[IF_NAMESIZE] = "";
+
+	write_file(root, "sys/class/net", "not a directory\n");
+	assert_int_equal(caad_inventory_iface_fate(root, "eth0", 2, now), -ENOTDIR);
 }
 
 static void test_no_rx_queues(void **state)
@@ -1415,6 +1436,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_queue_listing, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_no_rx_queues, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_iface_fate, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_iface_fate_unlisted, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_i40e, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_odd_affinity, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_large_irq_numbers, setup_root, teardown_root),
