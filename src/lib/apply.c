@@ -1254,8 +1254,10 @@ static int adopt_orphan(struct caad_actuator *a, struct journal_entry *e, const 
                         const char *label, const struct caad_cpumask *cur)
 {
 	/* a device's own value (ifindex kept): that device, not a new one
-	 * under its name */
-	if ((e->ifindex <= 0 || e->ifindex == iface->ifindex) && caad_cpumask_equal(cur, &e->written)) {
+	 * under its name; an IRQ the kernel moved off CPUs gone offline
+	 * meanwhile is caad's still, as at a restore (held_by_others()) */
+	if ((e->ifindex <= 0 || e->ifindex == iface->ifindex) &&
+	    (caad_cpumask_equal(cur, &e->written) || by_hotplug(a, e->kind, &e->written, cur) != HOTPLUG_NO)) {
 		log_info("%s: reads what caad wrote before its interface left, original \"%s\" kept", label, e->original);
 		e->orphan = false;
 		e->ifindex = iface->ifindex;

@@ -985,6 +985,31 @@ static void test_irq_moved_by_hotplug(void **state)
 	assert_int_equal(unlink(online), 0);
 }
 
+/* An orphan's IRQ (its interface left caad's view) that the kernel moved
+ * off a CPU gone offline meanwhile is caad's still when the interface is
+ * back: adopted with its original, which the restore puts back. */
+static void test_orphan_irq_moved_by_hotplug(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *online = path_in(fx->root, "sys/devices/system/cpu/online");
+	struct caad_setting s[] = { irq(101, 0, "1") }, s2[] = { irq(101, 0, "0") };
+	struct caad_plan plan = PLAN(s), plan2 = PLAN(s2);
+
+	write_file(fx->root, IRQ101, "0-1\n");
+	write_file(fx->root, "sys/devices/system/cpu/online", "0-1\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_int_equal(caad_actuator_forget_iface(a, 2, "vb", true), 0);
+	write_file(fx->root, "sys/devices/system/cpu/online", "0\n");
+	write_file(fx->root, IRQ101, "0\n"); /* the kernel's move */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan2), 0);
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ101, "0-1\n");
+	assert_int_equal(unlink(online), 0);
+}
+
 /* An object that went away (device unplugged) is not restored, nor created. */
 static void test_restore_object_gone(void **state)
 {
@@ -3624,6 +3649,7 @@ int main(void)
 		T(test_setting_state),
 		T(test_backoff_expires),
 		T(test_irq_moved_by_hotplug),
+		T(test_orphan_irq_moved_by_hotplug),
 		T(test_restore_object_gone),
 		T(test_dry_run),
 		T(test_set_dry_run),
