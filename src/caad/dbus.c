@@ -21,6 +21,7 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
+#include <unistd.h>
 
 #include "caad-config.h"
 #include "caad/apply.h"
@@ -703,6 +704,24 @@ static void bus_retry_later(struct caad_bus *b, int r, const char *what)
 
 static void name_owned(struct caad_bus *b);
 
+/*
+ * The name refused by the bus policy to a caad run as another user than
+ * root (a drop-in's User=): the shipped policy lets root alone own it. A
+ * message that says what to add (true), or false: not that case.
+ */
+static bool not_owner_msg(int r, char *msg, size_t size)
+{
+	uid_t uid = geteuid();
+
+	if ((r != EACCES && r != -EACCES && r != EPERM && r != -EPERM) || uid == 0)
+		return false;
+	snprintf(msg, size,
+	         "Cannot own %s on the system D-Bus: its bus policy lets root alone own it, and caad runs as uid %u; "
+	         "allow that user in a file in /etc/dbus-1/system.d/ (caad(8), section SAFETY)",
+	         BUS_NAME, (unsigned)uid);
+	return true;
+}
+
 /* The reply to RequestName: an error (the policy forbids it), or a code. */
 static int on_name(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 {
@@ -712,9 +731,12 @@ static int on_name(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 	uint32_t code = 0;
 
 	if (e) {
-		snprintf(msg, sizeof(msg), "Cannot own %s on the system D-Bus: %s", BUS_NAME,
-		         e->message ? e->message : e->name);
-		bus_retry_later(b, sd_bus_error_get_errno(e) ?: EACCES, msg);
+		int r = sd_bus_error_get_errno(e) ?: EACCES;
+
+		if (!not_owner_msg(r, msg, sizeof(msg)))
+			snprintf(msg, sizeof(msg), "Cannot own %s on the system D-Bus: %s", BUS_NAME,
+			         e->message ? e->message : e->name);
+		bus_retry_later(b, r, msg);
 		return 0;
 	}
 	if (sd_bus_message_read(m, "u", &code) < 0 ||
@@ -785,7 +807,7 @@ static int bus_connect(struct caad_bus *b, bool wait)
 		return r;
 	if (r == -EEXIST)
 		snprintf(msg, sizeof(msg), "Cannot own %s on the system D-Bus: another process has it", BUS_NAME);
-	else
+	else if (!not_owner_msg(r, msg, sizeof(msg)))
 		snprintf(msg, sizeof(msg), "Cannot own %s on the system D-Bus", BUS_NAME);
 	bus_retry_later(b, r, msg);
 	return 0;

@@ -83,10 +83,13 @@ caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$SRC/systemd/caad.service" | tr ' 
 #    caad does, keeping CAP_DAC_OVERRIDE (1) for /proc/irq and its journal.
 nr_caps=$(tr ',' '\n' <<<"$caps" | grep -v sys_resource | paste -sd, -) # not one a user could be given here
 printf '[Daemon]\nMode=observe\nInterfaces=vb\n' >"$TMP/nobody.conf"
-ip netns exec "$TB_B" setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps="$nr_caps,+dac_override" \
-	--ambient-caps="$nr_caps,+dac_override" "$CAAD" --foreground --config "$TMP/nobody.conf" \
-	--runtime-dir "$TMP/rt-nobody" --state-dir "$TMP/state-nobody" >"$TMP/caad-nobody.log" 2>&1 &
-NOBODY_PID=$!
+caad_as_nobody() {
+	ip netns exec "$TB_B" setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps="$nr_caps,+dac_override" \
+		--ambient-caps="$nr_caps,+dac_override" "$CAAD" --foreground --config "$TMP/nobody.conf" \
+		--runtime-dir "$TMP/rt-nobody" --state-dir "$TMP/state-nobody" >"$TMP/caad-nobody.log" 2>&1 &
+	NOBODY_PID=$!
+}
+caad_as_nobody
 wait_for 10 grep -q "running: mode observe" "$TMP/caad-nobody.log" ||
 	{ cat "$TMP/caad-nobody.log"; fail "caad did not start as nobody with $nr_caps,+dac_override"; }
 [ "$(awk '/^CapEff/ {print $2}' "/proc/$NOBODY_PID/status")" = 0000000000801002 ] ||
@@ -118,6 +121,15 @@ wait_for 12 has_name || { cat "$TMP/caad.log"; fail "caad did not take org.caad1
 wait_for 3 grep -q "D-Bus API back on the system bus" "$TMP/caad.log" || fail "reconnecting was not logged"
 kill -0 "$CAAD_PID" || fail "caad died"
 info "ran without a bus (one warning), took org.caad1 when the bus appeared"
+
+# 1b. As nobody with the bus there: the shipped policy lets root alone own
+#     the name, and caad says what to add (caad(8), SAFETY).
+caad_as_nobody
+wait_for 10 grep -q "its bus policy lets root alone own it, and caad runs as uid $(id -u nobody); allow that user" \
+	"$TMP/caad-nobody.log" || { cat "$TMP/caad-nobody.log"; fail "caad as nobody did not say what the bus policy lacks"; }
+kill -TERM "$NOBODY_PID"; wait "$NOBODY_PID" || fail "caad as nobody exited with $?"
+has_name || fail "org.caad1 lost while caad as nobody asked for it"
+info "as nobody, refused org.caad1 by the shipped policy: says which file to add"
 
 # 2. A flow: receiver on CPU 1 -> rx-0 RPS on CPU 0
 in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
