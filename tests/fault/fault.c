@@ -15,11 +15,13 @@
  *             read    opening it for reading fails with ERRNO
  *             vanish  it is unlinked as it is opened for writing, so the
  *                     open fails with ENOENT (ERRNO is not used: write ENOENT)
+ *             slow    opening it for writing takes ERRNO milliseconds more,
+ *                     then succeeds (a write that holds caad up)
  *             readfd  read(2) fails with ERRNO on an fd whose /proc/self/fd
  *                     link ends with SUFFIX, whatever opened it: e.g.
  *                     "bpf_iter" for the BPF iterators caad reads its flow
  *                     table through (made by a bpf(2) call, not an open)
- *     ERRNO   a name (EIO, EINVAL, ENOSPC, ...) or a number
+ *     ERRNO   a name (EIO, EINVAL, ENOSPC, ...) or a number (slow: milliseconds)
  *     SKIP    let the first SKIP matching calls through (default 0)
  *     TIMES   then fail this many (default 0: every one)
  *   CAAD_FAULTS_LOG=FILE   append "OP ERRNO PATH" for each injected fault
@@ -43,9 +45,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-enum op { OP_OPEN, OP_WRITE, OP_READ, OP_VANISH, OP_READFD };
+enum op { OP_OPEN, OP_WRITE, OP_READ, OP_VANISH, OP_READFD, OP_SLOW };
 
 struct rule {
 	char suffix[256];
@@ -124,8 +127,10 @@ static void parse_rule(char *text)
 		r->op = OP_VANISH;
 	else if (!strcmp(field[1], "readfd"))
 		r->op = OP_READFD;
+	else if (!strcmp(field[1], "slow"))
+		r->op = OP_SLOW;
 	else
-		die("unknown OP (open, write, read, vanish, readfd)", copy);
+		die("unknown OP (open, write, read, vanish, readfd, slow)", copy);
 	any_readfd |= r->op == OP_READFD;
 	r->error = 0;
 	for (size_t i = 0; i < sizeof(errnos) / sizeof(errnos[0]); i++)
@@ -189,15 +194,18 @@ static bool fires(struct rule *r)
 
 static void note(const struct rule *r, const char *path)
 {
-	static const char *const ops[] = { "open", "write", "read", "vanish", "readfd" };
+	static const char *const ops[] = { "open", "write", "read", "vanish", "readfd", "slow" };
 	const char *log = getenv("CAAD_FAULTS_LOG");
 	char line[4200];
 	int fd, n;
 
 	if (!log || !*log)
 		return;
-	n = snprintf(line, sizeof(line), "%s %s %s\n", ops[r->op], errno_name(r->op == OP_VANISH ? ENOENT : r->error),
-	             path);
+	if (r->op == OP_SLOW)
+		n = snprintf(line, sizeof(line), "%s %dms %s\n", ops[r->op], r->error, path);
+	else
+		n = snprintf(line, sizeof(line), "%s %s %s\n", ops[r->op],
+		             errno_name(r->op == OP_VANISH ? ENOENT : r->error), path);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return;
 	fd = real_open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -237,6 +245,13 @@ static int before_open(const char *path, int flags)
 		note(r, path);
 		if (r->op == OP_VANISH) {
 			(void)unlink(path); /* the open below finds nothing */
+			return 0;
+		}
+		if (r->op == OP_SLOW) {
+			struct timespec t = { r->error / 1000, (long)(r->error % 1000) * 1000000 };
+
+			while (nanosleep(&t, &t) < 0 && errno == EINTR)
+				;
 			return 0;
 		}
 		errno = r->error;

@@ -572,4 +572,32 @@ kill -TERM "$CAAD_PID" || fail "caad with the fault library died"
 wait "$CAAD_PID" || true
 CAAD_PID=
 info "a restore that fails: SetMode and RestoreAll answered org.caad1.Error.RestoreFailed"
+
+# 15. A slow restore at stop (rx-0's restore held up 4 s): the name is
+#     gone as the restore begins, so a call meanwhile is told at once that
+#     caad is not there, not left waiting for a reply no loop gives
+#     (sd-bus closes the connection as caad's event loop exits). Its
+#     third write of rx-0: the journal step 14 left (its restore failed),
+#     the steering, then the restore.
+ip netns exec "$TB_B" env LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$FAULTLIB" \
+	CAAD_FAULTS="vb/queues/rx-0/rps_cpus:slow:4000:2:1" CAAD_FAULTS_LOG="$TMP/slow.log" \
+	"$CAAD" --foreground --runtime-dir "$RT" --state-dir "$TMP/state" >"$TMP/caad-slow.log" 2>&1 &
+CAAD_PID=$!
+wait_for 12 has_name || { cat "$TMP/caad-slow.log"; fail "caad with a slow restore did not take org.caad1"; }
+in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
+tb_wait_listen 5201
+in_a iperf3 -c "$TB_DST" -t 30 >/dev/null 2>&1 &
+wait_for 5 rps_is 0 1 || { cat "$TMP/caad-slow.log"; fail "slow restore: rx-0 not steered: rps_cpus $(rps_b 0)"; }
+pkill -f "iperf3 -c $TB_DST" || true
+kill -TERM "$CAAD_PID"
+wait_for 3 grep -q "^slow " "$TMP/slow.log" || { cat "$TMP/caad-slow.log"; fail "the restore was not held up"; }
+t0=$(mono_usec)
+out=$(B get-property org.caad1 /org/caad1 org.caad1.Manager Mode 2>&1) && fail "a call while caad restores got: $out"
+t1=$(mono_usec)
+kill -0 "$CAAD_PID" 2>/dev/null || { cat "$TMP/slow.log" "$TMP/caad-slow.log"; fail "caad ended before the call: the test proves nothing"; }
+[ $((t1 - t0)) -lt 2000000 ] || fail "a call while caad restores took $(((t1 - t0) / 1000)) ms: $out"
+wait "$CAAD_PID" || fail "caad with a slow restore exited with $?"
+CAAD_PID=
+[ "$(rps_b 0)" = "$orig0" ] || fail "slow restore: rx-0 rps_cpus $(rps_b 0), not $orig0"
+info "a call during a slow restore at stop: answered in $(((t1 - t0) / 1000)) ms ($out)"
 echo "PASS: dbus"
