@@ -77,7 +77,9 @@ void caad_verdicts_done(struct caad_verdicts *vs);
 
 /* The verdict for iface, comm and a reader pinned or not (unpinned), or
  * NULL. One decided under another driver (or another interface behind the
- * name) is dropped first. */
+ * name) is dropped first. Names are kept and compared as
+ * caad_utf8_sanitize() makes them, as the bus shows them: raw and shown
+ * names find the same verdict. */
 const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const char *iface, const char *driver,
                                               const char *comm, bool unpinned, uint64_t now_sec,
                                               uint64_t max_age_sec);

@@ -13,6 +13,7 @@
 #include "caad/json.h"
 #include "caad/macro.h"
 #include "caad/sysfs.h"
+#include "caad/utf8.h"
 #include "caad/verdict.h"
 
 #define VERDICTS_VERSION 1
@@ -54,6 +55,24 @@ static void copy_name(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%s", src ? src : "");
 }
 
+/*
+ * An interface, driver or thread name as a verdict keeps it, and as it is
+ * looked for: as ListFlows and GetTrials show it (caad_utf8_sanitize(),
+ * '?' for each byte that is not UTF-8 and each control), whatever bytes
+ * the kernel gave. Kept raw, such a byte would be written as "\ufffd",
+ * three bytes: a 15-byte comm would read back as 17 (the whole file
+ * refused), a shorter one as a name no thread has. Its length is src's:
+ * false when that does not fit in size bytes.
+ */
+static bool key_name(char *dst, size_t size, const char *src)
+{
+	if (strlen(src ?: "") >= size)
+		return false;
+	copy_name(dst, size, src);
+	caad_utf8_sanitize(dst, false);
+	return true;
+}
+
 /* A JSON string that fits in size bytes with its NUL, and holds no NUL of
  * its own ("eth0\u0000x" would be cut to another name) */
 static bool short_string(json_object *x, size_t size)
@@ -77,14 +96,14 @@ static int parse_one(json_object *o, struct caad_verdict *v, const char **why)
 	if (!json_object_object_get_ex(o, "iface", &x) || !short_string(x, sizeof(v->iface)) ||
 	    json_object_get_string_len(x) == 0)
 		return (*why = "\"iface\" missing or not a short string"), -EBADMSG;
-	copy_name(v->iface, sizeof(v->iface), json_object_get_string(x));
+	(void)key_name(v->iface, sizeof(v->iface), json_object_get_string(x));
 	if (!json_object_object_get_ex(o, "comm", &x) || !short_string(x, sizeof(v->comm)))
 		return (*why = "\"comm\" missing, longer than 15 bytes or with a NUL"), -EBADMSG;
-	copy_name(v->comm, sizeof(v->comm), json_object_get_string(x));
+	(void)key_name(v->comm, sizeof(v->comm), json_object_get_string(x));
 	if (json_object_object_get_ex(o, "driver", &x)) {
 		if (!short_string(x, sizeof(v->driver)))
 			return (*why = "\"driver\" is not a short string"), -EBADMSG;
-		copy_name(v->driver, sizeof(v->driver), json_object_get_string(x));
+		(void)key_name(v->driver, sizeof(v->driver), json_object_get_string(x));
 	}
 	if (!json_object_object_get_ex(o, "relation", &x) || !json_object_is_type(x, json_type_string) ||
 	    relation_from_string(json_object_get_string(x), &v->relation) < 0 ||
@@ -303,14 +322,21 @@ const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const ch
                                               const char *comm, bool unpinned, uint64_t now_sec,
                                               uint64_t max_age_sec)
 {
+	char key_iface[CAAD_VERDICT_NAME_MAX], key_driver[CAAD_VERDICT_NAME_MAX], key_comm[CAAD_COMM_LEN];
+
+	if (!key_name(key_iface, sizeof(key_iface), iface) || !key_name(key_comm, sizeof(key_comm), comm))
+		return NULL; /* too long for a verdict's: none has it */
+	/* one too long is another than any verdict's */
+	bool driver_fits = key_name(key_driver, sizeof(key_driver), driver);
+
 	for (size_t i = 0; i < vs->n; i++) {
 		struct caad_verdict *v = &vs->v[i];
 
-		if (!streq(v->iface, iface) || !streq(v->comm, comm) || v->unpinned != unpinned)
+		if (!streq(v->iface, key_iface) || !streq(v->comm, key_comm) || v->unpinned != unpinned)
 			continue;
 		int r = expired(v, now_sec, max_age_sec);
 
-		if (!streq(v->driver, driver ?: "") || r == 1) {
+		if (!driver_fits || !streq(v->driver, key_driver) || r == 1) {
 			drop(vs, i);
 			return NULL;
 		}
@@ -342,17 +368,22 @@ size_t caad_verdicts_ahead(const struct caad_verdicts *vs, uint64_t now_sec, uin
 
 int caad_verdicts_put(struct caad_verdicts *vs, const struct caad_verdict *v)
 {
-	struct caad_verdict *nv;
+	struct caad_verdict key = *v, *nv;
 
+	/* as key_name() makes them (in place: the same length) */
+	caad_utf8_sanitize(key.iface, false);
+	caad_utf8_sanitize(key.driver, false);
+	caad_utf8_sanitize(key.comm, false);
 	for (size_t i = 0; i < vs->n; i++)
-		if (streq(vs->v[i].iface, v->iface) && streq(vs->v[i].comm, v->comm) && vs->v[i].unpinned == v->unpinned) {
-			vs->v[i] = *v;
+		if (streq(vs->v[i].iface, key.iface) && streq(vs->v[i].comm, key.comm) &&
+		    vs->v[i].unpinned == key.unpinned) {
+			vs->v[i] = key;
 			return 0;
 		}
 	nv = realloc(vs->v, (vs->n + 1) * sizeof(*nv));
 	if (!nv)
 		return -ENOMEM;
 	vs->v = nv;
-	vs->v[vs->n++] = *v;
+	vs->v[vs->n++] = key;
 	return 0;
 }

@@ -1128,6 +1128,66 @@ static void test_verdicts_without_alternative(void **state)
 	unlink(path);
 }
 
+/*
+ * A thread names itself with any bytes (prctl(PR_SET_NAME)), and the kernel
+ * cuts a long name in the middle of a character; an interface's name may
+ * hold any byte too. Each verdict is kept under the names as ListFlows and
+ * GetTrials show them ('?' for each byte that is not UTF-8): the file reads
+ * back (written raw, "\ufffd" made a 15-byte comm 17), and a later lookup
+ * of the same raw names, or of the shown ones, finds it.
+ */
+static void test_verdicts_names_not_utf8(void **state)
+{
+	static const struct {
+		const char *iface, *driver, *comm, *shown_iface, *shown_comm;
+	} names[] = {
+		{ "eth0", "mlx5_core", "abcdefghijklmn\xff", "eth0", "abcdefghijklmn?" },
+		{ "eth\xff", "mlx5\xfe", "\xe9t\xe9", "eth?", "?t?" },
+	};
+	_cleanup_free_ char *path = tmpfile_path();
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		struct caad_verdicts vs = { .kernel = "k", .topology = "t" }, back;
+		struct caad_verdict v = verdict(names[i].iface, names[i].comm, CAAD_RELATION_SAME_CORE, 5);
+		_cleanup_free_ char *text = NULL;
+		char *why = NULL;
+
+		snprintf(v.driver, sizeof(v.driver), "%s", names[i].driver);
+		assert_int_equal(caad_verdicts_put(&vs, &v), 0);
+		assert_int_equal(caad_verdicts_save(&vs, path), 0);
+		caad_verdicts_done(&vs);
+		assert_int_equal(caad_read_file(path, &text), 0);
+		assert_null(strstr(text, "\\ufffd"));
+
+		assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 0, &back, NULL, &why), 0);
+		assert_null(why);
+		assert_int_equal(back.n, 1);
+		assert_string_equal(back.v[0].iface, names[i].shown_iface);
+		assert_string_equal(back.v[0].comm, names[i].shown_comm);
+		assert_non_null(caad_verdicts_find(&back, names[i].iface, names[i].driver, names[i].comm, false, 10, 0));
+		assert_non_null(caad_verdicts_find(&back, names[i].shown_iface, names[i].driver, names[i].shown_comm,
+		                                   false, 10, 0));
+		/* the same verdict again, by its raw names: in the place of the first */
+		assert_int_equal(caad_verdicts_put(&back, &v), 0);
+		assert_int_equal(back.n, 1);
+		caad_verdicts_done(&back);
+	}
+
+	/* a control in a file written by hand: read as shown, found by the raw name */
+	static const char escaped[] =
+		"{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": ["
+		"{\"iface\": \"eth0\", \"comm\": \"a\\u001bb\", \"relation\": \"same-core\", \"decided\": 1}]}";
+	struct caad_verdicts back;
+
+	assert_int_equal(caad_write_file_atomic(path, escaped, strlen(escaped), 0600), 0);
+	assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 0, &back, NULL, NULL), 0);
+	assert_int_equal(back.n, 1);
+	assert_string_equal(back.v[0].comm, "a?b");
+	assert_non_null(caad_verdicts_find(&back, "eth0", "", "a\x1b" "b", false, 10, 0));
+	caad_verdicts_done(&back);
+	unlink(path);
+}
+
 static void test_verdicts_bad_file(void **state)
 {
 	static const char *const bad[] = {
@@ -1333,6 +1393,7 @@ int main(void)
 		cmocka_unit_test(test_rate_collapse_aborts),
 		cmocka_unit_test(test_verdicts_roundtrip_and_expiry),
 		cmocka_unit_test(test_verdicts_without_alternative),
+		cmocka_unit_test(test_verdicts_names_not_utf8),
 		cmocka_unit_test(test_verdicts_bad_file),
 		cmocka_unit_test(test_verdicts_odd_entries),
 	};
