@@ -226,6 +226,13 @@ int caad_verdicts_load(const char *path, const char *kernel, const char *topolog
 		struct caad_verdict *v = &ret->v[ret->n];
 
 		r = parse_one(json_object_array_get_idx(list, i), v, &why);
+		/* one bad entry refuses the whole file (caad(8)), not just
+		 * itself: caad alone writes the store, whole and atomically,
+		 * and every name it keeps reads back, so an entry it cannot
+		 * read was written by someone else (by hand, another caad);
+		 * the file is put aside as it is, to be mended, rather than
+		 * half used and written anew without that entry at the next
+		 * verdict */
 		if (r < 0) {
 			caad_verdicts_done(ret);
 			bad_entry = i;
