@@ -56,6 +56,8 @@ struct caad_iface {
 	unsigned n_napis;
 	char driver[32];         /* device/driver's name, "" when none (veth, lo) */
 	char bus_id[64];         /* device's name, e.g. PCI "0000:3b:00.0", "" when none */
+	char pci_bus_id[64];     /* the PCI function hwloc places it under: its device's, or a
+	                          * virtio device's parent's name; "" when none (not on PCI) */
 	int numa_node;           /* device/numa_node, -1 unknown */
 	bool has_local_cpus;
 	struct caad_cpumask local_cpus; /* CPUs near the NIC (see locality) */
@@ -101,8 +103,9 @@ void caad_strv_free(char **l);
 
 /*
  * Where each interface's NIC sits: the hwloc I/O object of its name in t
- * (not when t is the running host's and inv a --sysroot tree's), else the
- * CPUs of device/numa_node, else device/local_cpulist (sets locality and
+ * (not when t is the running host's and inv a --sysroot tree's; when t is
+ * the host's, only under the interface's pci_bus_id), else the CPUs of
+ * device/numa_node, else device/local_cpulist (sets locality and
  * local_cpus).
  */
 struct caad_topology;

@@ -103,8 +103,11 @@ enum caad_relation caad_topology_relation(const struct caad_topology *t, unsigne
 /* Present CPUs of NUMA node os_index; returns their count, -ENOENT for no such node. */
 int caad_topology_numa_cpus(const struct caad_topology *t, int os_index, struct caad_cpumask *ret);
 
-/* CPUs local to a network interface (hwloc OS device by name), or -ENOENT. */
-int caad_topology_nic_cpus(const struct caad_topology *t, const char *ifname, struct caad_cpumask *ret);
+/* CPUs local to a network interface (hwloc OS device by name), or -ENOENT.
+ * With bus_id non-NULL, only an OS device under the PCI function of that
+ * name ("0000:3b:00.0") counts: hwloc's names are those of the load. */
+int caad_topology_nic_cpus(const struct caad_topology *t, const char *ifname, const char *bus_id,
+                           struct caad_cpumask *ret);
 /* Names of the network interfaces the topology holds as hwloc OS devices
  * (an XML file's NICs, say): a NULL-terminated array to free with
  * caad_strv_free(). Returns their count or -ENOMEM. */

@@ -702,12 +702,40 @@ static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
 	return 0;
 }
 
+/* The PCI function hwloc places the NIC under: its device when that is a
+ * PCI device, a virtio device's parent when that is (virtio-pci); a bridge
+ * or root port above any other device is not the NIC. */
+static void load_pci_bus_id(const char *sysroot, struct caad_iface *iface)
+{
+	_cleanup_free_ char *dev = NULL, *subsystem = NULL;
+	char target[PATH_MAX], resolved[PATH_MAX];
+	const char *base;
+	ssize_t k;
+
+	if (caad_path(&dev, sysroot, "/sys/class/net/%s/device%s", iface->name,
+	              strncmp(iface->bus_id, "virtio", 6) == 0 ? "/.." : "") < 0 ||
+	    asprintf(&subsystem, "%s/subsystem", dev) < 0)
+		return;
+	k = readlink(subsystem, target, sizeof(target) - 1);
+	if (k <= 0)
+		return;
+	target[k] = 0;
+	base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+	if (!streq(base, "pci") || !realpath(dev, resolved))
+		return;
+	base = strrchr(resolved, '/') + 1; /* absolute */
+	if (strlen(base) < sizeof(iface->pci_bus_id))
+		strcpy(iface->pci_bus_id, base);
+}
+
 /* Driver, NUMA node and local CPUs of the device behind the interface. */
 static void load_device_facts(const char *sysroot, struct caad_iface *iface)
 {
 	_cleanup_free_ char *drv = NULL, *numa = NULL, *local = NULL, *value = NULL;
 	char target[PATH_MAX];
 	ssize_t k;
+
+	load_pci_bus_id(sysroot, iface);
 
 	if (caad_path(&drv, sysroot, "/sys/class/net/%s/device/driver", iface->name) < 0 ||
 	    caad_path(&numa, sysroot, "/sys/class/net/%s/device/numa_node", iface->name) < 0 ||
@@ -920,10 +948,17 @@ int caad_inventory_locate(struct caad_inventory *inv, const struct caad_topology
 
 	for (size_t i = 0; i < inv->n_ifaces; i++) {
 		struct caad_iface *ifc = &inv->ifaces[i];
+		/* The host's topology is read again when CPUs change, not when
+		 * links come or are renamed: its eth4 is the NIC that had the
+		 * name when it loaded, which may be another one now, so the
+		 * name counts only on the PCI function of the device that has
+		 * it now. An XML file's NICs are the tree's by name (and
+		 * caadctl's offline ones have no device at all). */
+		const char *bus = t->live ? ifc->pci_bus_id : NULL;
 		struct caad_cpumask m;
 
 		ifc->locality = CAAD_LOCALITY_UNKNOWN;
-		if (by_name && caad_topology_nic_cpus(t, ifc->name, &m) == 0 && !caad_cpumask_empty(&m)) {
+		if (by_name && caad_topology_nic_cpus(t, ifc->name, bus, &m) == 0 && !caad_cpumask_empty(&m)) {
 			ifc->locality = CAAD_LOCALITY_HWLOC;
 		} else if (ifc->numa_node >= 0 && caad_topology_numa_cpus(t, ifc->numa_node, &m) > 0) {
 			ifc->locality = CAAD_LOCALITY_NUMA_NODE;

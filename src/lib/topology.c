@@ -655,7 +655,23 @@ int caad_topology_nic_names(const struct caad_topology *t, char ***ret)
 	return (int)n;
 }
 
-int caad_topology_nic_cpus(const struct caad_topology *t, const char *ifname, struct caad_cpumask *ret)
+/* Whether hwloc's OS device o hangs off the PCI function named bus_id
+ * ("0000:3b:00.0", as sysfs names it). */
+static bool osdev_on_pci(hwloc_obj_t o, const char *bus_id)
+{
+	char name[32];
+
+	for (o = o->parent; o && hwloc_obj_type_is_io(o->type); o = o->parent)
+		if (o->type == HWLOC_OBJ_PCI_DEVICE) {
+			snprintf(name, sizeof(name), "%04x:%02x:%02x.%01x", o->attr->pcidev.domain, o->attr->pcidev.bus,
+			         o->attr->pcidev.dev, o->attr->pcidev.func);
+			return streq(name, bus_id);
+		}
+	return false;
+}
+
+int caad_topology_nic_cpus(const struct caad_topology *t, const char *ifname, const char *bus_id,
+                           struct caad_cpumask *ret)
 {
 	hwloc_topology_t topo;
 	hwloc_obj_t o = NULL;
@@ -669,7 +685,9 @@ int caad_topology_nic_cpus(const struct caad_topology *t, const char *ifname, st
 	while ((o = hwloc_get_next_osdev(topo, o)))
 		if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && o->name && streq(o->name, ifname))
 			break;
-	if (!o)
+	/* hwloc named its OS devices when the topology loaded: the name may
+	 * have gone to another NIC since (a rename, a new device) */
+	if (!o || (bus_id && !osdev_on_pci(o, bus_id)))
 		return -ENOENT;
 
 	/* The first non-I/O ancestor always exists: at worst the Machine. */

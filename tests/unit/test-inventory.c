@@ -286,6 +286,66 @@ static void test_locality_sysroot_not_host(void **state)
 	assert_true(caad_cpumask_equal(&inv->ifaces[0].local_cpus, &node1));
 }
 
+/*
+ * On the host, hwloc's NIC names are those it read at the load, and the
+ * topology is not read again when links come or are renamed: a NIC that
+ * took the name later (here eth0 on 0000:05:00.0, where the topology's
+ * eth0 is 0000:04:00.0) is placed by its own numa_node, not by the old
+ * NIC's CPUs. The NIC of the name on its PCI function, or a virtio NIC
+ * on it, still is placed by hwloc.
+ */
+static void test_locality_stale_hwloc_name(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	static const char *const rps[] = { "0\n" };
+	char *names[] = { "eth0" };
+	static const struct {
+		const char *dev, *pci; /* the device, the PCI function (NULL: none) */
+		enum caad_locality_source want;
+	} cases[] = {
+		{ "sys/devices/pci0000:00/0000:05:00.0", "sys/devices/pci0000:00/0000:05:00.0", CAAD_LOCALITY_NUMA_NODE },
+		{ "sys/devices/pci0000:00/0000:04:00.0", "sys/devices/pci0000:00/0000:04:00.0", CAAD_LOCALITY_HWLOC },
+		{ "sys/devices/pci0000:00/0000:04:00.0/virtio1", "sys/devices/pci0000:00/0000:04:00.0", CAAD_LOCALITY_HWLOC },
+		{ "sys/devices/pci0000:00/0000:05:00.0/virtio1", "sys/devices/pci0000:00/0000:05:00.0", CAAD_LOCALITY_NUMA_NODE },
+		/* not on PCI (no subsystem link to bus/pci): no PCI function to check */
+		{ "sys/devices/platform/0000:04:00.0", NULL, CAAD_LOCALITY_NUMA_NODE },
+	};
+	struct caad_cpumask node1;
+
+	t = load_fixture("24em64t-2n6c2t-pci.xml");
+	t->live = true; /* plays the host's */
+	assert_true(caad_topology_numa_cpus(t, 1, &node1) > 0);
+	make_dir(root, "sys/bus/pci");
+	fake_interrupts(root, "");
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+		char rel[256];
+
+		fake_iface(root, "eth0", "2\n", rps, 1);
+		(void)unlink_rel(root, "sys/class/net/eth0/device");
+		fake_device(root, "eth0", cases[i].dev, cases[i].dev, NULL, 0);
+		snprintf(rel, sizeof(rel), "%s/numa_node", cases[i].dev);
+		write_file(root, rel, "1\n");
+		if (cases[i].pci) {
+			snprintf(rel, sizeof(rel), "%s/subsystem", cases[i].pci);
+			(void)unlink_rel(root, rel);
+			make_symlink(root, rel, "sys/bus/pci");
+		}
+		inv = load_ok(root, names, 1);
+		inv->host = true; /* read from the host's /sys */
+		assert_int_equal(caad_inventory_locate(inv, t), 0);
+		if (inv->ifaces[0].locality != cases[i].want)
+			fail_msg("%s: located by %s, expected %s", cases[i].dev,
+			         caad_locality_source_to_string(inv->ifaces[0].locality),
+			         caad_locality_source_to_string(cases[i].want));
+		if (cases[i].want == CAAD_LOCALITY_NUMA_NODE)
+			assert_true(caad_cpumask_equal(&inv->ifaces[0].local_cpus, &node1));
+		else
+			assert_false(caad_cpumask_equal(&inv->ifaces[0].local_cpus, &node1));
+	}
+}
+
 /* Without numa_node (-1 on one-node hosts), device/local_cpulist decides. */
 static void test_locality_local_cpulist(void **state)
 {
@@ -1432,6 +1492,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_atomic_leftovers, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_replaced_midload, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_locality_sysroot_not_host, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_locality_stale_hwloc_name, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_write_replace, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_queue_listing, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_no_rx_queues, setup_root, teardown_root),

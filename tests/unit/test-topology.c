@@ -379,17 +379,21 @@ static void test_nic_cpus(void **state)
 	struct caad_cpumask m, want, sentinel;
 
 	/* 24em64t: eth0 and the InfiniBand port hang off package 0 (even P#). */
-	assert_int_equal(caad_topology_nic_cpus(t24, "eth0", &m), 0);
+	assert_int_equal(caad_topology_nic_cpus(t24, "eth0", NULL, &m), 0);
 	assert_mask_equal(&m, &t24->packages[t24->cpus[0].package].cpus);
 	caad_cpumask_zero(&want);
 	for (unsigned cpu = 0; cpu < 24; cpu += 2)
 		caad_cpumask_set(&want, cpu);
 	assert_mask_equal(&m, &want);
-	assert_int_equal(caad_topology_nic_cpus(t24, "ib0", &m), 0);
+	assert_int_equal(caad_topology_nic_cpus(t24, "ib0", NULL, &m), 0);
+	assert_mask_equal(&m, &want);
+	/* by name on its PCI function (0000:04:00.0); the name on another
+	 * one is another NIC's, named so since hwloc read it */
+	assert_int_equal(caad_topology_nic_cpus(t24, "eth0", "0000:04:00.0", &m), 0);
 	assert_mask_equal(&m, &want);
 
 	/* 32em64t: the NICs are on package 1 (P#8-15 and their siblings 24-31). */
-	assert_int_equal(caad_topology_nic_cpus(t32, "eth1", &m), 0);
+	assert_int_equal(caad_topology_nic_cpus(t32, "eth1", NULL, &m), 0);
 	caad_cpumask_zero(&want);
 	for (unsigned cpu = 8; cpu < 16; cpu++) {
 		caad_cpumask_set(&want, cpu);
@@ -398,10 +402,10 @@ static void test_nic_cpus(void **state)
 	assert_mask_equal(&m, &want);
 
 	/* manyVFs: eth0 on package 0, eth6 on package 1. */
-	assert_int_equal(caad_topology_nic_cpus(vf, "eth0", &m), 0);
+	assert_int_equal(caad_topology_nic_cpus(vf, "eth0", NULL, &m), 0);
 	want = mask_of((const unsigned[]){ 0, 1, 2, 3, 4, 5, 6, 7 }, 8);
 	assert_mask_equal(&m, &want);
-	assert_int_equal(caad_topology_nic_cpus(vf, "eth6", &m), 0);
+	assert_int_equal(caad_topology_nic_cpus(vf, "eth6", NULL, &m), 0);
 	want = mask_of((const unsigned[]){ 8, 9, 10, 11, 12, 13, 14, 15 }, 8);
 	assert_mask_equal(&m, &want);
 
@@ -409,11 +413,13 @@ static void test_nic_cpus(void **state)
 	caad_cpumask_zero(&sentinel);
 	caad_cpumask_set(&sentinel, 3000);
 	m = sentinel;
-	assert_int_equal(caad_topology_nic_cpus(t24, "sda", &m), -ENOENT);
-	assert_int_equal(caad_topology_nic_cpus(t24, "mlx4_0", &m), -ENOENT);
-	assert_int_equal(caad_topology_nic_cpus(t24, "eth9", &m), -ENOENT);
-	assert_int_equal(caad_topology_nic_cpus(t24, "", &m), -ENOENT);
-	assert_int_equal(caad_topology_nic_cpus(syn, "eth0", &m), -ENOENT);
+	assert_int_equal(caad_topology_nic_cpus(t24, "sda", NULL, &m), -ENOENT);
+	assert_int_equal(caad_topology_nic_cpus(t24, "mlx4_0", NULL, &m), -ENOENT);
+	assert_int_equal(caad_topology_nic_cpus(t24, "eth9", NULL, &m), -ENOENT);
+	assert_int_equal(caad_topology_nic_cpus(t24, "", NULL, &m), -ENOENT);
+	assert_int_equal(caad_topology_nic_cpus(syn, "eth0", NULL, &m), -ENOENT);
+	assert_int_equal(caad_topology_nic_cpus(t24, "eth0", "0000:05:00.0", &m), -ENOENT);
+	assert_int_equal(caad_topology_nic_cpus(t24, "eth0", "", &m), -ENOENT);
 	assert_true(caad_cpumask_equal(&m, &sentinel));
 }
 
