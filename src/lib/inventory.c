@@ -449,6 +449,22 @@ static int load_msi_irqs(const char *sysroot, const char *ifname, unsigned **ret
 	return n;
 }
 
+/* The INTx IRQ of the device behind ifname (SYSROOT/sys/class/net/IF/device/irq):
+ * 1 and *ret, 0 for none (no such file: not PCI; 0: no INTx pin). */
+static int load_intx_irq(const char *sysroot, const char *ifname, unsigned *ret)
+{
+	_cleanup_free_ char *path = NULL;
+	char buf[32];
+	unsigned irq;
+
+	if (caad_path(&path, sysroot, "/sys/class/net/%s/device/irq", ifname) < 0)
+		return -ENOMEM;
+	if (caad_read_line(path, buf, sizeof(buf)) < 0 || parse_irq(buf, NULL, &irq) < 0 || irq == 0)
+		return 0;
+	*ret = irq;
+	return 1;
+}
+
 /* An IRQ line whose first queue-naming action names a vector of iface. */
 struct named_vector {
 	unsigned irq, number;
@@ -466,6 +482,7 @@ struct irq_match {
 	struct caad_iface *iface;
 	const unsigned *msi; /* sorted; n_msi 0: any IRQ */
 	size_t n_msi;
+	bool plain_only;     /* no IRQ known to be the device's: a line named just iface, no vector names */
 	const char *devname;
 	struct named_vector *vec;
 	size_t n_vec, cap;
@@ -489,15 +506,16 @@ static int match_line(struct irq_match *m, char *line)
 
 	for (tok = strtok_r(colon + 1, " \t\n", &tsave); tok; tok = strtok_r(NULL, " \t\n", &tsave)) {
 		size_t l = strlen(tok);
-		enum vector_kind kind;
-		int q;
+		enum vector_kind kind = VECTOR_RX;
+		int q = -ENOENT;
 
 		if (l > 0 && tok[l - 1] == ',') {
 			tok[l - 1] = 0;
 			shared = true;
 		}
-		q = match_irq_name(m->iface->name, tok, &kind);
-		if (q < 0 && m->devname && m->devname[0])
+		if (!m->plain_only)
+			q = match_irq_name(m->iface->name, tok, &kind);
+		if (q < 0 && !m->plain_only && m->devname && m->devname[0])
 			q = match_irq_name(m->devname, tok, &kind);
 		if (q >= 0 && kind == VECTOR_TX) { /* no rx queue's: only its number counts */
 			m->low_tx = MIN(m->low_tx, (unsigned)q);
@@ -615,14 +633,15 @@ int caad_inventory_parse_interrupts(struct caad_iface *iface, const char *interr
 /*
  * The IRQs of iface's rx queues from SYSROOT/proc/interrupts, read a line
  * at a time: on a host of thousands of CPUs and IRQs the file is tens of
- * MiB, and a line only some.
+ * MiB, and a line only some. irqs are those of the device (n_irqs 0: none
+ * known, and only a line named just iface's name is taken).
  */
-static int match_interrupts(const char *sysroot, struct caad_iface *iface, const unsigned *msi, size_t n_msi,
+static int match_interrupts(const char *sysroot, struct caad_iface *iface, const unsigned *irqs, size_t n_irqs,
                             const char *devname)
 {
 	_cleanup_free_ char *path = NULL, *line = NULL;
-	struct irq_match m = { .iface = iface, .msi = msi, .n_msi = n_msi, .devname = devname, .low_tx = UINT_MAX,
-		               .plain_irq = -1 };
+	struct irq_match m = { .iface = iface, .msi = irqs, .n_msi = n_irqs, .plain_only = n_irqs == 0,
+		               .devname = devname, .low_tx = UINT_MAX, .plain_irq = -1 };
 	size_t cap = 0;
 	FILE *f;
 	int r = 0;
@@ -1020,8 +1039,26 @@ static int load_iface(const char *sysroot, struct caad_genl *genl, const char *n
 		if (r < 0)
 			return r;
 	}
-	if (n_msi > 0 || devname[0]) {
-		r = match_interrupts(sysroot, iface, msi, (size_t)n_msi, devname);
+	if (devname[0]) {
+		const unsigned *irqs = msi;
+		size_t n_irqs = (size_t)n_msi;
+		unsigned intx;
+
+		/* Without MSI its only IRQ is its INTx line: /proc/interrupts
+		 * names the vectors of every device, and "iavf-eth0-TxRx-0" or
+		 * "eth0-rx-0" may be another's (a VF renamed eth0 in another
+		 * namespace). A device with neither (not on PCI) is known by a
+		 * line named just its interface's name, or not at all. */
+		if (n_msi == 0) {
+			r = load_intx_irq(sysroot, name, &intx);
+			if (r < 0)
+				return r;
+			if (r > 0) {
+				irqs = &intx;
+				n_irqs = 1;
+			}
+		}
+		r = match_interrupts(sysroot, iface, irqs, n_irqs, devname);
 		if (r < 0)
 			return r;
 	}

@@ -813,6 +813,7 @@ static void test_msi_of_parent_not_taken(void **state)
 	fake_iface(root, "eth5", "70000\n", rps, 1); /* a high ifindex, as on container hosts */
 	fake_device(root, "eth5", "sys/devices/pci0000:00/0000:00:1c.0/0000:03:00.0", "sys/devices/pci0000:00/0000:00:1c.0",
 	            port_msi, ARRAY_SIZE(port_msi));
+	write_file(root, "sys/devices/pci0000:00/0000:00:1c.0/0000:03:00.0/irq", "30\n");
 	fake_interrupts(root, "  24:          0          0  PCI-MSI 458752-edge      PCIe PME, aerdrv\n"
 	                      "  30:        100          0  IO-APIC  16-fasteoi   eth5\n");
 	inv = load_ok(root, names, 1);
@@ -820,18 +821,19 @@ static void test_msi_of_parent_not_taken(void **state)
 	assert_int_equal(inv->ifaces[0].rx[0].irq, 30);
 }
 
-/* "eth2-rx-N"/"eth2-tx-N" vectors; a device without msi_irqs is matched by
- * name over the whole of /proc/interrupts, and eth20 is not eth2. */
+/* "eth2-rx-N"/"eth2-tx-N" vectors (eth20's are told apart by their MSI
+ * vectors, and by name in test_match_irq_name). */
 static void test_rx_tx_names(void **state)
 {
 	const char *root = *state;
 	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
 	static const char *const rps[] = { "0\n", "0\n" };
+	static const unsigned msi[] = { 59, 60, 61, 62 };
 	char *names[] = { "eth2" };
 
 	fake_iface(root, "eth2", "6\n", rps, 2);
 	fake_device(root, "eth2", "sys/devices/pci0000:00/0000:07:00.0",
-	            "sys/devices/pci0000:00/0000:07:00.0", NULL, 0);
+	            "sys/devices/pci0000:00/0000:07:00.0", msi, ARRAY_SIZE(msi));
 	fake_interrupts(root,
 	                "  50:          0          0  PCI-MSI 1-edge      eth20-rx-0\n"
 	                "  51:          0          0  PCI-MSI 2-edge      eth20-tx-0\n"
@@ -845,6 +847,54 @@ static void test_rx_tx_names(void **state)
 	assert_int_equal(inv->ifaces[0].rx[0].irq, 60);
 	assert_int_equal(inv->ifaces[0].rx[1].irq, 62);
 	assert_false(inv->ifaces[0].rx[0].has_irq_affinity);
+}
+
+/*
+ * A device without MSI has one IRQ, its INTx line (device/irq): other
+ * lines that name eth0's queues are other devices' (a VF renamed eth0 in
+ * another network namespace, "lan-eth0-TxRx-0"), and so is another line
+ * named just "eth0". Without device/irq (not PCI, or no INTx pin: 0) no
+ * IRQ is known to be the device's, and only a line named just its name
+ * is taken.
+ */
+static void test_no_msi_intx_only(void **state)
+{
+	const char *root = *state;
+	static const char *const rps[] = { "0\n" };
+	char *names[] = { "eth0" };
+	const char *dev = "sys/devices/pci0000:00/0000:09:00.0";
+	static const char *const others = "  40:  1  0  PCI-MSIX-0000:0a:02.0 1-edge  iavf-eth0-TxRx-0\n"
+	                                  "  41:  1  0  PCI-MSIX-0000:0b:00.0 1-edge  lan-eth0-TxRx-0\n"
+	                                  "  42:  1  0  PCI-MSI 2-edge  eth0-rx-0\n"
+	                                  "  43:  1  0  PCI-MSI 3-edge  eth0-0\n";
+	static const struct {
+		const char *irq;   /* device/irq, NULL: none */
+		const char *plain; /* lines named just eth0 */
+		int want;
+	} cases[] = {
+		{ "19\n", "  19:  1  0  IO-APIC 19-fasteoi  eth0\n  44:  1  0  IO-APIC 20-fasteoi  eth0\n", 19 },
+		{ "19\n", "  44:  1  0  IO-APIC 20-fasteoi  eth0\n", -1 },
+		{ "19\n", "", -1 },
+		{ NULL, "  19:  1  0  IO-APIC 19-fasteoi  eth0\n", 19 },
+		{ NULL, "", -1 },
+		{ "0\n", "", -1 },
+	};
+
+	fake_iface(root, "eth0", "2\n", rps, 1);
+	fake_device(root, "eth0", dev, dev, NULL, 0);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+		_cleanup_free_ char *text = NULL;
+
+		(void)unlink_rel(root, "sys/devices/pci0000:00/0000:09:00.0/irq");
+		if (cases[i].irq)
+			write_file(root, "sys/devices/pci0000:00/0000:09:00.0/irq", cases[i].irq);
+		assert_true(asprintf(&text, "%s%s", others, cases[i].plain) > 0);
+		fake_interrupts(root, text);
+		inv = load_ok(root, names, 1);
+		if (inv->ifaces[0].rx[0].irq != cases[i].want)
+			fail_msg("case %zu: IRQ %d, expected %d", i, inv->ifaces[0].rx[0].irq, cases[i].want);
+	}
 }
 
 /* The device is replaced (ifindex_now) or deleted (NULL) while the load
@@ -932,7 +982,7 @@ static void test_replaced_midload(void **state)
 	}
 }
 
-/* An IRQ shared by several actions: the queue's is found among them. */
+/* An IRQ shared by several actions (its INTx line): the queue's is found among them. */
 static void test_shared_irq_line(void **state)
 {
 	const char *root = *state;
@@ -943,6 +993,7 @@ static void test_shared_irq_line(void **state)
 	fake_iface(root, "eth5", "8\n", rps, 1);
 	fake_device(root, "eth5", "sys/devices/pci0000:00/0000:08:00.0",
 	            "sys/devices/pci0000:00/0000:08:00.0", NULL, 0);
+	write_file(root, "sys/devices/pci0000:00/0000:08:00.0/irq", "17\n");
 	fake_interrupts(root, "  17:          3          0   IO-APIC  17-fasteoi   eth5-TxRx-0, ehci_hcd:usb1\n");
 	fake_affinity(root, 17, "0-1\n");
 
@@ -1508,6 +1559,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_queue_gone_while_read, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_rx_tx_names, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_shared_irq_line, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_no_msi_intx_only, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_errors, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_no_proc_interrupts, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_autoselect, setup_root, teardown_root),
