@@ -668,7 +668,7 @@ static int match_interrupts(const char *sysroot, struct caad_iface *iface, const
 	return r;
 }
 
-static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
+static int load_irq_affinity(const char *sysroot, const struct caad_iface *iface, struct caad_queue *q)
 {
 	_cleanup_free_ char *path = NULL, *value = NULL;
 	int r;
@@ -677,10 +677,20 @@ static int load_irq_affinity(const char *sysroot, struct caad_queue *q)
 	if (r < 0)
 		return r;
 	r = caad_read_file(path, &value);
+	if (r == -ENOENT) {
+		/* The IRQ was freed since it was found (a driver reset, the
+		 * device going): its number may be another device's by the
+		 * time the plan is applied, and caad would move that one.
+		 * The queue is steered without it until the next read. */
+		log_info("%s rx-%u: IRQ %d was freed while the inventory was read (no %s), not taking it for the "
+		         "queue's",
+		         iface->name, q->index, q->irq, path);
+		q->irq = -1;
+		q->irq_source = NULL;
+		return 0;
+	}
 	if (r < 0) {
-		/* gone: the IRQ was freed meanwhile, the next read tells */
-		log_full_errno(r == -ENOENT ? LOG_DEBUG : LOG_WARNING, r, "IRQ %d: cannot read %s, its CPUs unknown: %m",
-		               q->irq, path);
+		log_warning_errno(r, "IRQ %d: cannot read %s, its CPUs unknown: %m", q->irq, path);
 		return 0;
 	}
 	r = caad_cpumask_parse_list(value, &q->irq_affinity);
@@ -1067,7 +1077,7 @@ static int load_iface(const char *sysroot, struct caad_genl *genl, const char *n
 		return r;
 	for (unsigned i = 0; i < iface->n_rx; i++)
 		if (iface->rx[i].irq >= 0) {
-			r = load_irq_affinity(sysroot, &iface->rx[i]);
+			r = load_irq_affinity(sysroot, iface, &iface->rx[i]);
 			if (r < 0)
 				return r;
 		}
