@@ -1038,6 +1038,15 @@ static int load_iface(const char *sysroot, struct caad_genl *genl, const char *n
 		return r;
 
 	n_msi = load_msi_irqs(sysroot, name, &msi, devname, sizeof(devname));
+	/* no device name is so long (a sysfs name is one path component):
+	 * a dangling link of a fake tree, say */
+	if (n_msi == -ENAMETOOLONG) {
+		_cleanup_free_ char *dev = NULL;
+
+		if (caad_path(&dev, sysroot, "/sys/class/net/%s/device", name) < 0)
+			return -ENOMEM;
+		return log_error_errno(n_msi, "Interface %s: the device name %s points to is too long: %m", name, dev);
+	}
 	if (n_msi < 0)
 		return n_msi;
 	snprintf(iface->bus_id, sizeof(iface->bus_id), "%s", devname);

@@ -1277,6 +1277,31 @@ static void test_errors(void **state)
 	caad_inventory_free(NULL);
 }
 
+/* A device link whose name is longer than any device's (a dangling link
+ * of a fake tree): the error names the interface. */
+static void test_device_name_too_long(void **state)
+{
+	const char *root = *state;
+	struct caad_inventory *const sentinel = (struct caad_inventory *)(uintptr_t)0x1234;
+	struct caad_inventory *inv = sentinel;
+	_cleanup_free_ char *log = NULL;
+	static const char *const rps[] = { "0\n" };
+	char *names[] = { "eth0" }, target[300 + 32] = "sys/devices/";
+	struct capture c;
+
+	fake_iface(root, "eth0", "2\n", rps, 1);
+	memset(target + strlen(target), 'd', 300);
+	make_symlink(root, "sys/class/net/eth0/device", target);
+	fake_interrupts(root, "");
+
+	capture_begin(&c, root);
+	assert_int_equal(caad_inventory_load(root, names, 1, &inv), -ENAMETOOLONG);
+	log = capture_end(&c);
+	assert_ptr_equal(inv, sentinel);
+	if (!strstr(log, "Interface eth0: the device name") || !strstr(log, "sys/class/net/eth0/device"))
+		fail_msg("logged \"%s\"", log);
+}
+
 /* Without /proc/interrupts the queues are still there, without IRQs. */
 static void test_no_proc_interrupts(void **state)
 {
@@ -1609,6 +1634,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shared_irq_line, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_no_msi_intx_only, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_errors, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_device_name_too_long, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_no_proc_interrupts, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_autoselect, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_ice_managed, setup_root, teardown_root),
