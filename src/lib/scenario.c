@@ -416,8 +416,10 @@ static int get_id(struct parser *p, json_object *v, const char *field, char **re
 
 		if ((r = get_int(p, v, field, 0, INT64_MAX, &x)) < 0)
 			return r;
-		if (asprintf(ret, "%" PRId64, x) < 0)
+		if (asprintf(ret, "%" PRId64, x) < 0) {
+			*ret = NULL; /* (asprintf() leaves it undefined; the caller frees it) */
 			return -ENOMEM;
+		}
 		*ret_numeric = true;
 		return 0;
 	}
