@@ -27,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "caad-config.h"
@@ -894,8 +895,9 @@ int caad_config_parse_file(struct caad_config *c, const char *path)
 		close(fd);
 		return config_error(c, EISDIR, "Failed to read %s: %m", path);
 	}
-	/* a device or a FIFO: /dev/zero would be one endless line */
-	if (!S_ISREG(st.st_mode)) {
+	/* a device or a FIFO: /dev/zero would be one endless line; but
+	 * /dev/null, "no configuration" (--config=/dev/null), reads as empty */
+	if (!S_ISREG(st.st_mode) && !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))) {
 		close(fd);
 		return config_error(c, EINVAL, "Failed to read %s: not a regular file", path);
 	}

@@ -919,6 +919,13 @@ static void test_parse_file_not_regular(void **state)
 		caad_config_done(&c);
 	}
 	assert_int_equal(unlink(fifo), 0);
+
+	/* /dev/null is "no configuration" (caad -c /dev/null) */
+	caad_config_init(&c);
+	assert_int_equal(caad_config_parse_file(&c, "/dev/null"), 0);
+	assert_null(c.error);
+	assert_defaults(&c);
+	caad_config_done(&c);
 }
 
 /* The error kept for sd_notify's STATUS= and D-Bus is one line: a file
