@@ -562,14 +562,13 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 {
 	struct closed_loop *cl = &d->loop;
 	const struct caad_flow *best = NULL;
-	const struct caad_decision *best_dec = NULL;
 	const struct caad_iface *best_ifc = NULL;
 	char best_driver[CAAD_VERDICT_NAME_MAX] = "";
 	bool best_unpinned = false;
 	struct caad_trial_cand cands[CAAD_TRIAL_MAX_CANDS];
 	struct caad_trial_params p = d->config.trial;
 	struct trial_record *rec;
-	unsigned n_cands;
+	unsigned n_cands = 0;
 	int r;
 
 	if (!d->plan || d->paused || d->config.mode != CAAD_MODE_ENFORCE)
@@ -611,17 +610,21 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 		char why[160];
 		if (!queue_held(d, d->plan, dec, why, sizeof(why)))
 			continue;
+		/* one with nothing to try against its prior (no host turn, no
+		 * usable own CPU) is passed over here: as the fastest, it would
+		 * keep every slower flow from its trial for as long as it lives */
+		struct caad_trial_cand c[CAAD_TRIAL_MAX_CANDS];
+		unsigned k = candidates(d, f->consumer_cpu, dec->steer_cpu, dec, c);
+		if (k < 2)
+			continue;
+		memcpy(cands, c, k * sizeof(c[0]));
+		n_cands = k;
 		best = f;
-		best_dec = dec;
 		best_ifc = ifc;
 		best_unpinned = unpinned;
 		snprintf(best_driver, sizeof(best_driver), "%s", driver);
 	}
 	if (!best)
-		return 0;
-
-	n_cands = candidates(d, best->consumer_cpu, best_dec->steer_cpu, best_dec, cands);
-	if (n_cands < 2)
 		return 0;
 	/* a turn is never shorter than the dwell time; half of it may settle */
 	p.turn_ms = MAX(p.turn_ms, d->config.policy.dwell_ms);

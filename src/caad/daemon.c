@@ -706,6 +706,9 @@ static int scan(struct daemon *d)
 		 * none until they are readable again */
 		sd_notifyf(false, "STATUS=%s: flows unreadable for %u scans (caad's log says why); steering kept",
 		           caad_mode_to_string(d->config.mode), caad_observer_snapshot_fails(d->observer));
+		/* a trial's turn would go on unmeasured, and the next sample
+		 * span the gap, credited to whichever turn was on */
+		closed_loop_abort(d, "the flows could not be read");
 		/* state.json as D-Bus says it: no flows (not an old scan's) */
 		(void)caad_state_write(d->state_path, NULL, 0, NULL, NULL, caad_mode_to_string(d->config.mode));
 		caad_bus_sync_properties(d->bus);
@@ -731,6 +734,7 @@ static int scan(struct daemon *d)
 	}
 	if (d->inventory_lost) {
 		sd_notifyf(false, "STATUS=%s: %zu flows, managed queues unknown", caad_mode_to_string(d->config.mode), n);
+		closed_loop_abort(d, "the managed interfaces' queues are unknown");
 		keep_scan_no_plan(d, &flows, n, &plan, "the managed interfaces' queues are unknown");
 		return 0;
 	}

@@ -468,4 +468,36 @@ wait_for 5 gone || fail "the detached caad did not exit on SIGTERM"
 CAAD_PID=
 irq100_is 0-1 || fail "the detached caad did not restore IRQ 100: $(cat "$R/proc/irq/100/smp_affinity_list")"
 info "detached (relative --sysroot and --runtime-dir): steered, restored at SIGTERM"
+
+# 8. Placement=measure: a trial on the flow (IRQ 100's CPU against the
+#    consumer's own), then the interface vanishes mid-trial (the queues are
+#    unknown, no plan is made): the trial ends at once, aborted, not left
+#    running unmeasured until the queues are back.
+make_tree
+cat >"$TMP/measure.conf" <<'EOC'
+[Daemon]
+Interfaces=fk0
+Placement=measure
+IntervalMSec=100
+[Placement]
+RateThreshold=500M
+MinAgeMSec=300
+DwellMSec=500
+[Trials]
+SteadyMSec=1000
+TurnMSec=2000
+SettleMSec=500
+TryHostSteering=no
+EOC
+caad_on 10 --config "$TMP/measure.conf" --state-dir "$TMP/state10"
+start_flow 30
+wait_for 10 grep -q "Trial 1: " "$TMP/caad10.log" || { cat "$TMP/caad10.log"; fail "no trial started"; }
+mv "$R/sys/class/net/fk0" "$TMP/fk0.away"
+wait_for 6 grep -q "Queues unknown" "$TMP/caad10.log" || { cat "$TMP/caad10.log"; fail "the vanished interface was not reported"; }
+wait_for 2 grep -q "Trial 1 .* aborted: the managed interfaces' queues are unknown" "$TMP/caad10.log" ||
+	{ cat "$TMP/caad10.log"; fail "the trial went on while the queues were unknown"; }
+pkill -f "iperf3 -c $TB_DST" || true
+wait "$CLI" || true
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
+info "a trial whose interface vanished: $(grep -o "Trial 1 .* aborted: [^;]*" "$TMP/caad10.log")"
 echo "PASS: sysroot"
