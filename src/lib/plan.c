@@ -567,8 +567,8 @@ struct planner {
 	struct slot_tally *tally;   /* collect()'s, per slot */
 	uint64_t *unsteerable;      /* per slot, a bit: a queue with nothing caad may set (queue_steerable()) */
 	uint64_t *irq_shared;       /* per slot, a bit: its IRQ serves another rx queue too (irq_movable()) */
-	uint64_t *kthread_torn;     /* per slot, a bit: its NAPI kthread polls a queue steered elsewhere too
-	                             * (mark_torn_kthreads()) */
+	uint64_t *kthread_torn;     /* per slot, a bit: its NAPI kthread polls a queue steered elsewhere, or
+	                             * given back to the host, too (mark_torn_kthreads()) */
 	int32_t *host;              /* per slot: the fastest flow left to the host's steering there
 	                             * (CAAD_OVERRIDE_HOST), whose queue goes back to the host's values
 	                             * when no (faster) flow owns it; -1 */
@@ -2596,12 +2596,34 @@ static int cmp_torn(const void *a, const void *b)
 }
 
 /*
+ * The flow left to the host's steering whose queue q of interface i goes
+ * back to the host's values when no flow owns it (its own queue's, else
+ * one of unknown queue, for every queue), -1; *ret_own: its own queue's
+ * (the flow's NAPI kthread is then that queue's, not every queue's).
+ */
+static int32_t slot_host(const struct planner *pl, size_t i, unsigned q, bool *ret_own)
+{
+	const struct iface_state *is = &pl->ifs[i];
+
+	*ret_own = pl->host[is->base + q] >= 0;
+	return *ret_own ? pl->host[is->base + q] : pl->host[is->base + pl->inv->ifaces[i].n_rx];
+}
+
+/* The kthread wish of a queue given back to the host (restore_settings()):
+ * no CPU, and unlike every owner's. */
+#define KTHREAD_RESTORE (-1)
+
+/*
  * A NAPI kthread that polls two queues whose owners want different CPUs
  * (a driver with fewer NAPIs than queues, or a flow whose packets an
  * ntuple rule moved, which still names its first queue's NAPI) cannot
  * follow both: moved to one, then the other, at every scan. Like a shared
  * IRQ, it is then no queue's to move (queue_settings() takes the next
  * mechanism). Queues of one target (an interface steered whole) share it.
+ * A queue given back to the host wishes the host's value for its kthread:
+ * beside a steered queue, the actuator would write the original back over
+ * caad's value at every scan; so the kthread is torn then too, and goes
+ * back to the host while the steered queue takes its IRQ or RPS.
  */
 static int mark_torn_kthreads(struct planner *pl)
 {
@@ -2615,13 +2637,18 @@ static int mark_torn_kthreads(struct planner *pl)
 		const struct caad_iface *ifc = &pl->inv->ifaces[i];
 
 		for (unsigned q = 0; q < ifc->n_rx; q++) {
-			int32_t o = slot_owner(pl, i, q);
+			int32_t o = slot_owner(pl, i, q), h;
 			const struct caad_decision *d = o >= 0 ? &pl->plan->decisions[o] : NULL;
 			pid_t pid = d ? queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]) : 0;
+			int64_t wish = d ? d->steer_cpu : KTHREAD_RESTORE;
+			bool own;
 
+			/* as emit_settings() asks restore_settings() for it */
+			if (!d && (h = slot_host(pl, i, q, &own)) >= 0)
+				pid = queue_kthread(ifc, &ifc->rx[q], own ? &pl->flows[pl->plan->decisions[h].flow] : NULL);
 			if (pid > 0) {
 				kt[n][0] = pid;
-				kt[n][1] = d->steer_cpu;
+				kt[n][1] = wish;
 				kt[n][2] = pl->ifs[i].base + q;
 				n++;
 			}
@@ -2652,13 +2679,11 @@ static size_t emit_settings(struct planner *pl)
 		const struct iface_state *is = &pl->ifs[i];
 
 		for (unsigned q = 0; q < ifc->n_rx; q++) {
-			int32_t o = slot_owner(pl, i, q);
-			int32_t h = pl->host[is->base + q] >= 0 ? pl->host[is->base + q] : pl->host[is->base + ifc->n_rx];
+			int32_t o = slot_owner(pl, i, q), h;
 			const struct caad_decision *d;
+			bool own;
 
-			if (o < 0 && h >= 0) {
-				/* the flow's NAPI kthread is its own queue's, not every queue's */
-				bool own = pl->host[is->base + q] >= 0;
+			if (o < 0 && (h = slot_host(pl, i, q, &own)) >= 0) {
 				d = &pl->plan->decisions[h];
 				n += restore_settings(pl, (int)i, &ifc->rx[q],
 				                      queue_kthread(ifc, &ifc->rx[q], own ? &pl->flows[d->flow] : NULL), d);

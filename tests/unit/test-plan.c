@@ -1626,6 +1626,56 @@ static void test_kthread_shared(void **state)
 	assert_non_null(setting_of(p, CAAD_SETTING_KTHREAD_AFFINITY, 0, 0));
 }
 
+/*
+ * A NAPI kthread that polls a steered queue and one given back to the host
+ * (CAAD_OVERRIDE_HOST) cannot do both: the plan held "kthread 777 -> CPU"
+ * and "kthread 777 restore", and the actuator wrote the host's value back
+ * over caad's at every scan. The restore's wish tears the kthread: it goes
+ * back to the host, and the steered queue takes its IRQ.
+ */
+static void test_kthread_shared_host(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_override o[] = { { .flow_id = 5, .cpu = CAAD_OVERRIDE_HOST, .why = "verdict: host-steering" } };
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.overrides = o;
+	policy.n_overrides = ARRAY_SIZE(o);
+	fake_inv_init(&f, 4, 1);
+	f.eth0[0].napi_kthread = 777;
+	f.eth0[1].napi_kthread = 777;
+
+	/* rx-0's flow steered, rx-1's left to the host; then rx-1's of unknown
+	 * queue (every queue no one owns goes back: rx-1's kthread too) */
+	for (int unknown = 0; unknown < 2; unknown++) {
+		struct caad_flow fl[] = {
+			make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT),
+			make_flow(5, 2, ETH0_IFINDEX, unknown ? -1 : 1, 8 * GBIT),
+		};
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 2, &policy);
+		const struct caad_decision *d = caad_plan_find(p, 1);
+		struct caad_cpumask want = single((unsigned)d->steer_cpu);
+		const struct caad_setting *irq = must(p, CAAD_SETTING_IRQ_AFFINITY, 0, 0);
+
+		assert_true(caad_plan_find(p, 5)->host);
+		assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+		assert_false(irq->restore);
+		assert_mask_equal(&irq->cpus, &want);
+		assert_null(setting_of(p, CAAD_SETTING_KTHREAD_AFFINITY, 0, 0));
+		assert_true(must(p, CAAD_SETTING_KTHREAD_AFFINITY, 0, 1)->restore);
+		/* never a kthread both set and given back */
+		for (size_t i = 0; i < p->n_settings; i++)
+			for (size_t j = 0; j < p->n_settings; j++)
+				assert_false(p->settings[i].kind == CAAD_SETTING_KTHREAD_AFFINITY &&
+				             p->settings[j].kind == CAAD_SETTING_KTHREAD_AFFINITY &&
+				             p->settings[i].pid == p->settings[j].pid &&
+				             p->settings[i].restore != p->settings[j].restore);
+	}
+}
+
 /* Mechanisms=: a disabled mechanism falls through to the next, and a queue
  * that nothing allowed fits is left alone. The veth's kthread is found by
  * the flow's NAPI kthread (sk_napi_id unknown), as BPF reports it. */
@@ -4088,6 +4138,7 @@ int main(void)
 		cmocka_unit_test(test_owner_without_peer),
 		cmocka_unit_test(test_kthread_setting),
 		cmocka_unit_test(test_kthread_shared),
+		cmocka_unit_test(test_kthread_shared_host),
 		cmocka_unit_test(test_consumer_without_llc),
 		cmocka_unit_test(test_window_tie_anchor),
 		cmocka_unit_test(test_mechanisms),
