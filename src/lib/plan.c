@@ -3056,6 +3056,18 @@ static int collect(struct planner *pl, size_t n_flows)
 		if (rxq >= 0 && (unsigned)rxq < is->n_qpos && is->qpos[rxq] >= 0) {
 			slot = is->base + (unsigned)is->qpos[rxq];
 			d->queue = rxq;
+		} else if (rxq >= 0) {
+			/* a queue the inventory does not hold yet (more queues
+			 * since it was read, e.g. ethtool -L): on "every queue",
+			 * it would take the interface from the queues' owners
+			 * for a queue caad cannot set */
+			d->reason = arena_printf(plan,
+			                         "its rx queue %d is not in the inventory yet: left alone until the "
+			                         "queues are read again",
+			                         rxq);
+			if (!d->reason)
+				return -ENOMEM;
+			continue;
 		}
 		if (pl->policy->n_overrides) {
 			const struct caad_override *o = find_override(pl, f->id);
