@@ -18,7 +18,9 @@
  *     next flow of it;
  *  3. decide_followers: the other flows of a slot share its CPU when it is
  *     a peer core of their consumer too, else they are conflicted;
- *  4. emit_settings: one mechanism per owned queue, in queue order.
+ *  4. emit_settings: one mechanism per owned queue, in queue order; an
+ *     owner whose queue has none for its CPU (drop_settingless()) is left
+ *     alone first.
  *
  * How it stays fast on large hosts (1M flows, thousands of queues): only
  * the slot owners are sorted (at most one per queue, and a round per slot
@@ -2073,6 +2075,15 @@ static int ntuple_move(struct planner *pl, uint32_t k, unsigned from_slot)
 	return 1;
 }
 
+/* The flow's own rx queue, as collect() found it (-1: none or unknown). */
+static int own_queue(const struct planner *pl, const struct caad_decision *d)
+{
+	const struct iface_state *is = &pl->ifs[d->iface];
+	int rxq = pl->flows[d->flow].rx_queue;
+
+	return rxq >= 0 && (unsigned)rxq < is->n_qpos && is->qpos[rxq] >= 0 ? rxq : -1;
+}
+
 /*
  * The conflicted flows of interfaces that take ntuple rules, fastest first
  * (as owners are placed: the outcome does not depend on the flows' order),
@@ -2092,14 +2103,11 @@ static int ntuple_moves(struct planner *pl)
 	}
 	for (size_t k = 0; k < pl->plan->n_decisions; k++) {
 		struct caad_decision *d = &pl->plan->decisions[k];
-		const struct caad_flow *f = &pl->flows[d->flow];
-		const struct iface_state *is = &pl->ifs[d->iface];
 
 		if (!d->ntuple || d->steer_cpu >= 0)
 			continue;
 		d->ntuple = false;
-		d->queue = f->rx_queue >= 0 && (unsigned)f->rx_queue < is->n_qpos && is->qpos[f->rx_queue] >= 0 ?
-		                   f->rx_queue : -1;
+		d->queue = own_queue(pl, d);
 	}
 	return 0;
 }
@@ -2402,6 +2410,28 @@ static bool irq_movable(const struct planner *pl, unsigned slot, const struct ca
 	       !(pl->policy->disabled_mechanisms & (1u << CAAD_SETTING_IRQ_AFFINITY));
 }
 
+/*
+ * The mechanism that steers queue q (of slot) to cpu, its NAPI kthread
+ * being kthread (0: none, or torn): false when there is none, nothing
+ * caad may set there for that CPU (drop_settingless() leaves its owner
+ * alone then).
+ */
+static bool queue_kind(const struct planner *pl, unsigned slot, const struct caad_queue *q, pid_t kthread, int cpu,
+                       enum caad_setting_kind *ret)
+{
+	unsigned off = pl->policy->disabled_mechanisms;
+
+	if (kthread > 0 && !(off & (1u << CAAD_SETTING_KTHREAD_AFFINITY)))
+		*ret = CAAD_SETTING_KTHREAD_AFFINITY;
+	else if (irq_movable(pl, slot, q) && !irq_banned(pl->policy, q, cpu))
+		*ret = CAAD_SETTING_IRQ_AFFINITY;
+	else if (q->has_rps && !(off & (1u << CAAD_SETTING_RPS_CPUS)))
+		*ret = CAAD_SETTING_RPS_CPUS;
+	else
+		return false;
+	return true;
+}
+
 /* One mechanism per queue (see above), and RFS (see rfs_settings()). */
 static unsigned queue_settings(struct planner *pl, int iface, unsigned slot, const struct caad_queue *q,
                                pid_t kthread, const struct caad_decision *d)
@@ -2413,14 +2443,8 @@ static unsigned queue_settings(struct planner *pl, int iface, unsigned slot, con
 
 	unsigned off = pl->policy->disabled_mechanisms;
 
-	if (kthread > 0 && !(off & (1u << CAAD_SETTING_KTHREAD_AFFINITY)))
-		kind = CAAD_SETTING_KTHREAD_AFFINITY;
-	else if (irq_movable(pl, slot, q) && !irq_banned(pl->policy, q, cpu))
-		kind = CAAD_SETTING_IRQ_AFFINITY;
-	else if (!(off & (1u << CAAD_SETTING_RPS_CPUS)))
-		kind = CAAD_SETTING_RPS_CPUS;
-	else
-		return 0; /* Mechanisms= allows nothing that fits this queue: left as it is */
+	if (!queue_kind(pl, slot, q, kthread, cpu, &kind))
+		return 0; /* (no owner's: drop_settingless()) */
 
 	/* with RPS switched off (Mechanisms=) caad does not touch rps_cpus at all */
 	bool rps = q->has_rps && !(off & (1u << CAAD_SETTING_RPS_CPUS));
@@ -2667,6 +2691,155 @@ static int mark_torn_kthreads(struct planner *pl)
 	return 0;
 }
 
+/* The NAPI kthread that queue q of interface i moves by for its owner d,
+ * 0: none, or torn (mark_torn_kthreads()). */
+static pid_t owner_kthread(const struct planner *pl, size_t i, unsigned q, const struct caad_decision *d)
+{
+	const struct caad_iface *ifc = &pl->inv->ifaces[i];
+
+	return bit_test(pl->kthread_torn, pl->ifs[i].base + q) ? 0 : queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]);
+}
+
+/* Why queue q of interface i has nothing caad may set for its owner d's
+ * CPU (queue_kind() found none), mechanism by mechanism. */
+static void settingless_text(const struct planner *pl, size_t i, unsigned q, const struct caad_decision *d, char *buf,
+                             size_t size)
+{
+	const struct caad_iface *ifc = &pl->inv->ifaces[i];
+	const struct caad_queue *rx = &ifc->rx[q];
+	unsigned off = pl->policy->disabled_mechanisms, slot = pl->ifs[i].base + q;
+	const char *kt, *irq, *rps;
+	char vectors[64];
+
+	if (queue_kthread(ifc, rx, &pl->flows[d->flow]) <= 0)
+		kt = "no NAPI kthread";
+	else if (off & (1u << CAAD_SETTING_KTHREAD_AFFINITY))
+		kt = "Mechanisms= allows no kthread";
+	else
+		kt = "its NAPI kthread polls a queue steered elsewhere, or given back to the host, too";
+	if (rx->irq < 0)
+		irq = "no IRQ";
+	else if (rx->irq_managed)
+		irq = "a kernel-managed IRQ";
+	else if (bit_test(pl->irq_shared, slot))
+		irq = "an IRQ that serves other rx queues too";
+	else if (off & (1u << CAAD_SETTING_IRQ_AFFINITY))
+		irq = "Mechanisms= allows no IRQ";
+	else {
+		snprintf(vectors, sizeof(vectors), "no IRQ vectors left on CPU %d", d->steer_cpu);
+		irq = vectors;
+	}
+	rps = off & (1u << CAAD_SETTING_RPS_CPUS) ? "Mechanisms= allows no RPS" : "no RPS";
+	snprintf(buf, size, "%s, %s, %s", kt, irq, rps);
+}
+
+/* Decision d, steered by a setting its queue cannot have, is left alone. */
+static void unsteer(const struct planner *pl, struct caad_decision *d, const char *reason)
+{
+	d->steer_cpu = d->anchor_cpu = -1;
+	d->relation = CAAD_RELATION_UNSTEERED;
+	d->held = d->shares_queue = false;
+	d->since_ns = 0;
+	d->reason = reason;
+	d->considered = "";
+	if (d->ntuple) { /* a rule to a queue that moves nothing is no use */
+		d->ntuple = false;
+		d->queue = own_queue(pl, d);
+	}
+}
+
+/* The slot whose owner's setting steers decision k, which shares it. */
+static unsigned shared_slot(const struct planner *pl, uint32_t k)
+{
+	const struct caad_decision *d = &pl->plan->decisions[k];
+	const struct iface_state *is = &pl->ifs[d->iface];
+
+	if (d->ntuple) /* moved there by a rule */
+		return is->base + (unsigned)is->qpos[d->queue];
+	if (is->mode == IFACE_WHOLE)
+		return is->base + pl->inv->ifaces[d->iface].n_rx;
+	return (unsigned)pl->hv[k].slot;
+}
+
+/*
+ * An owner placed on a queue that has nothing caad may set for its CPU:
+ * queue_steerable() let the queue be owned, but its NAPI kthread is torn
+ * (mark_torn_kthreads()) or its IRQ may not go to that CPU (irq_banned:
+ * no vectors left), and Mechanisms= allows nothing else there. The plan
+ * would write nothing while the decision, and the FlowSteered signal,
+ * said steered: the owner is left alone as collect() leaves a flow of a
+ * queue with nothing caad may set, and so are the flows its queue's
+ * setting steered (sharing it, or moved there by an ntuple rule). An owner
+ * of every queue is so only when no queue of its interface has anything.
+ * The queue has no owner then: left as it is, or given back to a flow
+ * left to the host there (whose kthread mark_torn_kthreads() is asked
+ * about again). The load the owner counted while the others were placed
+ * stays counted. Returns 1 when an owner was dropped, 0 when none was, or
+ * -ENOMEM.
+ */
+static int drop_settingless(struct planner *pl)
+{
+	_cleanup_free_ const char **why = calloc(pl->n_slots ? pl->n_slots : 1, sizeof(*why)); /* per slot */
+	char text[CAAD_REASON_MAX];
+	bool dropped = false;
+
+	if (!why)
+		return -ENOMEM;
+	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
+		const struct caad_iface *ifc = &pl->inv->ifaces[i];
+		const struct iface_state *is = &pl->ifs[i];
+		unsigned whole = is->base + ifc->n_rx;
+		enum caad_setting_kind kind;
+
+		if (is->mode == IFACE_WHOLE && pl->slots[whole].owner >= 0) {
+			const struct caad_decision *d = &pl->plan->decisions[pl->slots[whole].owner];
+			bool any = false;
+
+			for (unsigned q = 0; q < ifc->n_rx && !any; q++)
+				any = queue_kind(pl, is->base + q, &ifc->rx[q], owner_kthread(pl, i, q, d), d->steer_cpu,
+				                 &kind);
+			if (any)
+				continue;
+			settingless_text(pl, i, 0, d, text, sizeof(text));
+			why[whole] = arena_printf(pl->plan,
+			                          "no rx queue of its interface has anything caad may set for CPU %d "
+			                          "(rx-%u: %s)",
+			                          d->steer_cpu, ifc->rx[0].index, text);
+			if (!why[whole])
+				return -ENOMEM;
+			dropped = true;
+			continue;
+		}
+		for (unsigned q = 0; is->mode == IFACE_QUEUES && q < ifc->n_rx; q++) {
+			int32_t o = pl->slots[is->base + q].owner;
+			const struct caad_decision *d = o >= 0 ? &pl->plan->decisions[o] : NULL;
+
+			if (!d || queue_kind(pl, is->base + q, &ifc->rx[q], owner_kthread(pl, i, q, d), d->steer_cpu, &kind))
+				continue;
+			settingless_text(pl, i, q, d, text, sizeof(text));
+			why[is->base + q] = arena_printf(pl->plan, "its rx queue has nothing caad may set for CPU %d: %s",
+			                                 d->steer_cpu, text);
+			if (!why[is->base + q])
+				return -ENOMEM;
+			dropped = true;
+		}
+	}
+	if (!dropped)
+		return 0;
+	for (size_t k = 0; k < pl->plan->n_decisions; k++) {
+		struct caad_decision *d = &pl->plan->decisions[k];
+
+		if (d->steer_cpu >= 0 && d->shares_queue && why[shared_slot(pl, (uint32_t)k)])
+			unsteer(pl, d, why[shared_slot(pl, (uint32_t)k)]);
+	}
+	for (unsigned s = 0; s < pl->n_slots; s++)
+		if (why[s]) {
+			unsteer(pl, &pl->plan->decisions[pl->slots[s].owner], why[s]);
+			pl->slots[s].owner = -1;
+		}
+	return 1;
+}
+
 /* Settings in interface and queue order, then RFS's global table, then the
  * ntuple rules. Called twice: to count (settings NULL), then to fill. */
 static size_t emit_settings(struct planner *pl)
@@ -2692,11 +2865,7 @@ static size_t emit_settings(struct planner *pl)
 			if (o < 0)
 				continue; /* no heavy flow: left as it is */
 			d = &pl->plan->decisions[o];
-			n += queue_settings(pl, (int)i, is->base + q, &ifc->rx[q],
-			                    bit_test(pl->kthread_torn, is->base + q)
-			                            ? 0
-			                            : queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]),
-			                    d);
+			n += queue_settings(pl, (int)i, is->base + q, &ifc->rx[q], owner_kthread(pl, i, q, d), d);
 		}
 	}
 	n += rfs_table_setting(pl);
@@ -3229,8 +3398,15 @@ int caad_plan_compute_with(struct caad_plan_scratch *scratch, const struct caad_
 		goto finish;
 	if (pl.ntuple_on)
 		r = ntuple_moves(&pl);
-	if (r >= 0)
-		r = mark_torn_kthreads(&pl);
+	/* an owner dropped leaves its queue to a flow left to the host, whose
+	 * kthread may tear another's: until no owner is dropped (once, but
+	 * for a rare plan; each round drops one at least) */
+	do {
+		if (r >= 0)
+			r = mark_torn_kthreads(&pl);
+		if (r >= 0)
+			r = drop_settingless(&pl);
+	} while (r > 0);
 	if (r < 0)
 		goto finish;
 

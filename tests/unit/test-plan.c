@@ -2105,6 +2105,108 @@ static void test_unsteerable_queue(void **state)
 	}
 }
 
+/*
+ * A queue that has something caad may set, but nothing for the CPU its
+ * owner got: its NAPI kthread torn between two targets with only
+ * Mechanisms=kthread, or its IRQ's target out of vectors (irq_banned) with
+ * only Mechanisms=irq. The plan wrote nothing while the decisions (and
+ * the FlowSteered signal) said peer-core-same-llc; now the owner, and the
+ * flow that shared its queue, are left alone as on a queue with nothing
+ * caad may set.
+ */
+static void test_settingless_owner(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	unsigned others = (1u << CAAD_SETTING_RFS_FLOW_CNT) | (1u << CAAD_SETTING_RFS_TABLE) |
+	                  (1u << CAAD_SETTING_NTUPLE_RULE);
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	fake_inv_init(&f, 4, 0);
+	f.eth0[0].napi_kthread = 777;
+	f.eth0[1].napi_kthread = 777;
+
+	/* kthread only: rx-0 and rx-1 read in two packages tear 777 */
+	{
+		struct caad_flow fl[] = {
+			make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT), /* package 0 */
+			make_flow(2, 1, ETH0_IFINDEX, 1, 8 * GBIT), /* package 1 */
+			make_flow(3, 2, ETH0_IFINDEX, 0, 7 * GBIT), /* package 0: would share rx-0 */
+		};
+		caad_policy_init(&policy);
+		policy.disabled_mechanisms = others | (1u << CAAD_SETTING_IRQ_AFFINITY) | (1u << CAAD_SETTING_RPS_CPUS);
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 3, &policy);
+
+		assert_int_equal(p->n_settings, 0);
+		for (size_t i = 0; i < 3; i++) {
+			const struct caad_decision *d = decision_of(p, i);
+
+			assert_int_equal(d->steer_cpu, -1);
+			assert_int_equal(d->relation, CAAD_RELATION_UNSTEERED);
+			assert_false(d->shares_queue);
+			assert_int_equal(d->since_ns, 0);
+			assert_non_null(strstr(d->reason, "its rx queue has nothing caad may set for CPU"));
+			assert_non_null(strstr(d->reason, "NAPI kthread polls"));
+		}
+		/* alone on 777, the flow of rx-0 has it */
+		_cleanup_(caad_plan_freep) struct caad_plan *one = compute(t, &f.inv, fl, 1, &policy);
+		assert_true(decision_of(one, 0)->steer_cpu >= 0);
+		assert_non_null(setting_of(one, CAAD_SETTING_KTHREAD_AFFINITY, 0, 0));
+
+		/* a slower flow left to the host on rx-1: with no owner there
+		 * now, rx-1 goes back to the host, its kthread with it */
+		struct caad_override o[] = { { .flow_id = 4, .cpu = CAAD_OVERRIDE_HOST, .why = "host-steering" } };
+		struct caad_flow more[] = { fl[0], fl[1], make_flow(4, 3, ETH0_IFINDEX, 1, 2 * GBIT) };
+		policy.overrides = o;
+		policy.n_overrides = ARRAY_SIZE(o);
+		_cleanup_(caad_plan_freep) struct caad_plan *h = compute(t, &f.inv, more, 3, &policy);
+		assert_int_equal(decision_of(h, 1)->steer_cpu, -1);
+		assert_true(decision_of(h, 2)->host);
+		assert_true(must(h, CAAD_SETTING_KTHREAD_AFFINITY, 0, 1)->restore);
+		for (size_t i = 0; i < h->n_settings; i++) {
+			assert_true(h->settings[i].restore);
+			assert_int_equal(h->settings[i].queue, 1);
+		}
+	}
+
+	/* IRQ only, no CPU with vectors left: on a queue, and on every queue */
+	caad_policy_init(&policy);
+	policy.disabled_mechanisms = others | (1u << CAAD_SETTING_KTHREAD_AFFINITY) | (1u << CAAD_SETTING_RPS_CPUS);
+	for (unsigned cpu = 0; cpu < 24; cpu++)
+		caad_cpumask_set(&policy.irq_banned, cpu);
+	for (int q = 0; q >= -1; q--) {
+		struct caad_flow fl = make_flow(1, 0, ETH0_IFINDEX, q, 9 * GBIT);
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, &fl, 1, &policy);
+		const struct caad_decision *d = decision_of(p, 0);
+
+		assert_int_equal(p->n_settings, 0);
+		assert_int_equal(d->steer_cpu, -1);
+		assert_int_equal(d->relation, CAAD_RELATION_UNSTEERED);
+		assert_non_null(strstr(d->reason, q >= 0 ? "its rx queue has nothing caad may set for CPU"
+		                                          : "no rx queue of its interface has anything caad may set"));
+		assert_non_null(strstr(d->reason, "no IRQ vectors left"));
+	}
+	/* ... where one queue's IRQ is on its target already, that one stays:
+	 * the interface is steered by it */
+	{
+		struct caad_flow fl = make_flow(1, 0, ETH0_IFINDEX, -1, 9 * GBIT);
+		_cleanup_(caad_plan_freep) struct caad_plan *p0 = NULL, *p = NULL;
+
+		caad_cpumask_zero(&policy.irq_banned);
+		p0 = compute(t, &f.inv, &fl, 1, &policy);
+		int cpu = decision_of(p0, 0)->steer_cpu;
+		assert_true(cpu >= 0);
+		for (unsigned c = 0; c < 24; c++)
+			caad_cpumask_set(&policy.irq_banned, c);
+		f.eth0[2].irq_affinity = single((unsigned)cpu);
+		p = compute(t, &f.inv, &fl, 1, &policy);
+		assert_int_equal(decision_of(p, 0)->steer_cpu, cpu);
+		assert_int_equal(p->n_settings, 1);
+		assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 2));
+	}
+}
+
 /* An invalid target moves at once, whatever dwell time and bound. */
 static void test_hysteresis_forced(void **state)
 {
@@ -2950,6 +3052,20 @@ static bool target_must_change(const struct caad_topology *t, const struct caad_
 	       t->cpus[pd->anchor_cpu].llc != t->cpus[c].llc;
 }
 
+/* Whether queue q may not move by its NAPI kthread: it has none, Mechanisms=
+ * has none, or another queue shares it (torn, if their targets differ). */
+static bool kthread_torn(const struct caad_inventory *inv, const struct caad_queue *q, const struct caad_policy *policy)
+{
+	unsigned users = 0;
+
+	if (q->napi_kthread <= 0 || (policy->disabled_mechanisms & (1u << CAAD_SETTING_KTHREAD_AFFINITY)))
+		return true;
+	for (size_t i = 0; i < inv->n_ifaces; i++)
+		for (unsigned j = 0; j < inv->ifaces[i].n_rx; j++)
+			users += inv->ifaces[i].rx[j].napi_kthread == q->napi_kthread;
+	return users > 1;
+}
+
 static void check_plan(const struct caad_topology *t, const struct caad_inventory *inv, const struct caad_flow *fl,
                        size_t n, const struct caad_policy *policy, const struct caad_plan *p,
                        const struct caad_plan *prev, const char *what)
@@ -3079,6 +3195,21 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 		}
 		if (pd && pd->steer_cpu >= 0 && d->steer_cpu == pd->steer_cpu && !d->shares_queue && !pd->shares_queue)
 			assert_int_equal(d->since_ns, pd->since_ns);
+
+		/* A steered owner's queue (one of them, for a flow of unknown
+		 * queue) moves to its CPU by a setting: not a decision alone. */
+		if (!d->shares_queue) {
+			bool set = false;
+			for (size_t j = 0; j < p->n_settings && !set; j++) {
+				const struct caad_setting *st = &p->settings[j];
+				set = (st->kind == CAAD_SETTING_IRQ_AFFINITY || st->kind == CAAD_SETTING_KTHREAD_AFFINITY ||
+				       st->kind == CAAD_SETTING_RPS_CPUS) &&
+				      !st->restore && st->iface == d->iface && (d->queue < 0 || st->queue == (unsigned)d->queue) &&
+				      caad_cpumask_test(&st->cpus, s);
+			}
+			if (!set)
+				fail_msg("%s: flow %zu steered to CPU %u by no setting", what, d->flow, s);
+		}
 	}
 	assert_true(p->n_moves <= policy->max_moves);
 
@@ -3108,7 +3239,7 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 			assert_false(q->irq_managed);
 			/* an IRQ of its own: one serving two queues cannot follow two targets */
 			assert_int_equal(irq_users(inv, q->irq), 1);
-			assert_int_equal(q->napi_kthread, 0);
+			assert_true(kthread_torn(inv, q, policy));
 			assert_int_equal(st->pid, 0);
 			break;
 		case CAAD_SETTING_KTHREAD_AFFINITY:
@@ -3126,9 +3257,17 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 					                   p->settings[j].kind == CAAD_SETTING_KTHREAD_AFFINITY) &&
 					                  p->settings[j].iface == st->iface && p->settings[j].queue == st->queue);
 				assert_true(other);
-			} else
-				assert_true(q->napi_kthread == 0 &&
-				            (q->irq < 0 || q->irq_managed || irq_users(inv, q->irq) > 1));
+			} else {
+				/* the queue's kthread and IRQ cannot take its CPU */
+				unsigned cpu = (unsigned)caad_cpumask_next(&st->cpus, 0);
+				bool irq_there = q->has_irq_affinity && caad_cpumask_count(&q->irq_affinity) == 1 &&
+				                 caad_cpumask_test(&q->irq_affinity, cpu);
+
+				assert_true(kthread_torn(inv, q, policy));
+				assert_true(q->irq < 0 || q->irq_managed || irq_users(inv, q->irq) > 1 ||
+				            (policy->disabled_mechanisms & (1u << CAAD_SETTING_IRQ_AFFINITY)) ||
+				            (caad_cpumask_test(&policy->irq_banned, cpu) && !irq_there));
+			}
 			break;
 		case CAAD_SETTING_RFS_FLOW_CNT:
 			/* on for a same-core target, off (0) where it was on for any other */
@@ -3250,8 +3389,8 @@ static void random_inventory(uint64_t *rng, const struct caad_topology *t, struc
 		if (i > 0 && rng_below(rng, 6) == 0)
 			f->eth0[i].irq = f->eth0[0].irq; /* fewer vectors than queues */
 		f->eth0[i].has_rps = rng_below(rng, 6) != 0;
-		if (rng_below(rng, 8) == 0)
-			f->eth0[i].napi_kthread = 5000 + (pid_t)i;
+		if (rng_below(rng, 8) == 0) /* neighbours may share one (fewer NAPIs than queues) */
+			f->eth0[i].napi_kthread = 5000 + (pid_t)(i / 2);
 	}
 	if (rng_below(rng, 2) == 0) {
 		f->ifaces[0].has_local_cpus = true;
@@ -3350,6 +3489,12 @@ static void property_case(uint64_t *rng, const struct caad_topology *t, const ch
 	policy.max_moves = 1 + rng_below(rng, 4);
 	for (unsigned k = rng_below(rng, 4); k > 0; k--)
 		caad_cpumask_set(&policy.banned, rng_below(rng, t->n_cpus));
+	/* CPUs out of IRQ vectors, and Mechanisms= without RPS: queues that
+	 * may have nothing for their owner's CPU */
+	for (unsigned k = rng_below(rng, 3) == 0 ? t->n_cpus / 2 : 0; k > 0; k--)
+		caad_cpumask_set(&policy.irq_banned, rng_below(rng, t->n_cpus));
+	if (rng_below(rng, 4) == 0)
+		policy.disabled_mechanisms |= 1u << CAAD_SETTING_RPS_CPUS;
 	random_inventory(rng, t, &f);
 	random_flows(rng, t, fl, n);
 
@@ -4182,6 +4327,7 @@ int main(void)
 		cmocka_unit_test(test_owner_keeps_queue),
 		cmocka_unit_test(test_window_tie_keeps_anchor),
 		cmocka_unit_test(test_unsteerable_queue),
+		cmocka_unit_test(test_settingless_owner),
 		cmocka_unit_test(test_dwell),
 		cmocka_unit_test(test_moves_bound),
 		cmocka_unit_test(test_collision_with_consumer),
