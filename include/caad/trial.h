@@ -39,6 +39,8 @@ struct caad_trial_counters {
 	uint64_t retrans; /* TCP segments retransmitted in caad's network namespace */
 	uint64_t steal_ns; /* the host's steal time, all CPUs */
 	uint64_t total_ns; /* all CPU time, all CPUs (for the steal share) */
+	unsigned cpu_gaps; /* reads of a NAPI kthread's time that failed: the time around each is
+	                    * not in cpu_ns, and a turn whose ends differ in it lost some (unknown) */
 	unsigned unknown;  /* CAAD_TRIAL_UNKNOWN_*: not readable now; in a sample's deltas, at
 	                    * either end of the turn, whose delta is then 0 */
 };
@@ -108,11 +110,22 @@ struct caad_trial_kthread {
 	uint32_t pid;     /* the kthread read last (0: none, or that read failed) */
 	uint64_t seen_ns; /* its time on CPU then */
 	uint64_t sum_ns;  /* the time counted so far */
+	unsigned failed;  /* reads of a kthread that failed so far */
 };
 
 /* The kthread pid (0: none known) read ns on CPU (0: could not be read):
  * returns the time counted so far. */
 uint64_t caad_trial_kthread_ns(struct caad_trial_kthread *k, uint32_t pid, uint64_t ns);
+
+/*
+ * The same, into counters c: its time added to c->cpu_ns, and where the
+ * flow has a kthread whose time could not be read, the CPU time unknown
+ * (CAAD_TRIAL_UNKNOWN_CPU) and the read counted in c->cpu_gaps: the time
+ * from the read before it to the one after is lost, for the turn that
+ * ends or starts at it and for one that spans it.
+ */
+void caad_trial_kthread_count(struct caad_trial_kthread *k, uint32_t pid, uint64_t ns,
+                              struct caad_trial_counters *c);
 
 /* caad_trial_verdict_cpu(): the planner's rules place the flow */
 #define CAAD_TRIAL_RULES (-2)

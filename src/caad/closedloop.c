@@ -278,9 +278,9 @@ static void read_counters(struct daemon *d, struct trial_record *rec, const stru
 	c->cpu_ns = caad_observer_thread_ns(d->observer);
 	if (caad_observer_thread_ns_failed(d->observer))
 		c->unknown |= CAAD_TRIAL_UNKNOWN_CPU;
-	c->cpu_ns += net_rx +
-	            caad_trial_kthread_ns(&rec->kthread, f->proc_kthread,
-	                                  thread_cpu_ns(root, f->proc_kthread, f->proc_kthread));
+	c->cpu_ns += net_rx;
+	caad_trial_kthread_count(&rec->kthread, f->proc_kthread, thread_cpu_ns(root, f->proc_kthread, f->proc_kthread),
+	                         c);
 	if (!cpu_times(root, &c->steal_ns, &c->total_ns))
 		c->unknown |= CAAD_TRIAL_UNKNOWN_STEAL;
 }

@@ -67,9 +67,23 @@ uint64_t caad_trial_kthread_ns(struct caad_trial_kthread *k, uint32_t pid, uint6
 {
 	if (pid && ns && pid == k->pid && ns >= k->seen_ns)
 		k->sum_ns += ns - k->seen_ns;
+	k->failed += pid && !ns;
 	k->pid = ns ? pid : 0;
 	k->seen_ns = ns;
 	return k->sum_ns;
+}
+
+void caad_trial_kthread_count(struct caad_trial_kthread *k, uint32_t pid, uint64_t ns,
+                              struct caad_trial_counters *c)
+{
+	c->cpu_ns += caad_trial_kthread_ns(k, pid, ns);
+	c->cpu_gaps = k->failed;
+	/* what it ran since the read before is not in the count: a turn
+	 * that ends or starts here would read too few CPU-seconds (too many
+	 * bytes per CPU-second), as it would where the consumer's or
+	 * NET_RX's time could not be read */
+	if (pid && !ns)
+		c->unknown |= CAAD_TRIAL_UNKNOWN_CPU;
 }
 
 int caad_trial_verdict_cpu(const struct caad_verdict *v, const struct caad_topology *t,
@@ -570,6 +584,11 @@ static void counters_sub(struct caad_trial_counters *d, const struct caad_trial_
 	/* counters only grow; a reset (a re-created socket, say) counts as 0,
 	 * and so does one not readable at either end */
 	unsigned unknown = a->unknown | b->unknown;
+
+	/* a kthread read that failed between them: the time around it is
+	 * not in either count (caad_trial_kthread_ns() does not bridge it) */
+	if (a->cpu_gaps != b->cpu_gaps)
+		unknown |= CAAD_TRIAL_UNKNOWN_CPU;
 #define SUB(x, u) d->x = !(unknown & (u)) && a->x >= b->x ? a->x - b->x : 0
 	SUB(bytes, 0);
 	SUB(cpu_ns, CAAD_TRIAL_UNKNOWN_CPU);
@@ -578,6 +597,7 @@ static void counters_sub(struct caad_trial_counters *d, const struct caad_trial_
 	SUB(steal_ns, CAAD_TRIAL_UNKNOWN_STEAL);
 	SUB(total_ns, CAAD_TRIAL_UNKNOWN_STEAL);
 #undef SUB
+	d->cpu_gaps = a->cpu_gaps - b->cpu_gaps;
 	d->unknown = unknown;
 }
 

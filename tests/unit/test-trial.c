@@ -915,6 +915,60 @@ static void test_unknown_counters(void **state)
 	caad_trial_done(&t);
 }
 
+/* A scan of a trial at now: 1 Gbit/s, the consumer on CPU 40% of the
+ * time, the NAPI kthread pid (0: none) 20%, its read failing with fails. */
+static void kthread_scan(struct caad_trial *t, struct caad_trial_kthread *k, uint64_t now, uint32_t pid, bool fails)
+{
+	struct caad_trial_counters c = {
+		.bytes = (uint64_t)((double)now / NSEC_PER_SEC * GBIT),
+		.cpu_ns = now / 10 * 4,
+	};
+
+	caad_trial_kthread_count(k, pid, fails ? 0 : 7 * NSEC_PER_SEC + now / 10 * 2, &c);
+	(void)caad_trial_step(t, now, &c);
+}
+
+/*
+ * A kthread whose time could not be read makes its turn's CPU time
+ * unknown, as a failed read of the consumer's does: the time from the read
+ * before to the one after is lost, for the turn that ends there, the one
+ * that starts there, and one that spans it. Not so for a flow without a
+ * kthread (pid 0).
+ */
+static void test_kthread_read_fails(void **state)
+{
+	struct caad_trial_params p = params();
+	struct caad_trial_kthread k = {};
+	struct caad_trial t;
+
+	(void)state;
+	p.rounds = 3;
+	p.turn_ms = 1000;
+	p.settle_ms = 0;
+	assert_int_equal(caad_trial_start(&t, 1, 42, &p, cands2, 2, 0), 0);
+	/* scans every 250 ms, turn i from scan 4i to 4i + 4; the kthread
+	 * from the end of turn 0, its read failing in the middle of turn 1
+	 * and at the end of turn 2 (the start of turn 3) */
+	for (unsigned i = 0; i <= 24; i++)
+		kthread_scan(&t, &k, i * 250 * NSEC_PER_MSEC, i < 4 ? 0 : 77, i == 6 || i == 12);
+	assert_int_equal(t.state, CAAD_TRIAL_DONE);
+	assert_int_equal(t.n_samples, 6);
+	/* no kthread: the consumer's time alone, known */
+	assert_int_equal(t.samples[0].d.unknown, 0);
+	assert_int_equal(t.samples[0].d.cpu_ns, 400 * NSEC_PER_MSEC);
+	for (unsigned i = 1; i <= 3; i++) {
+		assert_int_equal(t.samples[i].d.unknown, CAAD_TRIAL_UNKNOWN_CPU);
+		assert_int_equal(t.samples[i].d.cpu_ns, 0);
+		assert_true(caad_trial_sample_efficiency(&t.samples[i]) == 0);
+	}
+	/* read at both ends and between: whole again */
+	for (unsigned i = 4; i <= 5; i++) {
+		assert_int_equal(t.samples[i].d.unknown, 0);
+		assert_int_equal(t.samples[i].d.cpu_ns, 600 * NSEC_PER_MSEC);
+	}
+	caad_trial_done(&t);
+}
+
 static void test_flow_ends_mid_trial(void **state)
 {
 	struct caad_trial_params p = params();
@@ -1385,6 +1439,7 @@ int main(void)
 		cmocka_unit_test(test_candidates),
 		cmocka_unit_test(test_verdict_cpu),
 		cmocka_unit_test(test_kthread_time),
+		cmocka_unit_test(test_kthread_read_fails),
 		cmocka_unit_test(test_drift_cancels),
 		cmocka_unit_test(test_schedule_interleaves),
 		cmocka_unit_test(test_every_turn_after_a_move),
