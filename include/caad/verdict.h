@@ -47,6 +47,9 @@ struct caad_verdict {
 	 * likely pinned there; read as pinned (an unpinned reader gets a
 	 * trial of its own) */
 	bool unpinned;
+	/* put since the set was last loaded or saved: the store does not
+	 * hold it (not written to the file, not read from it) */
+	bool unsaved;
 };
 
 struct caad_verdicts {
@@ -71,7 +74,8 @@ void caad_topology_fingerprint(const struct caad_topology *t, char *buf, size_t 
  */
 int caad_verdicts_load(const char *path, const char *kernel, const char *topology, uint64_t now_sec,
                        uint64_t max_age_sec, struct caad_verdicts *ret, size_t *ret_dropped, char **ret_why);
-int caad_verdicts_save(const struct caad_verdicts *vs, const char *path);
+/* Write vs to path, atomically; once written, none of vs is unsaved. */
+int caad_verdicts_save(struct caad_verdicts *vs, const char *path);
 int caad_verdicts_format(const struct caad_verdicts *vs, FILE *f);
 void caad_verdicts_done(struct caad_verdicts *vs);
 
@@ -89,5 +93,9 @@ const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const ch
 size_t caad_verdicts_expire(struct caad_verdicts *vs, uint64_t now_sec, uint64_t max_age_sec);
 /* How many are dated more than 60 s ahead of now_sec (kept, not used). */
 size_t caad_verdicts_ahead(const struct caad_verdicts *vs, uint64_t now_sec, uint64_t max_age_sec);
-/* Add v, replacing the verdict of the same interface, comm and kind of reader. */
+/* Add v, replacing the verdict of the same interface, comm and kind of
+ * reader; it is unsaved until vs is saved. */
 int caad_verdicts_put(struct caad_verdicts *vs, const struct caad_verdict *v);
+/* Drop those the store holds (not unsaved): what a load of the store must
+ * add to what it reads, or lose. Returns how many are left. */
+size_t caad_verdicts_keep_unsaved(struct caad_verdicts *vs);

@@ -90,32 +90,35 @@ static void save_verdicts(struct daemon *d)
 		return;
 	}
 	r = caad_verdicts_save(&cl->verdicts, cl->verdicts_path);
+	cl->verdicts_unsaved = r < 0;
 	if (r < 0)
-		log_warning_errno(r, "Cannot write %s, the verdict lasts until caad stops: %m", cl->verdicts_path);
+		log_warning_errno(r, "Cannot write %s, the verdict is kept in memory until a later verdict or a reload "
+		                  "writes it: %m", cl->verdicts_path);
 }
 
 /*
- * Verdicts are read when the topology is known, and again when it changes.
- * Where the store could not be read before, this run's verdicts lived in
- * memory only: they stay there if it still cannot be, and are added to
- * what it holds (over an older one of the same flow) and written where it
- * now can, so long as the topology is the one they were decided on.
+ * Verdicts are read when the topology is known, and again when it changes
+ * (and at a reload that changes Placement= or VerdictMaxAgeSec=). Where the
+ * store could not be read before, or not written, this run's verdicts it
+ * does not hold lived in memory only: they stay there if it still cannot
+ * be read, and are added to what it holds (over an older one of the same
+ * flow) and written where it now can, so long as the topology is the one
+ * they were decided on. Those it holds are read from it again.
  */
 static void load_verdicts(struct daemon *d)
 {
 	struct closed_loop *cl = &d->loop;
 	_cleanup_free_ char *why = NULL;
-	struct caad_verdicts mine = {};
+	struct caad_verdicts mine = cl->verdicts;
+	bool was_kept_off = cl->verdicts_kept_off;
 	size_t dropped = 0;
 	size_t added = 0;
 	bool had_mine;
 	int r;
 
-	if (cl->verdicts_kept_off) {
-		mine = cl->verdicts;
-		cl->verdicts = (struct caad_verdicts){};
-	} else
-		caad_verdicts_done(&cl->verdicts);
+	cl->verdicts = (struct caad_verdicts){};
+	cl->verdicts_unsaved = false; /* until they fail to be written again */
+	(void)caad_verdicts_keep_unsaved(&mine);
 	caad_topology_fingerprint(d->topo, cl->topology, sizeof(cl->topology));
 	if (mine.n && !streq(mine.topology, cl->topology)) {
 		log_info("%zu verdict%s of this run dropped: the topology changed", mine.n, mine.n == 1 ? "" : "s");
@@ -183,9 +186,12 @@ static void load_verdicts(struct daemon *d)
 	if (had_mine && !cl->verdicts_kept_off)
 		save_verdicts(d);
 	/* said once written (or said not to be) */
-	if (added)
+	if (added && was_kept_off)
 		log_info("%s can be read again: %zu verdict%s of this run added to it", cl->verdicts_path, added,
 		         added == 1 ? "" : "s");
+	else if (added)
+		log_info("%zu verdict%s of this run that could not be written added to %s", added, added == 1 ? "" : "s",
+		         cl->verdicts_path);
 	caad_verdicts_done(&mine); /* none left (its array, where find() dropped every one) */
 }
 

@@ -44,6 +44,7 @@ struct closed_loop {
 	struct caad_verdicts verdicts;
 	bool verdicts_loaded;
 	bool verdicts_kept_off;   /* the store is there but was not read (nor put aside): not written over */
+	bool verdicts_unsaved;    /* its last write failed: a reload reads it again and writes it */
 
 	struct trial_record *current; /* NULL: no trial running */
 	struct trial_record history[CLOSED_LOOP_HISTORY]; /* finished, oldest first */

@@ -1124,7 +1124,8 @@ int daemon_reload(struct daemon *d, char **ret_error)
 		closed_loop_reset(d, "the configuration changed");
 	else if (trial_settings_changed(&d->config, &c)) /* its turns would span settings it did not start with */
 		closed_loop_abort(d, "the configuration was reloaded with other settings");
-	if (d->loop.verdicts_kept_off) /* a store that could not be read: tried again */
+	/* a store that could not be read, or written: tried again */
+	if (d->loop.verdicts_kept_off || d->loop.verdicts_unsaved)
 		d->loop.verdicts_loaded = false;
 	if (c.min_flow_bytes != d->config.min_flow_bytes)
 		log_info("Reload: MinFlowBytes=%u: connections not followed yet are followed from that many bytes received",

@@ -302,7 +302,7 @@ int caad_verdicts_format(const struct caad_verdicts *vs, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-int caad_verdicts_save(const struct caad_verdicts *vs, const char *path)
+int caad_verdicts_save(struct caad_verdicts *vs, const char *path)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
@@ -316,7 +316,12 @@ int caad_verdicts_save(const struct caad_verdicts *vs, const char *path)
 		r = -ENOMEM;
 	if (r < 0)
 		return r;
-	return caad_write_file_atomic(path, buf, len, 0644);
+	r = caad_write_file_atomic(path, buf, len, 0644);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < vs->n; i++)
+		vs->v[i].unsaved = false;
+	return 0;
 }
 
 static void drop(struct caad_verdicts *vs, size_t i)
@@ -381,6 +386,7 @@ int caad_verdicts_put(struct caad_verdicts *vs, const struct caad_verdict *v)
 	caad_utf8_sanitize(key.iface, false);
 	caad_utf8_sanitize(key.driver, false);
 	caad_utf8_sanitize(key.comm, false);
+	key.unsaved = true;
 	for (size_t i = 0; i < vs->n; i++)
 		if (streq(vs->v[i].iface, key.iface) && streq(vs->v[i].comm, key.comm) &&
 		    vs->v[i].unpinned == key.unpinned) {
@@ -393,4 +399,12 @@ int caad_verdicts_put(struct caad_verdicts *vs, const struct caad_verdict *v)
 	vs->v = nv;
 	vs->v[vs->n++] = key;
 	return 0;
+}
+
+size_t caad_verdicts_keep_unsaved(struct caad_verdicts *vs)
+{
+	for (size_t i = vs->n; i-- > 0;)
+		if (!vs->v[i].unsaved)
+			drop(vs, i);
+	return vs->n;
 }

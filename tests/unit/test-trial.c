@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -1132,6 +1133,60 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	unlink(path);
 }
 
+/*
+ * A verdict the store does not hold is unsaved until a write of the store
+ * succeeds, not after one that failed: a load of the store (a reload, a
+ * topology read again) adds those to what it reads, and only those, so
+ * that one decided when the store could not be written is not lost there.
+ */
+static void test_verdicts_unsaved(void **state)
+{
+	_cleanup_free_ char *path = tmpfile_path(), *dir = tmpfile_path();
+	struct caad_verdicts vs = {}, back;
+	struct caad_verdict v1 = verdict("eth0", "iperf3", CAAD_RELATION_SAME_CORE, 1000);
+	struct caad_verdict v2 = verdict("eth0", "gridftp", CAAD_RELATION_PEER_CORE_SAME_LLC, 1000);
+
+	(void)state;
+	snprintf(vs.kernel, sizeof(vs.kernel), "k");
+	snprintf(vs.topology, sizeof(vs.topology), "t");
+	assert_int_equal(caad_verdicts_put(&vs, &v1), 0);
+	assert_true(vs.v[0].unsaved);
+	assert_int_equal(caad_verdicts_save(&vs, path), 0);
+	assert_false(vs.v[0].unsaved);
+
+	/* the next one cannot be written (a directory in the file's place) */
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(caad_verdicts_put(&vs, &v2), 0);
+	assert_true(caad_verdicts_save(&vs, dir) < 0);
+	assert_false(vs.v[0].unsaved);
+	assert_true(vs.v[1].unsaved);
+
+	/* the store read again holds the first, as written; the second is
+	 * what the load must add */
+	assert_int_equal(caad_verdicts_load(path, "k", "t", 1000, 0, &back, NULL, NULL), 0);
+	assert_int_equal(back.n, 1);
+	assert_false(back.v[0].unsaved);
+	assert_int_equal(caad_verdicts_keep_unsaved(&vs), 1);
+	assert_string_equal(vs.v[0].comm, "gridftp");
+	assert_int_equal(caad_verdicts_put(&back, &vs.v[0]), 0);
+	assert_int_equal(back.n, 2);
+	assert_int_equal(caad_verdicts_save(&back, path), 0);
+	assert_int_equal(caad_verdicts_keep_unsaved(&back), 0);
+	caad_verdicts_done(&back);
+	caad_verdicts_done(&vs);
+
+	/* a verdict that replaces a stored one is unsaved again */
+	assert_int_equal(caad_verdicts_load(path, "k", "t", 1000, 0, &back, NULL, NULL), 0);
+	assert_int_equal(back.n, 2);
+	v1.relation = CAAD_RELATION_SMT_SIBLING;
+	assert_int_equal(caad_verdicts_put(&back, &v1), 0);
+	assert_int_equal(caad_verdicts_keep_unsaved(&back), 1);
+	assert_int_equal(back.v[0].relation, CAAD_RELATION_SMT_SIBLING);
+	caad_verdicts_done(&back);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* A store of an earlier caad, without alternative and kept_prior (or with
  * an alternative this one does not know) and behind: read, those not
  * known. */
@@ -1447,6 +1502,7 @@ int main(void)
 		cmocka_unit_test(test_flow_ends_mid_trial),
 		cmocka_unit_test(test_rate_collapse_aborts),
 		cmocka_unit_test(test_verdicts_roundtrip_and_expiry),
+		cmocka_unit_test(test_verdicts_unsaved),
 		cmocka_unit_test(test_verdicts_without_alternative),
 		cmocka_unit_test(test_verdicts_names_not_utf8),
 		cmocka_unit_test(test_verdicts_bad_file),
