@@ -59,7 +59,8 @@ struct caad_verdicts {
 	size_t n;
 };
 
-/* A short text that changes when the CPUs, cores, caches or packages do. */
+/* A short text that changes when the CPUs, cores, LLCs, packages, NUMA
+ * nodes or usable CPUs do: their counts, and which of each every CPU is in. */
 void caad_topology_fingerprint(const struct caad_topology *t, char *buf, size_t size);
 
 /*

@@ -18,19 +18,56 @@
 
 #define VERDICTS_VERSION 1
 
+/* The lowest present CPU of group i of groups (UINT64_MAX: none), to hash. */
+static uint64_t group_cpu(const struct caad_cpuset_group *groups, unsigned n, int i)
+{
+	return i >= 0 && (unsigned)i < n ? (uint64_t)caad_cpumask_next(&groups[i].cpus, 0) : UINT64_MAX;
+}
+
+/*
+ * A hash of where each present CPU is: its core and LLC, named by their
+ * lowest CPU (caad numbers them in hwloc's order, which names nothing:
+ * the grouping is what a verdict's relation depends on), its package and
+ * NUMA node by their OS numbers. Two machines with as many of each but
+ * SMT siblings numbered otherwise (n and n+1, or n and n+12) differ here.
+ */
+static uint64_t places_hash(const struct caad_topology *t, const uint8_t key[16])
+{
+	uint64_t h = 0;
+
+	CAAD_CPUMASK_FOREACH(cpu, &t->present) {
+		const struct caad_cpu *c;
+
+		if ((unsigned)cpu >= t->n_cpus)
+			break;
+		c = &t->cpus[cpu];
+		uint64_t x[6] = {
+			h,
+			(uint64_t)cpu,
+			group_cpu(t->cores, t->n_cores, c->core),
+			group_cpu(t->llcs, t->n_llcs, c->llc),
+			c->package >= 0 && (unsigned)c->package < t->n_packages ? t->packages[c->package].os_index : UINT64_MAX,
+			(uint64_t)(int64_t)c->numa,
+		};
+		h = caad_siphash24(key, x, sizeof(x));
+	}
+	return h;
+}
+
 void caad_topology_fingerprint(const struct caad_topology *t, char *buf, size_t size)
 {
 	static const uint8_t key[16]; /* a fixed key: the same text run after run */
-	char usable[48];
+	char usable[40];
 
 	/* a list too long to show (every other CPU of 128, say): its count
 	 * and a hash of the mask, so that another set of as many CPUs reads
-	 * otherwise too */
+	 * otherwise too (40 bytes: with the rest, the text fits in the 128
+	 * bytes a store's "topology" holds for counts of up to 4 digits) */
 	if (caad_cpumask_format_list(&t->usable, usable, sizeof(usable)) < 0)
 		snprintf(usable, sizeof(usable), "%u#%016" PRIx64, caad_cpumask_count(&t->usable),
 		         caad_siphash24(key, t->usable.w, sizeof(t->usable.w)));
-	snprintf(buf, size, "cpus=%u cores=%u llcs=%u packages=%u numa=%u usable=%s", t->n_cpus, t->n_cores,
-	         t->n_llcs, t->n_packages, t->n_numas, usable);
+	snprintf(buf, size, "cpus=%u cores=%u llcs=%u packages=%u numa=%u usable=%s places=%016" PRIx64, t->n_cpus,
+	         t->n_cores, t->n_llcs, t->n_packages, t->n_numas, usable, places_hash(t, key));
 }
 
 void caad_verdicts_done(struct caad_verdicts *vs)

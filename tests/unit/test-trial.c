@@ -697,6 +697,42 @@ static void test_topology_fingerprint(void **state)
 	assert_string_not_equal(a, b);
 }
 
+/*
+ * Machines with as many CPUs, cores, LLCs, packages and NUMA nodes, the
+ * same CPUs usable, but CPUs placed otherwise (SMT siblings n and n+1 or
+ * n and n+4, an L3 over CPUs 0-1 or 0 and 2, NUMA nodes swapped) have
+ * other fingerprints; the same machine read twice has the same one.
+ */
+static void test_topology_fingerprint_places(void **state)
+{
+	static const char *const pairs[][2] = {
+		{ "package:1 l3:1 core:4 pu:2", "package:1 l3:1 core:4 pu:2(indexes=0,4,1,5,2,6,3,7)" },
+		{ "package:1 l3:2 core:2 pu:1", "package:1 l3:2 core:2 pu:1(indexes=0,2,1,3)" },
+		{ "package:2 numa:1 core:2 pu:1", "package:2 numa:1(indexes=1,0) core:2 pu:1" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(pairs); i++) {
+		_cleanup_(caad_topology_freep) struct caad_topology *a = NULL, *b = NULL, *again = NULL;
+		char fa[128], fb[128], fagain[128];
+
+		assert_int_equal(caad_topology_load_synthetic(pairs[i][0], &a), 0);
+		assert_int_equal(caad_topology_load_synthetic(pairs[i][1], &b), 0);
+		assert_int_equal(caad_topology_load_synthetic(pairs[i][0], &again), 0);
+		caad_topology_fingerprint(a, fa, sizeof(fa));
+		caad_topology_fingerprint(b, fb, sizeof(fb));
+		caad_topology_fingerprint(again, fagain, sizeof(fagain));
+		/* the counts and usable CPUs alike, the places not */
+		const char *pa = strstr(fa, " places="), *pb = strstr(fb, " places=");
+		assert_non_null(pa);
+		assert_non_null(pb);
+		assert_int_equal(pa - fa, pb - fb);
+		assert_memory_equal(fa, fb, (size_t)(pa - fa));
+		assert_string_not_equal(fa, fb);
+		assert_string_equal(fa, fagain);
+	}
+}
+
 /* ---- the schedule and the end of a trial -------------------------------- */
 
 static const struct caad_trial_cand cands2[] = { { 0, CAAD_RELATION_PEER_CORE_SAME_LLC },
@@ -1487,6 +1523,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_counters),
 		cmocka_unit_test(test_reader_unpinned),
 		cmocka_unit_test(test_topology_fingerprint),
+		cmocka_unit_test(test_topology_fingerprint_places),
 		cmocka_unit_test(test_efficiency_win),
 		cmocka_unit_test(test_three_candidates_and_too_few_rounds),
 		cmocka_unit_test(test_tied_alternatives_by_efficiency),
