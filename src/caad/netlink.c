@@ -2,6 +2,7 @@
 /* rtnetlink link events (libnl-route): a link added, removed, renamed or
  * changed means the inventory must be read again. */
 #include <errno.h>
+#include <net/if.h>
 #include <stdlib.h>
 #include <linux/rtnetlink.h>
 #include <netlink/msg.h>
@@ -19,6 +20,12 @@ struct caad_link_watch {
 	void *userdata;
 };
 
+/* A name that is a string (NUL-terminated, which libnl checks) of at most
+ * IFNAMSIZ bytes: compared with the managed names as it is. */
+static const struct nla_policy link_policy[IFLA_MAX + 1] = {
+	[IFLA_IFNAME] = { .type = NLA_STRING, .maxlen = IFNAMSIZ },
+};
+
 static int on_valid(struct nl_msg *msg, void *arg)
 {
 	struct caad_link_watch *w = arg;
@@ -29,11 +36,12 @@ static int on_valid(struct nl_msg *msg, void *arg)
 
 	if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
 		return NL_OK;
-	if (nlmsg_parse(nlh, sizeof(struct ifinfomsg), tb, IFLA_MAX, NULL) >= 0) {
+	/* the link by its index even where its attributes do not parse: a
+	 * change is a change (the inventory is read again) */
+	if (nlmsg_valid_hdr(nlh, sizeof(struct ifinfomsg)))
 		ifindex = ((const struct ifinfomsg *)nlmsg_data(nlh))->ifi_index;
-		if (tb[IFLA_IFNAME])
-			name = nla_get_string(tb[IFLA_IFNAME]);
-	}
+	if (nlmsg_parse(nlh, sizeof(struct ifinfomsg), tb, IFLA_MAX, link_policy) >= 0 && tb[IFLA_IFNAME])
+		name = nla_get_string(tb[IFLA_IFNAME]);
 	log_debug("rtnetlink: %s %s (ifindex %d)", nlh->nlmsg_type == RTM_NEWLINK ? "new/changed link" : "deleted link",
 	          name ? name : "?", ifindex);
 	w->on_change(w->userdata, name, ifindex);

@@ -21,25 +21,6 @@
 #include "caad/macro.h"
 #include "netdev.h"
 
-/* include/uapi/linux/netdev.h (Linux 6.8+); Debian 12's headers predate it.
- * Netlink attribute and command numbers are stable ABI. */
-enum {
-	NETDEV_A_NAPI_IFINDEX_ = 1,
-	NETDEV_A_NAPI_ID_,
-	NETDEV_A_NAPI_IRQ_,
-	NETDEV_A_NAPI_PID_,
-	NETDEV_A_NAPI_MAX_ = NETDEV_A_NAPI_PID_,
-};
-enum {
-	NETDEV_A_QUEUE_ID_ = 1,
-	NETDEV_A_QUEUE_IFINDEX_,
-	NETDEV_A_QUEUE_TYPE_,
-	NETDEV_A_QUEUE_NAPI_ID_,
-	NETDEV_A_QUEUE_MAX_ = NETDEV_A_QUEUE_NAPI_ID_,
-};
-enum { NETDEV_QUEUE_TYPE_RX_ = 0 };
-enum { NETDEV_CMD_QUEUE_GET_ = 10, NETDEV_CMD_NAPI_GET_ = 11 };
-
 struct caad_genl {
 	struct nl_sock *sock;
 	int netdev_family;  /* <0: not there */
@@ -101,6 +82,7 @@ static int nl_to_errno(int r)
 }
 
 struct dump_ctx {
+	int ifindex; /* the interface asked about */
 	struct caad_genl_queue *queues;
 	size_t n_queues, cap_queues;
 	struct caad_genl_napi *napis;
@@ -122,45 +104,93 @@ static int grow(void **array, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
+/* Every attribute caad reads is a u32: libnl refuses a reply with one
+ * shorter than that, which nla_get_u32() would read past. */
+static const struct nla_policy queue_policy[NETDEV_A_QUEUE_MAX_ + 1] = {
+	[NETDEV_A_QUEUE_ID_] = { .type = NLA_U32 },
+	[NETDEV_A_QUEUE_IFINDEX_] = { .type = NLA_U32 },
+	[NETDEV_A_QUEUE_TYPE_] = { .type = NLA_U32 },
+	[NETDEV_A_QUEUE_NAPI_ID_] = { .type = NLA_U32 },
+};
+static const struct nla_policy napi_policy[NETDEV_A_NAPI_MAX_ + 1] = {
+	[NETDEV_A_NAPI_IFINDEX_] = { .type = NLA_U32 },
+	[NETDEV_A_NAPI_ID_] = { .type = NLA_U32 },
+	[NETDEV_A_NAPI_IRQ_] = { .type = NLA_U32 },
+	[NETDEV_A_NAPI_PID_] = { .type = NLA_U32 },
+};
+
+/* A reply's attributes, parsed by policy: 0, or < 0 (malformed). */
+static int parse_reply(struct nl_msg *msg, struct nlattr **tb, int max, const struct nla_policy *policy)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+
+	if (!genlmsg_valid_hdr(nlh, 0))
+		return -EBADMSG;
+	return nla_parse(tb, max, genlmsg_attrdata(nlmsg_data(nlh), 0), genlmsg_attrlen(nlmsg_data(nlh), 0), policy) < 0
+	               ? -EBADMSG
+	               : 0;
+}
+
+int caad_genl_parse_queue(struct nl_msg *msg, int ifindex, struct caad_genl_queue *ret)
+{
+	struct nlattr *tb[NETDEV_A_QUEUE_MAX_ + 1];
+
+	/* the dump asked for ifindex: a reply of another interface's (a
+	 * kernel that did not filter) must not pass for one of its queues */
+	if (parse_reply(msg, tb, NETDEV_A_QUEUE_MAX_, queue_policy) < 0 || !tb[NETDEV_A_QUEUE_ID_] ||
+	    !tb[NETDEV_A_QUEUE_TYPE_] || !tb[NETDEV_A_QUEUE_IFINDEX_] ||
+	    nla_get_u32(tb[NETDEV_A_QUEUE_IFINDEX_]) != (uint32_t)ifindex ||
+	    nla_get_u32(tb[NETDEV_A_QUEUE_TYPE_]) != NETDEV_QUEUE_TYPE_RX_)
+		return 0;
+	*ret = (struct caad_genl_queue){
+		.index = nla_get_u32(tb[NETDEV_A_QUEUE_ID_]),
+		.napi_id = tb[NETDEV_A_QUEUE_NAPI_ID_] ? nla_get_u32(tb[NETDEV_A_QUEUE_NAPI_ID_]) : 0,
+	};
+	return 1;
+}
+
+int caad_genl_parse_napi(struct nl_msg *msg, int ifindex, struct caad_genl_napi *ret)
+{
+	struct nlattr *tb[NETDEV_A_NAPI_MAX_ + 1];
+
+	if (parse_reply(msg, tb, NETDEV_A_NAPI_MAX_, napi_policy) < 0 || !tb[NETDEV_A_NAPI_ID_] ||
+	    !tb[NETDEV_A_NAPI_IFINDEX_] || nla_get_u32(tb[NETDEV_A_NAPI_IFINDEX_]) != (uint32_t)ifindex)
+		return 0;
+	*ret = (struct caad_genl_napi){
+		.napi_id = nla_get_u32(tb[NETDEV_A_NAPI_ID_]),
+		.irq = tb[NETDEV_A_NAPI_IRQ_] ? (int)nla_get_u32(tb[NETDEV_A_NAPI_IRQ_]) : -1,
+		.pid = tb[NETDEV_A_NAPI_PID_] ? (pid_t)nla_get_u32(tb[NETDEV_A_NAPI_PID_]) : 0,
+	};
+	return 1;
+}
+
 static int on_queue(struct nl_msg *msg, void *arg)
 {
 	struct dump_ctx *c = arg;
-	struct genlmsghdr *gh = nlmsg_data(nlmsg_hdr(msg));
-	struct nlattr *tb[NETDEV_A_QUEUE_MAX_ + 1];
+	struct caad_genl_queue q;
 
-	if (nla_parse(tb, NETDEV_A_QUEUE_MAX_, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0), NULL) < 0 ||
-	    !tb[NETDEV_A_QUEUE_ID_] || !tb[NETDEV_A_QUEUE_TYPE_] ||
-	    nla_get_u32(tb[NETDEV_A_QUEUE_TYPE_]) != NETDEV_QUEUE_TYPE_RX_)
+	if (!caad_genl_parse_queue(msg, c->ifindex, &q))
 		return NL_OK;
 	if (grow((void **)&c->queues, &c->cap_queues, c->n_queues, sizeof(*c->queues)) < 0) {
 		c->failed = true;
 		return NL_STOP;
 	}
-	c->queues[c->n_queues++] = (struct caad_genl_queue){
-		.index = nla_get_u32(tb[NETDEV_A_QUEUE_ID_]),
-		.napi_id = tb[NETDEV_A_QUEUE_NAPI_ID_] ? nla_get_u32(tb[NETDEV_A_QUEUE_NAPI_ID_]) : 0,
-	};
+	c->queues[c->n_queues++] = q;
 	return NL_OK;
 }
 
 static int on_napi(struct nl_msg *msg, void *arg)
 {
 	struct dump_ctx *c = arg;
-	struct genlmsghdr *gh = nlmsg_data(nlmsg_hdr(msg));
-	struct nlattr *tb[NETDEV_A_NAPI_MAX_ + 1];
+	struct caad_genl_napi n;
 
-	if (nla_parse(tb, NETDEV_A_NAPI_MAX_, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0), NULL) < 0 ||
-	    !tb[NETDEV_A_NAPI_ID_])
+	if (!caad_genl_parse_napi(msg, c->ifindex, &n))
 		return NL_OK;
 	if (grow((void **)&c->napis, &c->cap_napis, c->n_napis, sizeof(*c->napis)) < 0) {
 		c->failed = true;
 		return NL_STOP;
 	}
-	c->napis[c->n_napis++] = (struct caad_genl_napi){
-		.napi_id = nla_get_u32(tb[NETDEV_A_NAPI_ID_]),
-		.irq = tb[NETDEV_A_NAPI_IRQ_] ? (int)nla_get_u32(tb[NETDEV_A_NAPI_IRQ_]) : -1,
-		.pid = tb[NETDEV_A_NAPI_PID_] ? (pid_t)nla_get_u32(tb[NETDEV_A_NAPI_PID_]) : 0,
-	};
+	c->napis[c->n_napis++] = n;
 	return NL_OK;
 }
 
@@ -205,7 +235,7 @@ static int dump(struct caad_genl *g, uint8_t cmd, int attr, int ifindex, nl_recv
 int caad_genl_queues(struct caad_genl *g, int ifindex, struct caad_genl_queue **queues, size_t *n_queues,
                      struct caad_genl_napi **napis, size_t *n_napis)
 {
-	struct dump_ctx c = {};
+	struct dump_ctx c = { .ifindex = ifindex };
 	int r;
 
 	if (g->netdev_family < 0)
@@ -230,13 +260,17 @@ struct channels_ctx {
 	bool got;
 };
 
+static const struct nla_policy channels_policy[ETHTOOL_A_CHANNELS_MAX + 1] = {
+	[ETHTOOL_A_CHANNELS_RX_COUNT] = { .type = NLA_U32 },
+	[ETHTOOL_A_CHANNELS_COMBINED_COUNT] = { .type = NLA_U32 },
+};
+
 static int on_channels(struct nl_msg *msg, void *arg)
 {
 	struct channels_ctx *c = arg;
-	struct genlmsghdr *gh = nlmsg_data(nlmsg_hdr(msg));
 	struct nlattr *tb[ETHTOOL_A_CHANNELS_MAX + 1];
 
-	if (nla_parse(tb, ETHTOOL_A_CHANNELS_MAX, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0), NULL) < 0)
+	if (parse_reply(msg, tb, ETHTOOL_A_CHANNELS_MAX, channels_policy) < 0)
 		return NL_OK;
 	c->got = true;
 	if (tb[ETHTOOL_A_CHANNELS_RX_COUNT])
