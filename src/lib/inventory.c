@@ -120,8 +120,14 @@ static int ifindex_of(const char *sysroot, const char *name)
 	if (caad_path(&path, sysroot, "/sys/class/net/%s/ifindex", name) < 0)
 		return -ENOMEM;
 	r = caad_read_line(path, buf, sizeof(buf));
+	/* ENOTDIR: a file of that name, not a device; EINVAL: a device being
+	 * unregistered (sysfs's netdev_show() refuses it) */
+	if (r == -ENOTDIR)
+		return -ENOENT;
+	if (r == -EINVAL)
+		return -ENODEV;
 	if (r < 0)
-		return r == -ENOTDIR ? -ENOENT : r; /* (a file of that name, not a device) */
+		return r;
 	if (parse_number(buf, NULL, INT_MAX, &idx) < 0 || idx == 0)
 		return -EINVAL;
 	return (int)idx;
@@ -731,30 +737,35 @@ static int load_irq_affinity(const char *sysroot, const struct caad_iface *iface
 	return 0;
 }
 
-/* The PCI function hwloc places the NIC under: its device when that is a
- * PCI device, a virtio device's parent when that is (virtio-pci); a bridge
- * or root port above any other device is not the NIC. */
+/* The PCI function hwloc places the NIC under: the nearest on its device's
+ * sysfs path, as hwloc finds it (the device itself, a virtio device's
+ * virtio-pci parent, a sub-function's or a USB NIC's function); none for a
+ * device with no PCI function above it (platform, virtio-mmio). */
 static void load_pci_bus_id(const char *sysroot, struct caad_iface *iface)
 {
-	_cleanup_free_ char *dev = NULL, *subsystem = NULL;
-	char target[PATH_MAX], resolved[PATH_MAX];
-	const char *base;
-	ssize_t k;
+	_cleanup_free_ char *dev = NULL;
+	char path[PATH_MAX], target[PATH_MAX], sub[PATH_MAX + 16];
+	char *slash;
 
-	if (caad_path(&dev, sysroot, "/sys/class/net/%s/device%s", iface->name,
-	              strncmp(iface->bus_id, "virtio", 6) == 0 ? "/.." : "") < 0 ||
-	    asprintf(&subsystem, "%s/subsystem", dev) < 0)
+	if (caad_path(&dev, sysroot, "/sys/class/net/%s/device", iface->name) < 0 || !realpath(dev, path))
 		return;
-	k = readlink(subsystem, target, sizeof(target) - 1);
-	if (k <= 0)
-		return;
-	target[k] = 0;
-	base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
-	if (!streq(base, "pci") || !realpath(dev, resolved))
-		return;
-	base = strrchr(resolved, '/') + 1; /* absolute */
-	if (strlen(base) < sizeof(iface->pci_bus_id))
-		strcpy(iface->pci_bus_id, base);
+	while ((slash = strrchr(path, '/')) && slash > path) {
+		const char *base;
+		ssize_t k;
+
+		snprintf(sub, sizeof(sub), "%s/subsystem", path);
+		k = readlink(sub, target, sizeof(target) - 1);
+		if (k > 0) {
+			target[k] = 0;
+			base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+			if (streq(base, "pci")) {
+				if (strlen(slash + 1) < sizeof(iface->pci_bus_id))
+					strcpy(iface->pci_bus_id, slash + 1);
+				return;
+			}
+		}
+		*slash = '\0';
+	}
 }
 
 /* Driver, NUMA node and local CPUs of the device behind the interface. */

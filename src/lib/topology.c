@@ -656,7 +656,7 @@ int caad_topology_nic_names(const struct caad_topology *t, char ***ret)
 }
 
 /* Whether hwloc's OS device o hangs off the PCI function named bus_id
- * ("0000:3b:00.0", as sysfs names it). */
+ * ("0000:3b:00.0", as sysfs names it), or off none where bus_id is "". */
 static bool osdev_on_pci(hwloc_obj_t o, const char *bus_id)
 {
 	char name[32];
@@ -667,7 +667,8 @@ static bool osdev_on_pci(hwloc_obj_t o, const char *bus_id)
 			         o->attr->pcidev.dev, o->attr->pcidev.func);
 			return streq(name, bus_id);
 		}
-	return false;
+	/* none above it (a platform NIC): right for a device with none either */
+	return !*bus_id;
 }
 
 int caad_topology_nic_cpus(const struct caad_topology *t, const char *ifname, const char *bus_id,

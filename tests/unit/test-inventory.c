@@ -308,6 +308,9 @@ static void test_locality_stale_hwloc_name(void **state)
 		{ "sys/devices/pci0000:00/0000:04:00.0", "sys/devices/pci0000:00/0000:04:00.0", CAAD_LOCALITY_HWLOC },
 		{ "sys/devices/pci0000:00/0000:04:00.0/virtio1", "sys/devices/pci0000:00/0000:04:00.0", CAAD_LOCALITY_HWLOC },
 		{ "sys/devices/pci0000:00/0000:05:00.0/virtio1", "sys/devices/pci0000:00/0000:05:00.0", CAAD_LOCALITY_NUMA_NODE },
+		/* a sub-function (or a USB NIC): the nearest PCI function above it */
+		{ "sys/devices/pci0000:00/0000:04:00.0/mlx5_core.sf.2", "sys/devices/pci0000:00/0000:04:00.0",
+		  CAAD_LOCALITY_HWLOC },
 		/* not on PCI (no subsystem link to bus/pci): no PCI function to check */
 		{ "sys/devices/platform/0000:04:00.0", NULL, CAAD_LOCALITY_NUMA_NODE },
 	};
