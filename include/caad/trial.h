@@ -110,7 +110,10 @@ struct caad_trial_kthread {
 	uint32_t pid;     /* the kthread read last (0: none, or that read failed) */
 	uint64_t seen_ns; /* its time on CPU then */
 	uint64_t sum_ns;  /* the time counted so far */
-	unsigned failed;  /* reads of a kthread that failed so far */
+	unsigned failed;  /* reads of a kthread that failed so far, once one was read */
+	bool ever_read;   /* a kthread's time was read once: one never readable
+	                   * (ProtectProc=, no CONFIG_SCHED_INFO) is left out of
+	                   * every turn alike, not a gap in each */
 };
 
 /* The kthread pid (0: none known) read ns on CPU (0: could not be read):
@@ -119,10 +122,11 @@ uint64_t caad_trial_kthread_ns(struct caad_trial_kthread *k, uint32_t pid, uint6
 
 /*
  * The same, into counters c: its time added to c->cpu_ns, and where the
- * flow has a kthread whose time could not be read, the CPU time unknown
- * (CAAD_TRIAL_UNKNOWN_CPU) and the read counted in c->cpu_gaps: the time
- * from the read before it to the one after is lost, for the turn that
- * ends or starts at it and for one that spans it.
+ * flow has a kthread whose time could not be read, after one that could,
+ * the CPU time unknown (CAAD_TRIAL_UNKNOWN_CPU) and the read counted in
+ * c->cpu_gaps: the time from the read before it to the one after is lost,
+ * for the turn that ends or starts at it and for one that spans it. A
+ * kthread never read is in no turn's time: each is measured without it.
  */
 void caad_trial_kthread_count(struct caad_trial_kthread *k, uint32_t pid, uint64_t ns,
                               struct caad_trial_counters *c);

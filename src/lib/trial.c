@@ -67,7 +67,8 @@ uint64_t caad_trial_kthread_ns(struct caad_trial_kthread *k, uint32_t pid, uint6
 {
 	if (pid && ns && pid == k->pid && ns >= k->seen_ns)
 		k->sum_ns += ns - k->seen_ns;
-	k->failed += pid && !ns;
+	k->ever_read |= pid && ns;
+	k->failed += pid && !ns && k->ever_read;
 	k->pid = ns ? pid : 0;
 	k->seen_ns = ns;
 	return k->sum_ns;
@@ -82,7 +83,7 @@ void caad_trial_kthread_count(struct caad_trial_kthread *k, uint32_t pid, uint64
 	 * that ends or starts here would read too few CPU-seconds (too many
 	 * bytes per CPU-second), as it would where the consumer's or
 	 * NET_RX's time could not be read */
-	if (pid && !ns)
+	if (pid && !ns && k->ever_read)
 		c->unknown |= CAAD_TRIAL_UNKNOWN_CPU;
 }
 

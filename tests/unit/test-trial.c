@@ -1004,6 +1004,20 @@ static void test_kthread_read_fails(void **state)
 		assert_int_equal(t.samples[i].d.cpu_ns, 600 * NSEC_PER_MSEC);
 	}
 	caad_trial_done(&t);
+
+	/* never readable (a drop-in's User= under ProtectProc=invisible): left
+	 * out of every turn alike, which stay known, not a gap in each */
+	k = (struct caad_trial_kthread){};
+	assert_int_equal(caad_trial_start(&t, 2, 42, &p, cands2, 2, 0), 0);
+	for (unsigned i = 0; i <= 24; i++)
+		kthread_scan(&t, &k, i * 250 * NSEC_PER_MSEC, 77, true);
+	assert_int_equal(t.state, CAAD_TRIAL_DONE);
+	assert_int_equal(t.n_samples, 6);
+	for (unsigned i = 0; i < t.n_samples; i++) {
+		assert_int_equal(t.samples[i].d.unknown, 0);
+		assert_int_equal(t.samples[i].d.cpu_ns, 400 * NSEC_PER_MSEC);
+	}
+	caad_trial_done(&t);
 }
 
 static void test_flow_ends_mid_trial(void **state)
