@@ -550,14 +550,21 @@ grep -q "READY=1|STATUS=Reload failed, running configuration kept: .*60-broken.c
 #     after its first (the steering) failing with EIO (vb's only: lo is
 #     managed too since step 10). SetMode dry-run and
 #     RestoreAll answer RestoreFailed, as Reload does for the same failure.
-ip netns exec "$TB_B" env LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$FAULTLIB" CAAD_FAULTS="vb/queues/rx-0/rps_cpus:write:EIO:1" \
-	"$CAAD" --foreground --runtime-dir "$RT" --state-dir "$TMP/state" >"$TMP/caad-faults.log" 2>&1 &
-CAAD_PID=$!
-wait_for 12 has_name || { cat "$TMP/caad-faults.log"; fail "caad with the fault library did not take org.caad1"; }
-in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
-tb_wait_listen 5201
-in_a iperf3 -c "$TB_DST" -t 30 >/dev/null 2>&1 &
-wait_for 5 rps_is 0 1 || { cat "$TMP/caad-faults.log"; fail "faults: rx-0 not steered: rps_cpus $(rps_b 0)"; }
+# steered_with_faults LOG RULES: caad with libcaadfault.so's RULES (and
+# its log in $TMP/faults.log), on the bus, rx-0 steered for a 30 s flow
+steered_with_faults() {
+	local log=$1 rules=$2
+	ip netns exec "$TB_B" env LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$FAULTLIB" CAAD_FAULTS="$rules" \
+		CAAD_FAULTS_LOG="$TMP/faults.log" "$CAAD" --foreground --runtime-dir "$RT" --state-dir "$TMP/state" \
+		>"$log" 2>&1 &
+	CAAD_PID=$!
+	wait_for 12 has_name || { cat "$log"; fail "caad with faults $rules did not take org.caad1"; }
+	in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
+	tb_wait_listen 5201
+	in_a iperf3 -c "$TB_DST" -t 30 >/dev/null 2>&1 &
+	wait_for 5 rps_is 0 1 || { cat "$log"; fail "faults $rules: rx-0 not steered: rps_cpus $(rps_b 0)"; }
+}
+steered_with_faults "$TMP/caad-faults.log" "vb/queues/rx-0/rps_cpus:write:EIO:1"
 out=$(send_as root SetMode string:dry-run)
 echo "$out" | grep -q "^Error org.caad1.Error.RestoreFailed: Mode dry-run set, but some values caad wrote could not be restored" ||
 	{ cat "$TMP/caad-faults.log"; fail "SetMode with a failing restore: $out"; }
@@ -579,22 +586,15 @@ info "a restore that fails: SetMode and RestoreAll answered org.caad1.Error.Rest
 #     (sd-bus closes the connection as caad's event loop exits). Its
 #     third write of rx-0: the journal step 14 left (its restore failed),
 #     the steering, then the restore.
-ip netns exec "$TB_B" env LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$FAULTLIB" \
-	CAAD_FAULTS="vb/queues/rx-0/rps_cpus:slow:4000:2:1" CAAD_FAULTS_LOG="$TMP/slow.log" \
-	"$CAAD" --foreground --runtime-dir "$RT" --state-dir "$TMP/state" >"$TMP/caad-slow.log" 2>&1 &
-CAAD_PID=$!
-wait_for 12 has_name || { cat "$TMP/caad-slow.log"; fail "caad with a slow restore did not take org.caad1"; }
-in_b iperf3 -s -1 -A 1 >/dev/null 2>&1 &
-tb_wait_listen 5201
-in_a iperf3 -c "$TB_DST" -t 30 >/dev/null 2>&1 &
-wait_for 5 rps_is 0 1 || { cat "$TMP/caad-slow.log"; fail "slow restore: rx-0 not steered: rps_cpus $(rps_b 0)"; }
+rm -f "$TMP/faults.log"
+steered_with_faults "$TMP/caad-slow.log" "vb/queues/rx-0/rps_cpus:slow:4000:2:1"
 pkill -f "iperf3 -c $TB_DST" || true
 kill -TERM "$CAAD_PID"
-wait_for 3 grep -q "^slow " "$TMP/slow.log" || { cat "$TMP/caad-slow.log"; fail "the restore was not held up"; }
+wait_for 3 grep -q "^slow " "$TMP/faults.log" || { cat "$TMP/caad-slow.log"; fail "the restore was not held up"; }
 t0=$(mono_usec)
 out=$(B get-property org.caad1 /org/caad1 org.caad1.Manager Mode 2>&1) && fail "a call while caad restores got: $out"
 t1=$(mono_usec)
-kill -0 "$CAAD_PID" 2>/dev/null || { cat "$TMP/slow.log" "$TMP/caad-slow.log"; fail "caad ended before the call: the test proves nothing"; }
+kill -0 "$CAAD_PID" 2>/dev/null || { cat "$TMP/faults.log" "$TMP/caad-slow.log"; fail "caad ended before the call: the test proves nothing"; }
 [ $((t1 - t0)) -lt 2000000 ] || fail "a call while caad restores took $(((t1 - t0) / 1000)) ms: $out"
 wait "$CAAD_PID" || fail "caad with a slow restore exited with $?"
 CAAD_PID=
