@@ -123,6 +123,18 @@ const struct caad_iface *caad_inventory_find_ifindex(const struct caad_inventory
 const struct caad_iface *caad_inventory_find_napi(const struct caad_inventory *inv, uint32_t napi_id,
                                                   int *ret_queue);
 
+/*
+ * Take kthread pid, found in /proc by its comm "napi/<dev>-<id>" with dev
+ * iface's name, as the kthread of iface's NAPI id. The kernel names a
+ * kthread once, with the name its device had then: after a rename another
+ * device may have that name, and the kthread is still the first one's. So
+ * where netlink listed iface's NAPIs (listed; NAPI ids are the host's, not
+ * a device's) only a kthread of one of those is taken; elsewhere (before
+ * Linux 6.8, a sysroot) the name is all there is, and the NAPI is added.
+ * A NAPI that has a kthread (netlink's) keeps it. 1 taken, 0 not, -ENOMEM.
+ */
+int caad_inventory_take_kthread(struct caad_iface *iface, bool listed, uint32_t id, pid_t pid, const char *comm);
+
 /* The interface of a flow: by its ifindex, else by its NAPI. */
 static inline const struct caad_iface *caad_inventory_find_flow(const struct caad_inventory *inv, int ifindex,
                                                                 uint32_t napi_id)

@@ -827,7 +827,8 @@ static struct caad_napi *iface_napi(struct caad_iface *iface, uint32_t id, bool 
 	return n;
 }
 
-/* rx queue -> NAPI -> IRQ and kthread, as the kernel reports them (6.8+). */
+/* rx queue -> NAPI -> IRQ and kthread, as the kernel reports them (6.8+):
+ * 1 when it listed the interface's NAPIs, 0 when it could not. */
 static int load_genl(struct caad_genl *genl, struct caad_iface *iface)
 {
 	_cleanup_free_ struct caad_genl_queue *queues = NULL;
@@ -876,7 +877,7 @@ static int load_genl(struct caad_genl *genl, struct caad_iface *iface)
 				rq->irq_source = "netdev-genl";
 			}
 		}
-	return 0;
+	return 1;
 }
 
 #define PF_KTHREAD_ 0x00200000 /* include/linux/sched.h */
@@ -906,15 +907,29 @@ static int task_is_kthread(const char *sysroot, unsigned pid)
 	return !errno && (*end == ' ' || !*end) && (flags & PF_KTHREAD_);
 }
 
+int caad_inventory_take_kthread(struct caad_iface *iface, bool listed, uint32_t id, pid_t pid, const char *comm)
+{
+	struct caad_napi *n = iface_napi(iface, id, !listed);
+
+	if (!n)
+		return listed ? 0 : -ENOMEM;
+	if (n->kthread)
+		return 0; /* netlink's, or a first one of the same name */
+	n->kthread = pid;
+	snprintf(n->kthread_comm, sizeof(n->kthread_comm), "%s", comm);
+	return 1;
+}
+
 /*
  * Threaded NAPI kthreads are named "napi/<dev>-<napi id>": find those the
  * kernel did not report (before 6.9, or a sysroot) in SYSROOT/proc/<pid>/comm.
+ * LISTED: netlink listed iface's NAPIs (see caad_inventory_take_kthread()).
  * A comm is cut at 15 characters: only whole names count, so a comm of 15
  * (whose id may have lost digits) is not taken. Any process may name itself
  * so (prctl(PR_SET_NAME)): only a kernel thread is taken.
  */
 #define COMM_CUT 15 /* TASK_COMM_LEN - 1 */
-static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface)
+static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface, bool listed)
 {
 	_cleanup_free_ char *dir = NULL, *threaded = NULL;
 	char prefix[IF_NAMESIZE + 8], buf[16];
@@ -939,7 +954,6 @@ static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface)
 	snprintf(prefix, sizeof(prefix), "napi/%s-", iface->name);
 	while ((de = readdir(d))) {
 		_cleanup_free_ char *comm = NULL, *value = NULL;
-		struct caad_napi *n;
 		unsigned pid, id;
 
 		if (parse_uint(de->d_name, &pid) < 0 || pid == 0 || pid > INT_MAX)
@@ -958,14 +972,10 @@ static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface)
 		}
 		if (r == 0)
 			continue; /* a process that took the name */
-		n = iface_napi(iface, id, true);
-		if (!n) {
+		r = caad_inventory_take_kthread(iface, listed, id, (pid_t)pid, value);
+		if (r < 0) {
 			closedir(d);
-			return -ENOMEM;
-		}
-		if (!n->kthread) {
-			n->kthread = (pid_t)pid;
-			snprintf(n->kthread_comm, sizeof(n->kthread_comm), "%s", value);
+			return r;
 		}
 	}
 	closedir(d);
@@ -1023,6 +1033,7 @@ static int load_iface(const char *sysroot, struct caad_genl *genl, const char *n
 	_cleanup_free_ unsigned *msi = NULL;
 	char buf[32];
 	char devname[256] = "";
+	bool listed = false;
 	int n_msi, r;
 
 	if (strlen(name) >= sizeof(iface->name) || !name[0] || strchr(name, '/'))
@@ -1068,6 +1079,7 @@ static int load_iface(const char *sysroot, struct caad_genl *genl, const char *n
 		r = load_genl(genl, iface);
 		if (r < 0)
 			return r;
+		listed = r > 0;
 	}
 	if (devname[0]) {
 		const unsigned *irqs = msi;
@@ -1092,7 +1104,7 @@ static int load_iface(const char *sysroot, struct caad_genl *genl, const char *n
 		if (r < 0)
 			return r;
 	}
-	r = find_napi_kthreads(sysroot, iface);
+	r = find_napi_kthreads(sysroot, iface, listed);
 	if (r < 0)
 		return r;
 	for (unsigned i = 0; i < iface->n_rx; i++)

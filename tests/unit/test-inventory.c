@@ -1588,6 +1588,50 @@ static void test_write_replace(void **state)
 	}
 }
 
+static const struct caad_napi *napi_of(const struct caad_iface *ifc, uint32_t id)
+{
+	for (unsigned i = 0; i < ifc->n_napis; i++)
+		if (ifc->napis[i].id == id)
+			return &ifc->napis[i];
+	return NULL;
+}
+
+/* eno1 (threaded) was renamed lan0 and another NIC took the name eno1: the
+ * kthread "napi/eno1-8193" is lan0's NAPI's, whatever its name says. Where
+ * netlink listed the new eno1's NAPIs, 8193 is not one of them. */
+static void test_napi_kthread_after_rename(void **state)
+{
+	struct caad_iface ifc = { .name = "eno1", .ifindex = 7 };
+
+	(void)state;
+	/* netlink's list, as Linux 6.8 gives it (no pids) and 6.9 does */
+	ifc.napis = calloc(2, sizeof(*ifc.napis));
+	assert_non_null(ifc.napis);
+	ifc.napis[0] = (struct caad_napi){ .id = 8200, .irq = 120 };
+	ifc.napis[1] = (struct caad_napi){ .id = 8201, .irq = 121, .kthread = 905 };
+	ifc.n_napis = 2;
+
+	assert_int_equal(caad_inventory_take_kthread(&ifc, true, 8193, 812, "napi/eno1-8193"), 0);
+	assert_int_equal(ifc.n_napis, 2);
+	assert_null(napi_of(&ifc, 8193));
+	assert_int_equal(caad_inventory_take_kthread(&ifc, true, 8200, 830, "napi/eno1-8200"), 1);
+	assert_int_equal(napi_of(&ifc, 8200)->kthread, 830);
+	assert_string_equal(napi_of(&ifc, 8200)->kthread_comm, "napi/eno1-8200");
+	assert_int_equal(napi_of(&ifc, 8200)->irq, 120);
+	/* netlink's own pid stands */
+	assert_int_equal(caad_inventory_take_kthread(&ifc, true, 8201, 831, "napi/eno1-8201"), 0);
+	assert_int_equal(napi_of(&ifc, 8201)->kthread, 905);
+	for (unsigned i = 0; i < ifc.n_napis; i++)
+		assert_int_not_equal(ifc.napis[i].kthread, 812);
+
+	/* no list (before 6.8, a sysroot): the name is all there is */
+	assert_int_equal(caad_inventory_take_kthread(&ifc, false, 8193, 812, "napi/eno1-8193"), 1);
+	assert_int_equal(ifc.n_napis, 3);
+	assert_int_equal(napi_of(&ifc, 8193)->kthread, 812);
+	assert_int_equal(napi_of(&ifc, 8193)->irq, -1);
+	free(ifc.napis);
+}
+
 /* A flow's interface: by its ifindex, else by the NAPI of one of its
  * queues (a VLAN's or bond's flow: the upper device's ifindex). */
 static void test_find_napi(void **state)
@@ -1646,6 +1690,7 @@ int main(void)
 		cmocka_unit_test(test_match_irq_name),
 		cmocka_unit_test(test_host_loopback),
 		cmocka_unit_test(test_find_napi),
+		cmocka_unit_test(test_napi_kthread_after_rename),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
