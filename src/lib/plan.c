@@ -17,7 +17,9 @@
  *     an owner whose consumer CPU has no candidate gives the slot to the
  *     next flow of it;
  *  3. decide_followers: the other flows of a slot share its CPU when it is
- *     a peer core of their consumer too, else they are conflicted;
+ *     a peer core of their consumer too and no consumer's core (an owner
+ *     may be on one: kept there, or the closed loop's), else they are
+ *     conflicted;
  *  4. emit_settings: one mechanism per owned queue, in queue order; an
  *     owner whose queue has none for its CPU (drop_settingless()) is left
  *     alone first.
@@ -748,20 +750,6 @@ static void consumer_of_heavy(const struct planner *pl, uint32_t k, struct consu
 
 	consumer_of_anchored(pl->topo, &pl->flows[pl->plan->decisions[k].flow],
 	                     pd && pd->steer_cpu >= 0 ? pd->anchor_cpu : -1, ret);
-}
-
-/* Whether cpu is a CPU heavy flow k's consumer read on within the window,
- * or on the core of one. */
-static bool on_consumer_core(const struct planner *pl, uint32_t k, int cpu)
-{
-	const struct caad_topology *t = pl->topo;
-	struct consumer cs;
-
-	consumer_of_heavy(pl, k, &cs);
-	for (unsigned j = 0; j < cs.n_cpus; j++)
-		if (t->cpus[cs.cpus[j]].core == t->cpus[cpu].core)
-			return true;
-	return false;
 }
 
 void caad_decision_stay(const struct caad_topology *t, const struct caad_decision *d, struct caad_cpumask *ret)
@@ -1969,15 +1957,22 @@ static const char *queue_label(const struct planner *pl, int iface, unsigned slo
 
 static bool ntuple_flow_of(const struct caad_flow *f, struct caad_ntuple_flow *ret);
 
-/* Whether cpu, steered for another flow, serves flow k too: a peer core in
- * its consumer's LLC, and not a core its consumer read on lately. */
+/*
+ * Whether cpu, steered for another flow, serves flow k too: a peer core in
+ * its consumer's LLC, and no consumer's core (rule 1). Not its own
+ * consumer's alone: the owner may have cpu on another reader's core, held
+ * there for DwellMSec= or put there by the closed loop (on its own reader's,
+ * even), which is the owner's choice and no reason to add k's processing
+ * to that reader's core. collect() marked the cores of every heavy flow's
+ * window, k's own among them.
+ */
 static bool serves_too(const struct planner *pl, uint32_t k, int cpu)
 {
 	const struct caad_decision *d = &pl->plan->decisions[k];
 
 	return caad_topology_relation(pl->topo, (unsigned)d->consumer_cpu, (unsigned)cpu) ==
 	               CAAD_RELATION_PEER_CORE_SAME_LLC &&
-	       !on_consumer_core(pl, k, cpu);
+	       pl->core_consumer[pl->topo->cpus[cpu].core] < 0;
 }
 
 /*
@@ -2137,15 +2132,17 @@ static void name_owner(const struct planner *pl, int iface, unsigned slot, const
 
 /* A flow on a queue that another flow owns (the faster one, or one that
  * holds it for DwellMSec=): served too when the owner's CPU is a peer core
- * of its consumer as well, else conflicted. */
+ * of its consumer as well and no consumer's core (serves_too()), else
+ * conflicted. */
 static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 {
 	struct caad_decision *d = &pl->plan->decisions[k];
 	struct slot *sl = &pl->slots[owner_slot];
 	const struct caad_decision *od;
 	const struct caad_flow *of;
-	char label[64], where[64], rate[32], name[48], note[256];
+	char label[64], where[64], rate[32], name[48], note[256], what[96];
 	const char **text;
+	int32_t reader;
 	int pkg;
 
 	if (sl->owner < 0) {
@@ -2157,9 +2154,7 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 	od = &pl->plan->decisions[sl->owner];
 	of = &pl->flows[od->flow];
 
-	if (caad_topology_relation(pl->topo, (unsigned)d->consumer_cpu, (unsigned)od->steer_cpu) ==
-	        CAAD_RELATION_PEER_CORE_SAME_LLC &&
-	    !on_consumer_core(pl, k, od->steer_cpu)) {
+	if (serves_too(pl, k, od->steer_cpu)) {
 		/* made once per slot: every flow sharing it has its consumer in
 		 * the LLC of the queue's CPU, so on one package and one note */
 		if (!sl->shared_reason) {
@@ -2198,12 +2193,22 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 	text = pkg < 0 ? &sl->conflict_reason : &sl->conflict_noted;
 	if (!*text || (pkg >= 0 && sl->noted_package != pkg)) {
 		nic_note(pl, d, note, sizeof(note)); /* "" on the NIC's package */
+		/* a consumer's core is the slot's, not the flow's: one text for
+		 * every flow of the slot still fits */
+		reader = pl->core_consumer[pl->topo->cpus[od->steer_cpu].core];
+		if (reader == (int32_t)od->flow)
+			snprintf(what, sizeof(what), "the core of that flow's own consumer");
+		else if (reader >= 0) {
+			consumer_name(&pl->flows[reader], name, sizeof(name));
+			snprintf(what, sizeof(what), "a consumer's core (%s)", name[0] ? name : "another heavy flow's");
+		} else
+			snprintf(what, sizeof(what), "not a peer core of this flow's consumer");
 		name_owner(pl, d->iface, owner_slot, of, label, sizeof(label), name, sizeof(name));
 		*text = arena_printf(pl->plan,
 		                     "conflicted: %s is steered to CPU %d for the flow that owns it (%s%s%s, consumer on "
-		                     "CPU %d), not a peer core of this flow's consumer%s",
+		                     "CPU %d), %s%s",
 		                     label, od->steer_cpu, name, name[0] ? ", " : "",
-		                     fmt_rate(of->rate_bps, rate, sizeof(rate)), od->consumer_cpu, note);
+		                     fmt_rate(of->rate_bps, rate, sizeof(rate)), od->consumer_cpu, what, note);
 		if (!*text)
 			return -ENOMEM;
 		if (pkg >= 0)

@@ -3174,6 +3174,10 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 			bool found = false;
 
 			assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+			/* an owner's target held or placed on a consumer's core
+			 * (DwellMSec=, the closed loop) is the owner's alone */
+			if (caad_cpumask_test(&consumer_cores, s))
+				fail_msg("%s: flow %zu shares CPU %u, a consumer's core", what, d->flow, s);
 			for (size_t j = 0; j < p->n_decisions; j++) {
 				const struct caad_decision *o = &p->decisions[j];
 				found = found || (o != d && !o->shares_queue && o->steer_cpu == d->steer_cpu &&
@@ -3973,6 +3977,81 @@ static void test_ntuple_targets(void **state)
 	}
 }
 
+/*
+ * A follower's CPU is its owner's, and that may be a consumer's core: the
+ * closed loop put the owner on its own reader's CPU, or the owner is held
+ * for DwellMSec= on a core another reader has taken since. The follower is
+ * then conflicted, not served there, and an ntuple rule may move it.
+ */
+static void test_follower_consumer_core(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	/* owner 1 (reader on CPU 0) and follower 2 (reader on CPU 4, same L3) on rx-2 */
+	struct caad_flow fl[] = { tcp4_flow(1, 0, 2, 10 * GBIT, 1, 40001), tcp4_flow(2, 4, 2, 5 * GBIT, 2, 40002),
+		                  tcp4_flow(3, -1, 0, 8 * GBIT, 3, 40003) };
+	struct caad_override o[] = { { .flow_id = 1, .cpu = 0, .why = "verdict: same-core" } };
+	struct caad_policy policy;
+	struct fake_inv f;
+	const struct caad_decision *d;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.dwell_ms = 60000;
+	fake_inv_init(&f, 4, 0);
+	f.ifaces[0].ntuple = true;
+
+	/* the closed loop's same-core placement: CPU 0 is the owner's reader's */
+	policy.overrides = o;
+	policy.n_overrides = ARRAY_SIZE(o);
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 2, &policy);
+
+		assert_int_equal(p->decisions[0].steer_cpu, 0);
+		d = &p->decisions[1];
+		assert_int_equal(d->steer_cpu, -1);
+		assert_false(d->shares_queue);
+		assert_non_null(strstr(d->reason, "conflicted: eth0 rx-2 is steered to CPU 0"));
+		assert_non_null(strstr(d->reason, "the core of that flow's own consumer"));
+	}
+	/* ... which an ntuple rule moves it away from, to a core of its own */
+	policy.disabled_mechanisms = 0;
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 2, &policy);
+
+		d = &p->decisions[1];
+		assert_true(d->ntuple && !d->shares_queue);
+		assert_int_equal(d->queue, 0);
+		assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+		assert_int_not_equal(t->cpus[d->steer_cpu].core, t->cpus[0].core);
+		assert_int_not_equal(t->cpus[d->steer_cpu].core, t->cpus[4].core);
+		assert_int_equal(count_kind(p, CAAD_SETTING_NTUPLE_RULE), 1);
+	}
+	policy.disabled_mechanisms = CAAD_MECHANISMS_DEFAULT_OFF;
+	policy.overrides = NULL;
+	policy.n_overrides = 0;
+
+	/* DwellMSec=: the owner alone gets a peer core; then flow 3's reader
+	 * comes to that core, and the owner keeps it for now */
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = compute(t, &f.inv, fl, 1, &policy);
+	int x = p1->decisions[0].steer_cpu;
+
+	assert_true(x >= 0);
+	assert_int_not_equal(t->cpus[x].core, t->cpus[4].core);
+	assert_int_equal(t->cpus[x].llc, t->cpus[4].llc);
+	fl[2].consumer_cpu = x;
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p = compute_at(t, &f.inv, fl, 3, &policy, p1, NOW + MSEC);
+
+		check_plan(t, &f.inv, fl, 3, &policy, p, p1, "follower on a consumer's core");
+		assert_int_equal(p->decisions[0].steer_cpu, x);
+		assert_true(p->decisions[0].held);
+		d = &p->decisions[1];
+		assert_int_equal(d->steer_cpu, -1);
+		assert_false(d->shares_queue);
+		assert_non_null(strstr(d->reason, "a consumer's core (iperf3-3/4003)"));
+	}
+}
+
 /* The same flows in any order, and again: the same moves (the conflicted
  * flows are moved fastest first), across cycles with RFS and overrides. */
 static void test_property_ntuple_rfs(void **state)
@@ -4345,6 +4424,7 @@ int main(void)
 		cmocka_unit_test(test_rfs_same_core),
 		cmocka_unit_test(test_ntuple_conflict),
 		cmocka_unit_test(test_ntuple_targets),
+		cmocka_unit_test(test_follower_consumer_core),
 		cmocka_unit_test(test_property_ntuple_rfs),
 	};
 
