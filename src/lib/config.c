@@ -872,8 +872,8 @@ static int parse_stream(struct caad_config *c, FILE *f, const char *path)
 int caad_config_parse_file(struct caad_config *c, const char *path)
 {
 	_cleanup_(fclosep) FILE *f = NULL;
+	_cleanup_close_ int fd = -1;
 	struct stat st;
-	int fd, r;
 
 	assert(c);
 	assert(path);
@@ -886,27 +886,18 @@ int caad_config_parse_file(struct caad_config *c, const char *path)
 			return -ENOENT; /* whether that is an error is the caller's call */
 		return config_error(c, errno, "Failed to open %s: %m", path);
 	}
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		close(fd);
-		return config_error(c, r, "Failed to stat %s: %m", path);
-	}
-	if (S_ISDIR(st.st_mode)) {
-		close(fd);
+	if (fstat(fd, &st) < 0)
+		return config_error(c, errno, "Failed to stat %s: %m", path);
+	if (S_ISDIR(st.st_mode))
 		return config_error(c, EISDIR, "Failed to read %s: %m", path);
-	}
 	/* a device or a FIFO: /dev/zero would be one endless line; but
 	 * /dev/null, "no configuration" (--config=/dev/null), reads as empty */
-	if (!S_ISREG(st.st_mode) && !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))) {
-		close(fd);
+	if (!S_ISREG(st.st_mode) && !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
 		return config_error(c, EINVAL, "Failed to read %s: not a regular file", path);
-	}
 	f = fdopen(fd, "re");
-	if (!f) {
-		r = -errno;
-		close(fd);
-		return config_error(c, r, "Failed to read %s: %m", path);
-	}
+	if (!f)
+		return config_error(c, errno, "Failed to read %s: %m", path);
+	(void)TAKE_FD(fd); /* f's now */
 
 	return parse_stream(c, f, path);
 }
