@@ -519,10 +519,11 @@ static int match_line(struct irq_match *m, char *line)
 			tok[l - 1] = 0;
 			shared = true;
 		}
-		if (!m->plain_only)
+		if (!m->plain_only) {
 			q = match_irq_name(m->iface->name, tok, &kind);
-		if (q < 0 && !m->plain_only && m->devname && m->devname[0])
-			q = match_irq_name(m->devname, tok, &kind);
+			if (q < 0 && m->devname && m->devname[0])
+				q = match_irq_name(m->devname, tok, &kind);
+		}
 		if (q >= 0 && kind == VECTOR_TX) { /* no rx queue's: only its number counts */
 			m->low_tx = MIN(m->low_tx, (unsigned)q);
 			continue;
