@@ -48,6 +48,18 @@ static inline void closep(int *fd)
 
 #define streq(a, b) (strcmp((a), (b)) == 0)
 
+/* The value of hex digit c (either case), or -1. */
+static inline int caad_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 

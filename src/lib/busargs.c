@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "caad/busargs.h"
+#include "caad/macro.h"
 #include "caad/utf8.h"
 
 char *caad_busargs_echo(char buf[static CAAD_BUSARGS_ECHO_MAX], const char *s)
@@ -28,17 +29,6 @@ char *caad_busargs_echo(char buf[static CAAD_BUSARGS_ECHO_MAX], const char *s)
 	return caad_utf8_sanitize(buf, false);
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int caad_busargs_parse_flow_id(const char *s, uint64_t *ret)
 {
 	uint64_t v = 0;
@@ -52,7 +42,7 @@ int caad_busargs_parse_flow_id(const char *s, uint64_t *ret)
 	if (!*s)
 		return -EINVAL;
 	for (p = s; *p; p++) {
-		int d = hex_digit(*p);
+		int d = caad_hex_digit(*p);
 
 		if (d < 0)
 			return -EINVAL;

@@ -154,17 +154,6 @@ int caad_cpumask_parse_list(const char *s, struct caad_cpumask *ret)
 	return 0;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int caad_cpumask_parse_hex(const char *s, struct caad_cpumask *ret)
 {
 	struct caad_cpumask m;
@@ -191,7 +180,7 @@ int caad_cpumask_parse_hex(const char *s, struct caad_cpumask *ret)
 	for (;;) {
 		size_t digits = 0;
 
-		while (p < end && hex_digit(*p) >= 0) {
+		while (p < end && caad_hex_digit(*p) >= 0) {
 			p++;
 			digits++;
 		}
@@ -212,7 +201,7 @@ int caad_cpumask_parse_hex(const char *s, struct caad_cpumask *ret)
 		uint32_t v = 0;
 
 		for (; p < end && *p != ','; p++)
-			v = v << 4 | (uint32_t)hex_digit(*p);
+			v = v << 4 | (uint32_t)caad_hex_digit(*p);
 		if (!v)
 			continue;
 		if (base >= CAAD_CPUS_MAX) {

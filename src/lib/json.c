@@ -115,11 +115,11 @@ static unsigned hex4(const char *p)
 	unsigned v = 0;
 
 	for (int k = 0; k < 4; k++) {
-		char c = p[k];
+		int d = caad_hex_digit(p[k]);
 
-		if (!isxdigit((unsigned char)c))
+		if (d < 0)
 			return UINT_MAX;
-		v = v * 16 + (unsigned)(isdigit((unsigned char)c) ? c - '0' : (tolower((unsigned char)c) - 'a' + 10));
+		v = v * 16 + (unsigned)d;
 	}
 	return v;
 }
