@@ -26,6 +26,7 @@
 #define AF_INET 2
 #define AF_INET6 10
 #define IPPROTO_TCP 6
+#define SOCK_STREAM 1
 #define NET_RX_SOFTIRQ 3
 #define MSG_PEEK 2
 #define TCP_CLOSE 7
@@ -189,10 +190,15 @@ static __always_inline bool mark_closed(struct caad_flow_stats *s)
 }
 
 /* A TCP socket? tp_btf hands over BTF-typed pointers: plain loads (CO-RE
- * relocated), no probe-read helper calls on the hot paths. */
+ * relocated), no probe-read helper calls on the hot paths. The type too: a
+ * raw socket of protocol TCP (SOCK_RAW, IPPROTO_TCP) is no tcp_sock, and
+ * bpf_skc_to_tcp_sock() asks only the protocol; connected, it is
+ * ESTABLISHED, and its reads would make an entry whose counts lie past
+ * its object, never closed (a raw socket has no state changes). sk_type
+ * is on sk_protocol's line. */
 static __always_inline bool is_tcp(const struct sock *sk)
 {
-	return sk->sk_protocol == IPPROTO_TCP;
+	return sk->sk_protocol == IPPROTO_TCP && sk->sk_type == SOCK_STREAM;
 }
 
 /*
@@ -216,11 +222,8 @@ static __always_inline struct tcp_sock *tcp_of(const struct sock *sk)
  * does not touch, the CPU that made the socket wrote last (for a
  * connection accepted on another CPU, a cache miss). On the 2-vCPU
  * development VM, reads of 100-byte connections took 165 ns an event with
- * that lookup first, 85 ns with this. tcp_of() after sk_protocol: a raw
- * socket of protocol TCP passes that, and its cast reads past its own
- * object here, through checked loads: garbage at worst, and no entry,
- * which bpf_skc_to_tcp_sock() refuses it where one is made (the helper,
- * where there is no cast, says NULL here: not below). */
+ * that lookup first, 85 ns with this. tcp_of() after is_tcp(): a socket
+ * of another protocol or type is below (it never has an entry). */
 static __always_inline bool below_floor(const struct sock *sk)
 {
 	struct tcp_sock *tp;

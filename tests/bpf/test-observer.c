@@ -1083,13 +1083,18 @@ static void test_not_tcp(void **state)
 	socklen_t len = sizeof(sa);
 	_cleanup_close_ int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	_cleanup_close_ int us0 = -1, us1 = -1, ud0 = -1, ud1 = -1;
-	int pair[2];
+	/* a raw socket of protocol TCP, connected (ESTABLISHED), reads a copy
+	 * of each TCP segment to 127.0.0.1: no tcp_sock, never a flow */
+	_cleanup_close_ int raw = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_TCP);
+	int pair[2], raw_reads = 0;
 	_cleanup_free_ struct caad_flow *flows = NULL;
-	char buf[512] = { 'x' };
+	char buf[512] = { 'x' }, seg[65536];
 	struct conn c;
 	size_t n;
 
 	REQUIRE_ROOT();
+	assert_true(raw >= 0);
+	assert_int_equal(connect(raw, (struct sockaddr *)&sa, sizeof(sa)), 0);
 
 	assert_true(u >= 0);
 	assert_int_equal(bind(u, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -1114,6 +1119,9 @@ static void test_not_tcp(void **state)
 
 	conn_new(&c);
 	assert_int_equal(small_xfer(&c, 1000), 0);
+	while (recv(raw, seg, sizeof(seg), MSG_DONTWAIT) > 0)
+		raw_reads++;
+	assert_true(raw_reads > 0); /* it read: the tracepoint ran for it */
 	assert_int_equal(recv(u, buf, sizeof(buf), MSG_DONTWAIT), -1);
 	assert_int_equal(sendto(u, buf, 100, 0, (struct sockaddr *)&sa, sizeof(sa)), 100);
 	assert_int_equal(recv(u, buf, sizeof(buf), 0), 100);
