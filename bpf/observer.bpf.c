@@ -181,10 +181,16 @@ static __always_inline void count(__u32 which)
  * given back): true, or false when it was already. */
 static __always_inline bool mark_closed(struct caad_flow_stats *s)
 {
+	__s64 was;
+
 	if (s->closed)
 		return false;
 	s->closed = 1;
-	__sync_fetch_and_add(&n_flows, -1);
+	/* fetching, for a full barrier between the mark and the read of
+	 * "listed" after it (publish_flow() says why): a BPF atomic whose
+	 * result is not used is relaxed (on arm64) */
+	was = __sync_fetch_and_add(&n_flows, -1);
+	barrier_var(was);
 	count(CAAD_COUNTER_FLOWS_CLOSED);
 	return true;
 }
@@ -368,8 +374,19 @@ static __always_inline void publish_flow(const struct sock *sk, struct caad_flow
 	if (s->pub_gen == gen && !force)
 		return;
 	s->pub_gen = gen;
-	if (!s->listed)
+	if (!s->listed) {
 		s->listed = 1;
+		/* a full barrier between this store and the read of "closed"
+		 * below, as the close side has one (n_flows's atomic) between
+		 * its mark and its read of "listed": the update's bucket lock
+		 * is one on x86, not on arm64, where a lock lets an earlier
+		 * store pass a later load. Once a flow (or-ing 0 changes
+		 * nothing). Its result used: only a fetching atomic is fully
+		 * ordered. */
+		__u64 was = __sync_fetch_and_or(&s->claimed, 0);
+
+		barrier_var(was);
+	}
 	fill_record(&r, sk, s);
 	r.at_us = now_us();
 	if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY)) {
