@@ -122,8 +122,8 @@ static int parse_options(struct ctl *c, int argc, char **argv)
 
 			if (optopt && strncmp(arg, "--", 2) == 0 && arg[n] == '=')
 				for (const struct option *op = options; op->name; op++)
-					if (op->val == optopt && op->has_arg == no_argument && n - 2 == strlen(op->name) &&
-					    strncmp(arg + 2, op->name, n - 2) == 0)
+					if (op->val == optopt && op->has_arg == no_argument && n - 2 <= strlen(op->name) &&
+					    strncmp(arg + 2, op->name, n - 2) == 0) /* or its prefix: --js=1 */
 						return ctl_usage_error(c, "option '%.*s' takes no value", (int)n, arg);
 			if (optopt > 0 && optopt < 128 && isgraph(optopt))
 				return ctl_usage_error(c, "unknown option '-%c'", optopt);

@@ -74,7 +74,7 @@ int ctl_parse_command(int argc, char *const *argv, struct ctl_command *ret, char
 
 /* ---- formatting (format.c): pure ---- */
 
-/* "15.20 Gbit/s", "800 kbit/s", "0 bit/s" (SI, three significant digits). */
+/* "15.2 Gbit/s", "800 kbit/s", "0 bit/s" (SI, three significant digits). */
 void ctl_format_rate(uint64_t bps, char *buf, size_t size);
 /* "1.5 GB" style, SI, for byte counts. */
 void ctl_format_bytes(uint64_t bytes, char *buf, size_t size);
@@ -82,6 +82,13 @@ void ctl_format_bytes(uint64_t bytes, char *buf, size_t size);
 void ctl_format_usec(uint64_t usec, char *buf, size_t size);
 /* "-" for a negative CPU or queue, else the number. */
 void ctl_format_int(int v, char *buf, size_t size);
+/* A count or id from the daemon's JSON: an integer exactly (past 2^53
+ * too), a double rounded down and held at UINT64_MAX; 0 when missing,
+ * negative, NaN or not a number. */
+uint64_t ctl_json_count(struct json_object *v);
+/* Seconds since the epoch as local "YYYY-MM-DD HH:MM"; "-" for 0 (not
+ * known) and for what no time_t or calendar holds. */
+void ctl_format_time(uint64_t when, char *buf, size_t size);
 /* Display columns of a string (UTF-8 aware in a UTF-8 locale). */
 size_t ctl_text_width(const char *s);
 /*

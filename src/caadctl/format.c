@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <wchar.h>
 
 #include "caadctl.h"
@@ -57,6 +58,30 @@ void ctl_format_int(int v, char *buf, size_t size)
 		snprintf(buf, size, "-");
 	else
 		snprintf(buf, size, "%d", v);
+}
+
+uint64_t ctl_json_count(struct json_object *v)
+{
+	double d;
+
+	if (json_object_is_type(v, json_type_int)) /* NULL is json_type_null */
+		return json_object_get_uint64(v); /* 0 for a negative one */
+	if (!json_object_is_type(v, json_type_double))
+		return 0;
+	d = json_object_get_double(v);
+	if (!(d > 0)) /* NaN too */
+		return 0;
+	return d >= 0x1p64 ? UINT64_MAX : (uint64_t)d;
+}
+
+void ctl_format_time(uint64_t when, char *buf, size_t size)
+{
+	time_t t = (time_t)when;
+	struct tm tm;
+
+	if (!when || when > INT64_MAX || (uint64_t)t != when || !localtime_r(&t, &tm) ||
+	    !strftime(buf, size, "%Y-%m-%d %H:%M", &tm))
+		snprintf(buf, size, "-");
 }
 
 size_t ctl_text_width(const char *s)

@@ -41,11 +41,7 @@ static double number(struct json_object *o, const char *key)
 
 static uint64_t count(struct json_object *o, const char *key)
 {
-	double v = number(o, key);
-
-	if (!(v > 0)) /* NaN too */
-		return 0;
-	return v >= 0x1p64 ? UINT64_MAX : (uint64_t)v;
+	return ctl_json_count(get(o, key));
 }
 
 /* "0.871", or "-" for 0: not known. */
@@ -87,7 +83,7 @@ static int candidate_row(struct libscols_table *tb, struct json_object *t, struc
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
 	bool prior = json_object_get_boolean(get(cand, "prior"));
-	char id[16], cpu[16], goodput[32], efficiency[40], ratio[16], wins[80], eff_ratio[16], eff_wins[80], ooo[24],
+	char id[24], cpu[16], goodput[32], efficiency[40], ratio[16], wins[80], eff_ratio[16], eff_wins[80], ooo[24],
 		retrans[24], steal[16];
 	uint64_t pairs = count(cand, "pairs");
 
@@ -120,7 +116,10 @@ static int candidate_row(struct libscols_table *tb, struct json_object *t, struc
 	}
 	snprintf(ooo, sizeof(ooo), "%" PRIu64, count(cand, "ooo_packets"));
 	snprintf(retrans, sizeof(retrans), "%" PRIu64, count(cand, "retransmits"));
-	snprintf(steal, sizeof(steal), "%.1f%%", number(cand, "steal_pct"));
+	if (get(cand, "steal_pct")) /* an older caad's trials do not say */
+		snprintf(steal, sizeof(steal), "%.1f%%", number(cand, "steal_pct"));
+	else
+		snprintf(steal, sizeof(steal), "-");
 	if (scols_line_set_data(ln, COL_ID, id) < 0 || scols_line_set_data(ln, COL_STATE, text(t, "state")) < 0 ||
 	    scols_line_set_data(ln, COL_COMM, text(t, "comm")) < 0 ||
 	    scols_line_set_data(ln, COL_FLOW, text(t, "flow")) < 0 || scols_line_set_data(ln, COL_CPU, cpu) < 0 ||
@@ -219,14 +218,11 @@ static int verdicts_table(struct ctl *c, struct json_object *verdicts)
 		struct json_object *v = json_object_array_get_idx(verdicts, i);
 		struct json_object *pinned = get(v, "pinned");
 		struct libscols_line *ln = scols_table_new_line(tb, NULL);
-		time_t when = (time_t)count(v, "decided");
-		char decided[32] = "-", trial[16], ratio[16], wins[80];
-		struct tm tm;
+		char decided[32], trial[24], ratio[16], wins[80];
 
 		if (!ln)
 			return -ENOMEM;
-		if (when && localtime_r(&when, &tm))
-			strftime(decided, sizeof(decided), "%Y-%m-%d %H:%M", &tm);
+		ctl_format_time(count(v, "decided"), decided, sizeof(decided));
 		snprintf(trial, sizeof(trial), "%" PRIu64, count(v, "trial"));
 		format_ratio(number(v, "goodput_ratio"), ratio, sizeof(ratio));
 		format_wins(count(v, "wins"), count(v, "pairs"), v, "behind", wins, sizeof(wins));

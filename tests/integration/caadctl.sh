@@ -152,6 +152,8 @@ run 2 "$CTL" --frobnicate --js status
 [ "$(jq -r .error <<<"$OUT")" = "unknown option '--frobnicate'" ] || fail "--js: $OUT"
 run 2 "$CTL" --json=1 status
 grep -q "option '--json' takes no value" <<<"$ERR" || fail "--json=1: $ERR"
+run 2 "$CTL" --js=1 status # shortened, as the man page allows: still its own option, not "-j"
+grep -q "option '--js' takes no value" <<<"$ERR" || fail "--js=1: $ERR"
 run 2 "$CTL" explain
 run 2 "$CTL" --topology x.xml flows
 run 2 "$CTL" --all flows

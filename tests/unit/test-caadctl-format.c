@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -74,6 +75,34 @@ static void test_usec_int(void **state)
 	assert_string_equal(buf, "0");
 	ctl_format_int(4095, buf, sizeof(buf));
 	assert_string_equal(buf, "4095");
+}
+
+/* Counts and ids from the daemon's JSON, and its times. */
+static void test_json_count_time(void **state)
+{
+	struct json_object *o = json_tokener_parse("[12345678901234567, 18446744073709551615, 9007199254740993, -3, "
+	                                           "2.9, -0.5, 1e30, \"7\", null, true]");
+	static const uint64_t want[] = { 12345678901234567u, UINT64_MAX, 9007199254740993u, 0, 2, 0, UINT64_MAX, 0, 0, 0 };
+	char buf[32];
+
+	(void)state;
+	assert_non_null(o);
+	assert_int_equal(json_object_array_length(o), ARRAY_SIZE(want));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		assert_true(ctl_json_count(json_object_array_get_idx(o, i)) == want[i]);
+	assert_true(ctl_json_count(NULL) == 0);
+	json_object_put(o);
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	ctl_format_time(1700000000, buf, sizeof(buf));
+	assert_string_equal(buf, "2023-11-14 22:13");
+	ctl_format_time(0, buf, sizeof(buf)); /* not known */
+	assert_string_equal(buf, "-");
+	ctl_format_time(UINT64_MAX, buf, sizeof(buf)); /* no time_t: not 1969 */
+	assert_string_equal(buf, "-");
+	ctl_format_time((uint64_t)INT64_MAX, buf, sizeof(buf)); /* no calendar year */
+	assert_string_equal(buf, "-");
 }
 
 static const char good[] = "# HELP caad_flows Flows.\n"
@@ -303,6 +332,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rate),
 		cmocka_unit_test(test_usec_int),
+		cmocka_unit_test(test_json_count_time),
 		cmocka_unit_test(test_prom_good),
 		cmocka_unit_test(test_prom_json),
 		cmocka_unit_test(test_prom_json_numbers),
