@@ -78,8 +78,10 @@ echo "${bold}Testbed${norm}: namespace $TB_A (sender, va 10.123.0.1) <-> $TB_B (
 echo "rx-0 rps_cpus before caad: $ORIG"
 
 # caad's defaults, not this host's caad.conf, and its own state directory:
-# the demo writes none of an installed caad's files (MetricsFile=, verdicts)
-printf '[Daemon]\nInterfaces=vb\n' >"$RT/caad.conf"
+# the demo writes none of an installed caad's files (MetricsFile=, verdicts).
+# IrqBalance=ignore: the host's irqbalance (its socket is in /run, which
+# the namespace shares) is not caad's to tell anything; veth has no IRQs.
+printf '[Daemon]\nInterfaces=vb\nIrqBalance=ignore\n' >"$RT/caad.conf"
 # as a process substitution, not a pipe: $! is caad itself, whose exit
 # status cleanup() reads
 ip netns exec "$TB_B" "$CAAD" --foreground --config "$RT/caad.conf" --runtime-dir "$RT" --state-dir "$RT/state" \
