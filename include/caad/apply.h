@@ -50,6 +50,12 @@ static inline void caad_actuator_freep(struct caad_actuator **a)
 int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_plan *plan);
 /* Put back every original value this actuator changed and clear the journal. */
 int caad_actuator_restore(struct caad_actuator *a);
+/* The same for interface ifindex named ifname alone (its queues' RPS, RFS
+ * and ntuple rules, its IRQs and NAPI kthreads): one no longer selected.
+ * -EIO when some could not be, which stay journaled. */
+int caad_actuator_restore_iface(struct caad_actuator *a, int ifindex, const char *ifname);
+/* Whether the journal holds values of interface ifindex named ifname. */
+bool caad_actuator_holds_iface(const struct caad_actuator *a, int ifindex, const char *ifname);
 /* Restore what a journal left by an earlier run records (crash recovery).
  * With follow_renames (the journal is known to be of this boot: its
  * ifindexes name the same devices still), a line whose interface is

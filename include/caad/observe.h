@@ -215,8 +215,10 @@ bool caad_irq_time_accounting(const char *config, const char *cmdline);
  * CAP_BPF (or CAP_SYS_ADMIN) while kernel.unprivileged_bpf_disabled was
  * set; 5.19 narrowed that to loading programs and creating maps.
  * release: uname(2)'s; disabled: the sysctl's value (-1 unknown). Returns
- * 0 when none is needed, else the capability to keep: CAP_BPF from 5.8,
- * CAP_SYS_ADMIN before it. A release that does not parse counts as old.
+ * 0 when none is needed, else the capability to keep: CAP_BPF from 5.8
+ * (whatever the sysctl says now: it may be set later), CAP_SYS_ADMIN
+ * before it (only while the sysctl is set). A release that does not parse
+ * counts as old.
  */
 int caad_bpf_read_capability(const char *release, int disabled);
 

@@ -59,7 +59,8 @@ static int unprivileged_bpf_disabled(void)
 
 /* After BPF is attached caad needs only: CAP_NET_ADMIN (rps_cpus, netlink),
  * CAP_SYS_NICE (threaded-NAPI kthread affinity); before Linux 5.19, with
- * unprivileged BPF disabled, CAP_BPF too, to read its own maps. /proc/irq
+ * unprivileged BPF disabled (or, from 5.8, as it may be later), CAP_BPF
+ * too, to read its own maps. /proc/irq
  * and the journal are owned by root, which caad stays; run as another user
  * (a drop-in's User= with AmbientCapabilities=), CAP_DAC_OVERRIDE too, to
  * write them. Of these, only what the service manager left it can be
@@ -78,7 +79,7 @@ static int drop_privileges(void)
 	if (bpf_cap > 0) {
 		want[n_want++] = (cap_value_t)bpf_cap;
 		log_info("Keeping %s: this kernel reads BPF maps only with it while kernel.unprivileged_bpf_disabled "
-		         "is set",
+		         "is set (now, or once set while caad runs)",
 		         cap_to_name((cap_value_t)bpf_cap));
 	}
 	caps = cap_get_proc();
@@ -239,8 +240,10 @@ static int iface_left(struct daemon *d, const struct caad_iface *old, bool loade
 	int r = caad_inventory_iface_fate(d->args->sysroot, old->name, old->ifindex, now);
 
 	if (r == CAAD_IFACE_STILL_THERE) {
-		if (loaded)
-			log_info("%s is no longer managed (down, or not selected): what caad changed there is restored "
+		/* one that a reload took out of Interfaces= was restored then,
+		 * and has nothing left here */
+		if (loaded && caad_actuator_holds_iface(d->actuator, old->ifindex, old->name))
+			log_info("%s is no longer managed (down, or not chosen): what caad changed there is restored "
 			         "at exit",
 			         old->name);
 		return 0;
@@ -982,6 +985,24 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 	return sd_event_exit(d->event, 0);
 }
 
+/* A signal ahead of everything else pending: a stop sent while caad was
+ * starting (its crash replay, the BPF load) is pending as the loop starts,
+ * beside the first scan, which must not write first what the exit then
+ * restores at once. Floating: the loop owns it. */
+static int add_signal(sd_event *e, int sig, sd_event_signal_handler_t handler, void *userdata)
+{
+	sd_event_source *s = NULL;
+	int r = sd_event_add_signal(e, &s, sig, handler, userdata);
+
+	if (r < 0)
+		return r;
+	r = sd_event_source_set_priority(s, SD_EVENT_PRIORITY_IMPORTANT);
+	if (r >= 0)
+		r = sd_event_source_set_floating(s, true);
+	sd_event_source_unref(s);
+	return r;
+}
+
 /* Command-line options override the configuration files, at start and on
  * every reload; the log level follows (option, else LogLevel=). */
 int daemon_config_apply_args(struct caad_config *c, const struct args *a)
@@ -1061,6 +1082,34 @@ static int reload_refused(struct daemon *d, int error, const char *why, int log_
 	return error < 0 ? error : -EINVAL;
 }
 
+/* After a reload: what caad changed on an interface of the inventory that
+ * Interfaces= no longer names goes back now, as leaving enforce mode puts
+ * everything back, rather than staying, unmanaged, until exit. (An empty
+ * Interfaces= chooses again at the next scan: one it does not choose,
+ * like one that went down, keeps its values until exit.) */
+static int give_back_deselected(struct daemon *d)
+{
+	int ret = 0;
+
+	if (!d->inv || !d->config.n_interfaces)
+		return 0;
+	for (size_t i = 0; i < d->inv->n_ifaces; i++) {
+		const struct caad_iface *f = &d->inv->ifaces[i];
+		bool named = false;
+		int r;
+
+		for (size_t j = 0; j < d->config.n_interfaces && !named; j++)
+			named = streq(d->config.interfaces[j], f->name);
+		if (named)
+			continue;
+		log_info("%s is no longer in Interfaces=: what caad changed there is restored now", f->name);
+		r = caad_actuator_restore_iface(d->actuator, f->ifindex, f->name);
+		if (r < 0 && ret == 0)
+			ret = r;
+	}
+	return ret;
+}
+
 int daemon_reload(struct daemon *d, char **ret_error)
 {
 	struct caad_config c;
@@ -1138,8 +1187,11 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	 * after a hotplug (kept as it was where it cannot be read) */
 	(void)reload_topology(d);
 	rearm_sooner(d);
+	r = give_back_deselected(d);
 	/* dry-run and observe write nothing: what enforce wrote goes back */
-	r = caad_actuator_set_dry_run(d->actuator, c.mode != CAAD_MODE_ENFORCE);
+	int q = caad_actuator_set_dry_run(d->actuator, c.mode != CAAD_MODE_ENFORCE);
+	if (r >= 0)
+		r = q;
 	/* values others changed may be steered again */
 	caad_actuator_clear_backoff(d->actuator);
 	caad_actuator_set_backoff_sec(d->actuator, c.backoff_sec);
@@ -1405,9 +1457,9 @@ int daemon_run(struct daemon *d)
 	r = sd_event_default(&d->event);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the event loop: %m");
-	if ((r = sd_event_add_signal(d->event, NULL, SIGTERM, on_exit_signal, d)) < 0 ||
-	    (r = sd_event_add_signal(d->event, NULL, SIGINT, on_exit_signal, d)) < 0 ||
-	    (r = sd_event_add_signal(d->event, NULL, SIGHUP, on_reload_signal, d)) < 0 ||
+	if ((r = add_signal(d->event, SIGTERM, on_exit_signal, d)) < 0 ||
+	    (r = add_signal(d->event, SIGINT, on_exit_signal, d)) < 0 ||
+	    (r = add_signal(d->event, SIGHUP, on_reload_signal, d)) < 0 ||
 	    (r = sd_event_add_io(d->event, NULL, caad_observer_fd(d->observer), EPOLLIN, on_ringbuf, d)) < 0 ||
 	    (r = sd_event_add_io(d->event, NULL, caad_link_watch_fd(d->links), EPOLLIN, on_links, d)) < 0 ||
 	    (r = sd_event_add_time_relative(d->event, &d->timer, CLOCK_MONOTONIC, 0, 1000, on_timer, d)) < 0 ||

@@ -309,20 +309,20 @@ int main(int argc, char **argv)
 
 	_cleanup_free_ char *abs_config = NULL, *abs_sysroot = NULL, *abs_topology = NULL, *abs_runtime = NULL,
 	                    *abs_state = NULL;
+	/* Absolute, in the foreground too: daemon(3) changes to /, and the
+	 * journal names each path it wrote under --sysroot, which a --restore
+	 * or a restart run from another directory must find; --config and
+	 * CAAD_CONF_ROOT are read again at every reload. */
+	args.config_path = caad_path_absolute(args.config_path, &abs_config);
+	args.sysroot = caad_path_absolute(args.sysroot, &abs_sysroot);
+	args.topology_path = caad_path_absolute(args.topology_path, &abs_topology);
+	args.runtime_dir = caad_path_absolute(args.runtime_dir, &abs_runtime);
+	args.state_dir = caad_path_absolute(args.state_dir, &abs_state);
+	_cleanup_free_ char *abs_conf_root = NULL;
+	const char *conf_root = getenv("CAAD_CONF_ROOT");
+	if (conf_root && caad_path_absolute(conf_root, &abs_conf_root) != conf_root)
+		(void)setenv("CAAD_CONF_ROOT", abs_conf_root, 1);
 	if (!args.foreground && !getenv("NOTIFY_SOCKET") && !args.restore_only) {
-		/* daemon(3) changes to /: a path given relative to where caad
-		 * started (--config, read again at every reload; --runtime-dir;
-		 * ...) must keep its meaning */
-		args.config_path = caad_path_absolute(args.config_path, &abs_config);
-		args.sysroot = caad_path_absolute(args.sysroot, &abs_sysroot);
-		args.topology_path = caad_path_absolute(args.topology_path, &abs_topology);
-		args.runtime_dir = caad_path_absolute(args.runtime_dir, &abs_runtime);
-		args.state_dir = caad_path_absolute(args.state_dir, &abs_state);
-		/* read again at every reload, from "/" after daemon() */
-		_cleanup_free_ char *abs_conf_root = NULL;
-		const char *conf_root = getenv("CAAD_CONF_ROOT");
-		if (conf_root && caad_path_absolute(conf_root, &abs_conf_root) != conf_root)
-			(void)setenv("CAAD_CONF_ROOT", abs_conf_root, 1);
 		if (daemon(0, 0) < 0) {
 			log_error_errno(errno, "Failed to go to the background: %m");
 			daemon_done(&d);

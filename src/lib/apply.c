@@ -429,6 +429,14 @@ int caad_actuator_other_ifindex(const struct caad_actuator *a, const char *ifnam
 	return 0;
 }
 
+bool caad_actuator_holds_iface(const struct caad_actuator *a, int ifindex, const char *ifname)
+{
+	for (size_t i = 0; i < a->n_entries; i++)
+		if (entry_of_iface(&a->entries[i], ifindex, ifname))
+			return true;
+	return false;
+}
+
 int caad_actuator_journaled_name(const struct caad_actuator *a, int ifindex, const char *ifname,
                                  char ret[static IF_NAMESIZE])
 {
@@ -2293,9 +2301,10 @@ static int restore_entry(struct caad_actuator *a, struct journal_entry *e)
 	return 0;
 }
 
-int caad_actuator_restore(struct caad_actuator *a)
+/* Restore the entries of interface ifindex/ifname, or (ifname NULL) all. */
+static int restore_entries(struct caad_actuator *a, int ifindex, const char *ifname)
 {
-	size_t kept = 0;
+	size_t kept = 0, n = 0;
 	int r;
 
 	/* the latest first; what fails stays, with its original, in memory
@@ -2303,6 +2312,9 @@ int caad_actuator_restore(struct caad_actuator *a)
 	 * again, and an apply meanwhile does not take caad's own value for
 	 * the original */
 	for (size_t i = a->n_entries; i-- > 0;) {
+		if (ifname && !entry_of_iface(&a->entries[i], ifindex, ifname))
+			continue;
+		n++;
 		r = restore_entry(a, &a->entries[i]);
 		if (r < 0) {
 			count_error(a, r);
@@ -2312,16 +2324,28 @@ int caad_actuator_restore(struct caad_actuator *a)
 		entry_done(&a->entries[i]);
 		a->entries[i].path = NULL;
 	}
+	if (ifname && !n)
+		return 0;
 	size_t k = 0;
 	for (size_t i = 0; i < a->n_entries; i++)
 		if (a->entries[i].path)
 			a->entries[k++] = a->entries[i];
-	assert(k == kept);
+	assert(ifname || k == kept);
 	a->n_entries = k;
 	r = journal_write(a);
 	if (r < 0)
 		return r;
 	return kept ? -EIO : 0;
+}
+
+int caad_actuator_restore(struct caad_actuator *a)
+{
+	return restore_entries(a, 0, NULL);
+}
+
+int caad_actuator_restore_iface(struct caad_actuator *a, int ifindex, const char *ifname)
+{
+	return restore_entries(a, ifindex, ifname);
 }
 
 /*

@@ -136,15 +136,20 @@ int caad_netns_self_inode(uint32_t *ret)
 int caad_bpf_read_capability(const char *release, int disabled)
 {
 	unsigned major, minor;
+	bool parsed = release && sscanf(release, "%u.%u", &major, &minor) == 2;
 
-	if (disabled == 0)
+	if (parsed && (major > 5 || (major == 5 && minor >= 19)))
 		return 0;
-	if (!release || sscanf(release, "%u.%u", &major, &minor) != 2)
-		return CAP_BPF; /* unknown: keep what reads the maps on 5.8 and later */
-	if (major > 5 || (major == 5 && minor >= 19))
-		return 0;
-	if (major == 5 && minor >= 8)
+	/* 5.8 to 5.18: kept even with the sysctl off now, for an administrator
+	 * may set it while caad runs (no one can clear 1 before a reboot), and
+	 * then every read of the flow table fails until caad restarts.
+	 * CAP_BPF reads nothing else. */
+	if (parsed && major == 5 && minor >= 8)
 		return CAP_BPF;
+	if (disabled == 0) /* CAP_SYS_ADMIN is too much to keep for what may never come */
+		return 0;
+	if (!parsed)
+		return CAP_BPF; /* unknown: keep what reads the maps on 5.8 and later */
 	return CAP_SYS_ADMIN;
 }
 

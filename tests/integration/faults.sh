@@ -10,8 +10,8 @@
 # Each case is run twice: ended by SIGTERM, and by SIGKILL then
 # "caad --restore". Four more, ended by SIGTERM: the BPF flow table
 # unreadable for some scans, one failed read of the queues, a library's
-# thread that must not take the signal, and a log pipe whose reader went
-# away.
+# thread that must not take the signal, a SIGTERM during the start, and a
+# log pipe whose reader went away.
 # Each checks the state caad ends in, its journal while
 # it runs, what it logged (once), and that the tree is byte for byte the
 # original afterwards.
@@ -337,6 +337,33 @@ threads=$(awk '/^Threads:/ {print $2}' "/proc/$CAAD_PID/status")
 finish library-thread term "$before"
 grep -q "Received Terminated, restoring and exiting" "$LOG" || { cat "$LOG"; fail "library-thread: SIGTERM not handled"; }
 info "a library's thread ($threads threads): SIGTERM handled by the event loop, tree restored"
+
+# A stop sent while caad starts (its crash replay held up 2 s by the first
+# write, IRQ 100's original): pending as the loop starts, beside the first
+# scan, it goes first. No scan runs (a scan writes state.json; one that
+# steered would write what the exit then restores at once), and the tree
+# is the original.
+make_tree
+before=$(snapshot)
+start stop-at-start ""
+settle stop-at-start 8 "$IRQ100=0" "$RX0=0" "$IRQ101=0" "$RX1=0"
+kill -KILL "$CAAD_PID"; wait "$CAAD_PID" 2>/dev/null || true
+[ -s "$RT/journal" ] || fail "stop-at-start: no journal after kill -9"
+rm -f "$RT/state.json"
+ip netns exec "$TB_B" env LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$FAULTLIB" \
+	CAAD_FAULTS="$IRQ100:slow:2000:0:1" CAAD_FAULTS_LOG="$FLOG" \
+	"$CAAD" --foreground --interface fk0 --sysroot "$R" --runtime-dir "$RT" >"$LOG" 2>&1 &
+CAAD_PID=$!
+wait_for 5 grep -q "^slow 2000ms .*$IRQ100" "$FLOG" || { cat "$LOG" "$FLOG"; fail "stop-at-start: the replay was not held up"; }
+kill -TERM "$CAAD_PID"
+rc=0; wait "$CAAD_PID" || rc=$?; CAAD_PID=
+[ "$rc" = 0 ] || { cat "$LOG"; fail "stop-at-start: caad exit status $rc"; }
+grep -q "Received Terminated, restoring and exiting" "$LOG" || { cat "$LOG"; fail "stop-at-start: SIGTERM not handled"; }
+[ ! -e "$RT/state.json" ] || { cat "$LOG"; fail "stop-at-start: a scan ran after the SIGTERM that came during the start"; }
+kill "$CLI" "$SRV" 2>/dev/null || true
+wait "$CLI" "$SRV" 2>/dev/null || true
+[ "$(snapshot)" = "$before" ] || { diff <(echo "$before") <(snapshot) || true; fail "stop-at-start: tree not the original"; }
+info "a SIGTERM during the start (crash replay held up): handled before any scan, tree original"
 
 # A log reader that goes away after the first byte (caad --foreground |
 # less, quit): caad's next log line meets a closed pipe. SIGPIPE's default

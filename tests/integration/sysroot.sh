@@ -148,11 +148,15 @@ grep -q "No interface configured: managing fk0 " "$TMP/caad2.log" || fail "fk0 w
 info "auto-selected fk0; dry run wrote nothing"
 
 # 3. kill -9 leaves the changes, and caad's bans in irqbalance; "caad
-#    --restore" puts back the originals and irqbalance's own list.
+#    --restore" puts back the originals and irqbalance's own list. caad
+#    is given its --sysroot relative to where it starts, and the --restore
+#    runs from /: the journal must name the paths written whole.
 make_tree
 before=$(snapshot)
 irqb_start 4243
-caad_on 3 --interface fk0
+(cd "$TMP" && exec ip netns exec "$TB_B" "$CAAD" --foreground --sysroot "${R#"$TMP"/}" --runtime-dir "$TMP/rt3" \
+	--interface fk0 >"$TMP/caad3.log" 2>&1) &
+CAAD_PID=$!
 start_flow 3
 steered 3 "kill -9"
 wait_for 3 banned_has_100 || fail "irqbalance's banned list is \"$(cat "$TMP/irqb")\", wanted IRQ 100 in it"
@@ -174,7 +178,8 @@ banned_has_100 || fail "caad's bans did not survive kill -9: \"$(cat "$TMP/irqb"
 # (an operator's copy, journal.backup, is not one of them)
 touch "$TMP/rt3/journal.caadtmp.Zz9Zz9" "$TMP/rt3/state.json.caadtmp.Aa1Aa1" "$TMP/rt3/journal.keep" \
 	"$TMP/rt3/journal.backup"
-"$CAAD" --restore --runtime-dir "$TMP/rt3" >"$TMP/restore.log" 2>&1 || { cat "$TMP/restore.log"; fail "caad --restore failed"; }
+(cd / && exec "$CAAD" --restore --runtime-dir "$TMP/rt3") >"$TMP/restore.log" 2>&1 ||
+	{ cat "$TMP/restore.log"; fail "caad --restore failed"; }
 [ ! -e "$TMP/rt3/journal.caadtmp.Zz9Zz9" ] && [ ! -e "$TMP/rt3/state.json.caadtmp.Aa1Aa1" ] &&
 	[ -e "$TMP/rt3/journal.keep" ] && [ -e "$TMP/rt3/journal.backup" ] &&
 	grep -q "Removed 1 temporary file that a killed write left beside $TMP/rt3/journal" "$TMP/restore.log" ||
@@ -333,6 +338,35 @@ wait "$CLI" || true
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
 irq100_is 0-1 || fail "IRQ 100 not restored after fk1 vanished"
 info "one of two interfaces vanished: reported once, the other managed on, restored at exit"
+
+# 5e. a reload takes fk0 out of Interfaces=: what caad changed there goes
+#     back at once (as leaving enforce mode would), not at exit, and caad
+#     manages fk1 on.
+make_tree
+before=$(snapshot)
+mkdir -p "$R/sys/class/net/fk1/queues/rx-0"
+echo 1 >"$R/sys/class/net/fk1/ifindex"
+echo 0x1003 >"$R/sys/class/net/fk1/flags"
+echo 0 >"$R/sys/class/net/fk1/queues/rx-0/rps_cpus"
+printf '[Daemon]\nInterfaces=fk0 fk1\n' >"$TMP/ifaces.conf"
+caad_on 6e --config "$TMP/ifaces.conf"
+start_flow 8
+steered 6e "fk0 left Interfaces="
+printf '[Daemon]\nInterfaces=fk1\n' >"$TMP/ifaces.conf"
+kill -HUP "$CAAD_PID"
+fk0_back() { irq100_is 0-1 && [ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" = 3 ]; }
+wait_for 5 fk0_back || { cat "$TMP/caad6e.log"; fail "fk0 not restored when a reload took it out of Interfaces="; }
+grep -q "fk0 is no longer in Interfaces=: what caad changed there is restored now" "$TMP/caad6e.log" ||
+	{ cat "$TMP/caad6e.log"; fail "fk0's restore at the reload not said"; }
+kill -0 "$CAAD_PID" || fail "caad ended at the reload"
+! grep -q "fk0" "$TMP/rt6e/journal" 2>/dev/null || fail "fk0 still journaled: $(cat "$TMP/rt6e/journal")"
+sleep 1 # scans after the reload: fk0 is left alone
+fk0_back || fail "fk0 steered again after it left Interfaces="
+wait "$CLI" || true
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
+rm -rf "$R/sys/class/net/fk1"
+[ "$(snapshot)" = "$before" ] || fail "the tree differs from the original after fk0 left Interfaces= and caad exited"
+info "a reload took fk0 out of Interfaces=: restored at once, caad ran on"
 
 # 5b. the interface is renamed mid-run (same ifindex): what caad changed
 #     there is restored under the new name on exit.
