@@ -1139,13 +1139,14 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	/* a new one that is not there is a mistake to say, as at start (one
 	 * the running configuration names already may be gone for a moment:
 	 * caad manages the others meanwhile, where there are others) */
-	size_t readable = 0;
+	size_t readable = 0, n_running = 0;
 	for (size_t i = 0; i < c.n_interfaces; i++) {
 		_cleanup_free_ char *what = NULL;
 		bool running = false;
 
 		for (size_t j = 0; j < d->config.n_interfaces && !running; j++)
 			running = streq(d->config.interfaces[j], c.interfaces[i]);
+		n_running += running;
 		r = probe_iface(d, c.interfaces[i]);
 		if (r >= 0)
 			readable++;
@@ -1158,7 +1159,12 @@ int daemon_reload(struct daemon *d, char **ret_error)
 		return reload_refused(d, r, what ?: "Interfaces= names an interface caad cannot manage", log_level,
 		                      ret_error);
 	}
-	if (c.n_interfaces > 0 && readable == 0) {
+	/* none readable: refused where the set changes (caad would manage
+	 * nothing of what it is told now), not where it is the running one,
+	 * all of it away for a moment (a NIC reset): a reload for a LogLevel=
+	 * then is no mistake (names are unique: a config's repeats go) */
+	if (c.n_interfaces > 0 && readable == 0 &&
+	    !(n_running == c.n_interfaces && c.n_interfaces == d->config.n_interfaces)) {
 		caad_config_done(&c);
 		return reload_refused(d, -ENODEV, "none of the interfaces to manage (Interfaces= or --interface) can be read",
 		                      log_level, ret_error);

@@ -309,6 +309,11 @@ wait_for 6 grep -q 'Queues unknown' "$TMP/caad6.log" || { cat "$TMP/caad6.log"; 
 sleep 1
 kill -0 "$CAAD_PID" || fail "caad died when its interface vanished"
 [ "$(grep -c 'Queues unknown' "$TMP/caad6.log")" = 1 ] || fail "the vanished interface was not reported exactly once"
+# a reload meanwhile (the same interfaces: all of them away for now) is no
+# mistake: taken, not refused
+kill -HUP "$CAAD_PID"
+wait_for 3 grep -q "Configuration reloaded" "$TMP/caad6.log" ||
+	{ cat "$TMP/caad6.log"; fail "a reload while the only interface is away was refused"; }
 wait "$CLI" || true
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
 irq100_is 0-1 || fail "IRQ 100 not restored after its interface vanished"
