@@ -24,8 +24,11 @@ assert all(0 < g < 1000 for g in j["meta"]["turns_gbps"]), j["meta"]["turns_gbps
 	echo "PASS: bench-smoke $name"
 	exit 0
 fi
+extra=()
+# the observer's --split arm too (one stream more), which run-all leaves out
+[ "$name" = observer ] && extra=(--observer-args=--split)
 # run-all takes /tmp/caad-testbed.lock (or sees that a parent, e.g. `flock ... meson test`, holds it)
-"$src/bench/run-all" --quick --only "$name" --caad "$caad" --out "$tmp/out" --results "$tmp/RESULTS.md"
+"$src/bench/run-all" --quick --only "$name" --caad "$caad" --out "$tmp/out" --results "$tmp/RESULTS.md" "${extra[@]}"
 for d in "$tmp"/out/*/; do
 	for f in summary.json summary.md; do
 		[ -s "$d$f" ] || { echo "FAIL: $d$f missing" >&2; exit 1; }
@@ -45,7 +48,13 @@ assert sorted(cs) == ["followed", "short"], cs
 for c in cs.values():
     for p in ("caad_inet_sock_set_state", "caad_sock_recv_length"):
         assert c["progs"][p]["median_ns_per_event"] > 0, c' "$tmp/out/observer/summary.json" ||
-		{ echo "FAIL: short connections not timed" >&2; exit 1; } ;;
+		{ echo "FAIL: short connections not timed" >&2; exit 1; }
+	# --split: the programs-alone arm ran, with the daemon stopped over its window
+	python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+assert sorted(s["split"]) == ["caad_progs", "progs_off"] and s["split"]["progs_off"]["pairs"] == 1, s["split"]
+assert s["arms"]["progs"]["caad_cpu_pct"] < s["arms"]["caad"]["caad_cpu_pct"], s["arms"]' \
+		"$tmp/out/observer/summary.json" || { echo "FAIL: --split arm missing or its daemon not stopped" >&2; exit 1; } ;;
 esac
 grep -q '^## ' "$tmp/RESULTS.md" || { echo "FAIL: RESULTS.md has no sections" >&2; exit 1; }
 grep -q '^| target' "$tmp/RESULTS.md" || { echo "FAIL: RESULTS.md has no targets table" >&2; exit 1; }
