@@ -893,7 +893,7 @@ def tmpfs_dir():
     """/dev/shm where it is a tmpfs, else None."""
     try:
         with open('/proc/self/mounts') as f:
-            return '/dev/shm' if any(l.split()[1:3] == ['/dev/shm', 'tmpfs'] for l in f if len(l.split()) > 2) else None
+            return '/dev/shm' if any(l.split()[1:3] == ['/dev/shm', 'tmpfs'] for l in f) else None
     except OSError:
         return None
 
