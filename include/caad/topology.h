@@ -75,11 +75,21 @@ struct caad_topology {
 
 /*
  * Load the topology: from an hwloc XML file when xml_path is non-NULL, else
- * from the running host. sysroot (may be NULL) is where isolated CPUs are
- * read: SYSROOT/sys/devices/system/cpu/isolated and .../nohz_full (both are
- * kept free of caad's work).
+ * from the running host. The isolated CPUs (SYSROOT/sys/devices/system/cpu/
+ * isolated and .../nohz_full, both kept free of caad's work) and the online
+ * ones are read under sysroot ("/": this host's); with sysroot NULL, from
+ * this host for its own topology, and not at all for an XML file's (another
+ * machine, whose CPU states are not this host's).
  */
 int caad_topology_load(const char *xml_path, const char *sysroot, struct caad_topology **ret);
+/*
+ * Whether t, loaded from the XML file xml_path, can be the machine whose CPUs
+ * are under sysroot (NULL: this host): every CPU online there is one of t's,
+ * and every one of t's is possible there. Only CPU numbers are compared,
+ * not how cores and caches group them. 0, or -EINVAL (logged, naming the
+ * file and both sets) when not; a read error as a negative errno.
+ */
+int caad_topology_check_machine(const struct caad_topology *t, const char *xml_path, const char *sysroot);
 /* Load from an hwloc synthetic description ("package:2 l3:2 core:6 pu:2"). */
 int caad_topology_load_synthetic(const char *description, struct caad_topology **ret);
 void caad_topology_free(struct caad_topology *t);

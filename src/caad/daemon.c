@@ -526,6 +526,17 @@ static void irqbalance_follow(struct daemon *d, const struct caad_plan *plan)
 	(void)caad_irqbalance_sync_update(d->irqbalance, d->config.irqbalance, irqs, n);
 }
 
+/*
+ * Where the isolated and online CPUs that the plans keep to are read: the
+ * test tree's; else this host's, also for an XML file's topology, which
+ * caad steers this host by only where the file can be this host's
+ * (caad_topology_check_machine() at the start).
+ */
+static const char *daemon_cpu_root(const struct args *a)
+{
+	return a->sysroot ?: "/";
+}
+
 /* SYSROOT/sys/devices/system/cpu/online's text, NULL when unreadable. */
 static char *read_cpus_online(const struct daemon *d)
 {
@@ -546,7 +557,7 @@ static int reload_topology(struct daemon *d)
 	 * while hwloc loads is a change follow_cpu_hotplug() still sees */
 	_cleanup_free_ char *online = read_cpus_online(d);
 
-	if (caad_topology_load(d->args->topology_path, d->args->sysroot, &t) < 0) {
+	if (caad_topology_load(d->args->topology_path, daemon_cpu_root(d->args), &t) < 0) {
 		log_warning("Keeping the previous topology for now");
 		return -EAGAIN; /* try again next scan */
 	}
@@ -1401,10 +1412,19 @@ int daemon_run(struct daemon *d)
 		return log_error_errno(r, "Failed to draw the key that flow ids are shown with: %m");
 	/* the online CPUs the topology is loaded with (read before it) */
 	d->cpus_online = read_cpus_online(d);
-	r = caad_topology_load(a->topology_path, a->sysroot, &d->topo);
+	r = caad_topology_load(a->topology_path, daemon_cpu_root(a), &d->topo);
 	if (r < 0)
 		return log_error_errno(r, "Failed to load the topology%s%s: %m", a->topology_path ? " from " : "",
 		                       a->topology_path ? a->topology_path : "");
+	/* this host steered by an XML file's CPUs: refused unless they can be
+	 * its own (a corrected XML of it); a test tree (--sysroot) is steered
+	 * by whatever it is given */
+	if (a->topology_path && !a->sysroot) {
+		r = caad_topology_check_machine(d->topo, a->topology_path, NULL);
+		if (r < 0)
+			return log_error_errno(r, "Refusing to steer this host by %s; an XML of this host "
+			                       "(lstopo --of xml), or --sysroot for a test tree: %m", a->topology_path);
+	}
 	r = reload_inventory(d);
 	if (r < 0)
 		return r;

@@ -44,6 +44,7 @@ static void help(void)
 	       "     --interval=MS          Scan period in milliseconds (overrides IntervalMSec=)\n"
 	       "     --sysroot=DIR          Read and write DIR/proc and DIR/sys instead of /proc, /sys\n"
 	       "     --topology=FILE.xml    Plan for this hwloc XML topology instead of the host's\n"
+	       "                            (without --sysroot: its CPUs must be this host's)\n"
 	       "     --runtime-dir=DIR      Journal and state here (default: %s)\n"
 	       "     --state-dir=DIR        Verdicts of closed-loop trials here (default: %s)\n"
 	       "     --log-level=LEVEL      emerg..debug (overrides LogLevel=)\n"

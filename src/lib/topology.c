@@ -495,7 +495,8 @@ int caad_topology_load(const char *xml_path, const char *sysroot, struct caad_to
 
 	assert(ret);
 
-	/* An XML file describes another machine: the host's CPU states do not apply. */
+	/* An XML file describes another machine, unless sysroot says whose
+	 * CPU states apply: not the host's by default. */
 	caad_cpumask_zero(&isolated);
 	caad_cpumask_zero(&online);
 	if (!xml_path || sysroot) {
@@ -519,6 +520,50 @@ int caad_topology_load(const char *xml_path, const char *sysroot, struct caad_to
 	if (r >= 0)
 		(*ret)->live = !xml_path;
 	return r;
+}
+
+int caad_topology_check_machine(const struct caad_topology *t, const char *xml_path, const char *sysroot)
+{
+	_cleanup_free_ char *path = NULL, *have = NULL, *there = NULL, *odd = NULL;
+	struct caad_cpumask possible, online, extra, missing;
+	int r;
+
+	assert(t);
+	assert(xml_path);
+
+	caad_cpumask_zero(&possible);
+	caad_cpumask_zero(&online);
+	r = read_cpu_list(sysroot, "/sys/devices/system/cpu/possible", &possible);
+	if (r >= 0)
+		r = read_cpu_list(sysroot, "/sys/devices/system/cpu/online", &online);
+	if (r < 0)
+		return r;
+
+	/* a list missing (or empty, which no kernel writes): nothing to hold
+	 * the XML's CPUs against on that side */
+	caad_cpumask_zero(&extra);
+	caad_cpumask_zero(&missing);
+	if (!caad_cpumask_empty(&possible))
+		caad_cpumask_andnot(&extra, &t->present, &possible);
+	caad_cpumask_andnot(&missing, &online, &t->present);
+	if (caad_cpumask_empty(&extra) && caad_cpumask_empty(&missing))
+		return 0;
+
+	/* each list fits CAAD_CPULIST_MAX */
+	have = malloc(CAAD_CPULIST_MAX);
+	there = malloc(CAAD_CPULIST_MAX);
+	odd = malloc(CAAD_CPULIST_MAX);
+	if (!have || !there || !odd)
+		return log_error_errno(ENOMEM, "Failed to allocate: %m");
+	r = caad_path(&path, sysroot, "/sys/devices/system/cpu/%s", caad_cpumask_empty(&extra) ? "online" : "possible");
+	if (r < 0)
+		return log_error_errno(r, "Failed to build path: %m");
+	(void)caad_cpumask_format_list(&t->present, have, CAAD_CPULIST_MAX);
+	(void)caad_cpumask_format_list(caad_cpumask_empty(&extra) ? &online : &possible, there, CAAD_CPULIST_MAX);
+	(void)caad_cpumask_format_list(caad_cpumask_empty(&extra) ? &missing : &extra, odd, CAAD_CPULIST_MAX);
+	log_error("%s has CPUs %s, but %s is %s (%s %s): the topology of another machine", xml_path, have, path,
+	          there, caad_cpumask_empty(&extra) ? "not in the file:" : "not there:", odd);
+	return -EINVAL;
 }
 
 int caad_topology_load_synthetic(const char *description, struct caad_topology **ret)

@@ -8,6 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 test_init
+command -v lstopo-no-graphics >/dev/null || fail "lstopo-no-graphics (package hwloc) not installed"
 
 tb_setup "caads$$" 78
 R=$TMP/root
@@ -239,6 +240,30 @@ info "reload with CPU $got isolated: IRQ 100 moved to CPU $now"
 wait "$CLI" || true
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
 irq100_is 0-1 || fail "IRQ 100 not restored after --topology run"
+
+# 4a. --topology without --sysroot steers this host: refused, before any
+#     change, for an XML whose CPUs cannot be this host's (one CPU more
+#     than it can have), taken for this host's own (lstopo's), in
+#     Mode=observe, which writes nothing here.
+printf '[Daemon]\nMode=observe\n' >"$TMP/observe.conf"
+ncpu=$(($(python3 -c "import re,sys; print(max(int(x) for x in re.findall(r'\d+', sys.argv[1])))" \
+	"$(cat /sys/devices/system/cpu/possible)") + 2))
+lstopo-no-graphics -i "pack:1 pu:$ncpu" --of xml >"$TMP/other.xml"
+lstopo-no-graphics --of xml >"$TMP/this.xml"
+rc=0
+ip netns exec "$TB_B" "$CAAD" --foreground --runtime-dir "$TMP/rt4a" --config "$TMP/observe.conf" -i vb \
+	--topology "$TMP/other.xml" >"$TMP/caad4a.log" 2>&1 || rc=$?
+[ "$rc" = 1 ] || { cat "$TMP/caad4a.log"; fail "another machine's XML without --sysroot: exit $rc, not 1"; }
+grep -q "^$TMP/other.xml has CPUs 0-$((ncpu - 1)), but /sys/devices/system/cpu/possible is .*: the topology of another machine" \
+	"$TMP/caad4a.log" || { cat "$TMP/caad4a.log"; fail "another machine's XML: not said"; }
+[ ! -e "$TMP/rt4a/journal" ] || fail "another machine's XML: a journal was written"
+ip netns exec "$TB_B" "$CAAD" --foreground --runtime-dir "$TMP/rt4b" --config "$TMP/observe.conf" -i vb \
+	--topology "$TMP/this.xml" >"$TMP/caad4b.log" 2>&1 &
+CAAD_PID=$!
+has_state() { [ -s "$TMP/rt4b/state.json" ]; }
+wait_for 10 has_state || { cat "$TMP/caad4b.log"; fail "this host's own XML without --sysroot: no start"; }
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
+info "--topology without --sysroot: $ncpu CPUs refused, this host's own XML taken"
 
 # 4b. CPU hotplug through the sysroot: the target CPU goes offline and the
 #     "kernel" moves the IRQ to the online CPUs; caad reads the topology

@@ -592,6 +592,49 @@ static void test_isolated(void **state)
 	remove_tree(root, files, ARRAY_SIZE(files));
 }
 
+/*
+ * Whether an XML file can be the machine under a tree: the tree's online
+ * CPUs all in it, its CPUs all possible there. The offlines fixture has 16
+ * CPUs, 7 online when it was taken.
+ */
+static void test_check_machine(void **state)
+{
+	static const char *const files[] = {
+		"sys/devices/system/cpu/possible", "sys/devices/system/cpu/online", "sys/devices/system/cpu",
+		"sys/devices/system", "sys/devices", "sys",
+	};
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_fixture("16em64t-4s2c2t-offlines.xml");
+	_cleanup_free_ char *root = make_tempdir();
+
+	/* neither list: nothing to hold it against */
+	assert_int_equal(caad_topology_check_machine(t, "x.xml", root), 0);
+
+	write_file(root, "sys/devices/system/cpu/possible", "0-15\n");
+	write_file(root, "sys/devices/system/cpu/online", "0-15\n");
+	assert_int_equal(caad_topology_check_machine(t, "x.xml", root), 0);
+	/* CPUs offline now that were online then, and the other way round */
+	write_file(root, "sys/devices/system/cpu/online", "0-2,5\n");
+	assert_int_equal(caad_topology_check_machine(t, "x.xml", root), 0);
+	/* more CPUs possible than the file has, none of them online */
+	write_file(root, "sys/devices/system/cpu/possible", "0-63\n");
+	assert_int_equal(caad_topology_check_machine(t, "x.xml", root), 0);
+
+	/* a CPU online that the file does not have */
+	write_file(root, "sys/devices/system/cpu/online", "0-16\n");
+	assert_int_equal(caad_topology_check_machine(t, "x.xml", root), -EINVAL);
+	/* a CPU of the file that cannot be there */
+	write_file(root, "sys/devices/system/cpu/online", "0-1\n");
+	write_file(root, "sys/devices/system/cpu/possible", "0-1\n");
+	assert_int_equal(caad_topology_check_machine(t, "x.xml", root), -EINVAL);
+	write_file(root, "sys/devices/system/cpu/possible", "0-14\n");
+	assert_int_equal(caad_topology_check_machine(t, "x.xml", root), -EINVAL);
+	/* a list that does not parse: an error, not a match */
+	write_file(root, "sys/devices/system/cpu/possible", "0-x\n");
+	assert_int_equal(caad_topology_check_machine(t, "x.xml", root), -EINVAL);
+
+	remove_tree(root, files, ARRAY_SIZE(files));
+}
+
 /* An XML whose allowed cpuset leaves out P#0-3: those stay present, not usable. */
 static void test_disallowed(void **state)
 {
@@ -952,6 +995,7 @@ int main(void)
 		cmocka_unit_test(test_synthetic_ccx_peers),
 		cmocka_unit_test(test_isolated),
 		cmocka_unit_test(test_disallowed),
+		cmocka_unit_test(test_check_machine),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_largest),
 		cmocka_unit_test(test_host),
