@@ -121,6 +121,10 @@ unsigned caad_observer_snapshot_fails(const struct caad_observer *o);
  * of every flow that moves data at least that often. Nothing otherwise.
  */
 void caad_observer_prepare(struct caad_observer *o);
+/* Whether the programs hand flows over (the TCP iterator's kernels): where
+ * they do not, caad_observer_prepare() does nothing and is not worth a
+ * wakeup. */
+bool caad_observer_hands_over(const struct caad_observer *o);
 /* The period of the snapshots (the daemon's scans): how long a flow keeps
  * its rate without a hand-over is counted in it, not in the time since the
  * last snapshot, which an early one shortens. 0: that time. */

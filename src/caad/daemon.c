@@ -829,8 +829,9 @@ static void arm_prepare(struct daemon *d, uint64_t at, uint64_t period_usec)
 {
 	uint64_t lead = MIN((uint64_t)HANDOVER_LEAD_USEC, period_usec / 4);
 
-	/* too close: the snapshot asks for itself */
-	if (!d->prepare || at < now_usec(CLOCK_MONOTONIC) + lead)
+	/* nothing to ask for (no hand-overs: a wakeup for nothing at every
+	 * scan), or too close: the snapshot asks for itself */
+	if (!d->prepare || !caad_observer_hands_over(d->observer) || at < now_usec(CLOCK_MONOTONIC) + lead)
 		return;
 	if (sd_event_source_set_time(d->prepare, at - lead) >= 0)
 		(void)sd_event_source_set_enabled(d->prepare, SD_EVENT_ONESHOT);

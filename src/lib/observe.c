@@ -1061,6 +1061,11 @@ void caad_observer_prepare(struct caad_observer *o)
 	}
 }
 
+bool caad_observer_hands_over(const struct caad_observer *o)
+{
+	return o && o->publish;
+}
+
 bool caad_observer_last_full(const struct caad_observer *o)
 {
 	return o && o->last_full;

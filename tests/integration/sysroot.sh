@@ -265,6 +265,36 @@ wait_for 10 has_state || { cat "$TMP/caad4b.log"; fail "this host's own XML with
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
 info "--topology without --sysroot: $ncpu CPUs refused, this host's own XML taken"
 
+# 4b-0. One wakeup a scan: the hand-over's lead wakeup, 10 ms before a
+#     scan, only where the programs hand flows over (the TCP iterator's
+#     kernels); with the flow table's own iterator it did nothing, at
+#     every scan. Counted as the main thread's voluntary context switches
+#     (one per epoll_wait that sleeps) over 3 s of idle scans every 100 ms,
+#     the runtime dir on a tmpfs (/run's kind: a rename on a disk
+#     filesystem may sleep too).
+printf '[Daemon]\nMode=observe\nIntervalMSec=100\n' >"$TMP/wake.conf"
+WRT=$(mktemp -d /dev/shm/caad-test-rt.XXXXXX)
+ip netns exec "$TB_B" "$CAAD" --foreground --runtime-dir "$WRT" --config "$TMP/wake.conf" -i vb \
+	--log-level=debug >"$TMP/caad-wake.log" 2>&1 &
+CAAD_PID=$!
+has_wake_state() { [ -s "$WRT/state.json" ]; }
+wait_for 10 has_wake_state || { cat "$TMP/caad-wake.log"; rm -rf "$WRT"; fail "caad (wakeups): no start"; }
+sleep 0.5
+CAAD_MAIN=$(pgrep -P "$CAAD_PID" -x caad || echo "$CAAD_PID") # ip netns exec execs, but in case
+switches() { awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$CAAD_MAIN/task/$CAAD_MAIN/status"; }
+s0=$(switches); sleep 3; s1=$(switches)
+kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
+rm -rf "$WRT"
+woke=$((s1 - s0))
+if grep -q "storage iterator" "$TMP/caad-wake.log"; then
+	# 30 scans: 30 wakeups, 60 with the lead's
+	[ "$woke" -le 45 ] || fail "caad woke $woke times in 3 s of scans every 100 ms: more than one a scan"
+else
+	grep -q "tcp iterator" "$TMP/caad-wake.log" || { cat "$TMP/caad-wake.log"; fail "which flow iterator: not said"; }
+	[ "$woke" -ge 45 ] || fail "caad woke $woke times in 3 s: the hand-over's lead wakeup is missing"
+fi
+info "wakeups: $woke in 3 s of scans every 100 ms ($(grep -o '[a-z]* iterator' "$TMP/caad-wake.log" | head -1))"
+
 # 4b. CPU hotplug through the sysroot: the target CPU goes offline and the
 #     "kernel" moves the IRQ to the online CPUs; caad reads the topology
 #     again and moves the IRQ to another peer core (the kernel's move is
