@@ -549,6 +549,32 @@ static char *read_cpus_online(const struct daemon *d)
 	return online;
 }
 
+/*
+ * The topology the plans are made for, at the start and at each reload. An
+ * XML file that this host is steered by (no --sysroot) is taken only where
+ * its CPUs can be this host's (a corrected XML of it), at a reload too: the
+ * file may have been replaced since. A test tree is steered by whatever it
+ * is given.
+ */
+static int load_topology(const struct args *a, struct caad_topology **ret)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	int r;
+
+	r = caad_topology_load(a->topology_path, daemon_cpu_root(a), &t);
+	if (r < 0)
+		return log_error_errno(r, "Failed to load the topology%s%s: %m", a->topology_path ? " from " : "",
+		                       a->topology_path ? a->topology_path : "");
+	if (a->topology_path && !a->sysroot) {
+		r = caad_topology_check_machine(t, a->topology_path, NULL);
+		if (r < 0)
+			return log_error_errno(r, "Refusing to steer this host by %s; an XML of this host "
+			                       "(lstopo --of xml), or --sysroot for a test tree: %m", a->topology_path);
+	}
+	*ret = TAKE_PTR(t);
+	return 0;
+}
+
 static int reload_topology(struct daemon *d)
 {
 	struct caad_topology *t = NULL;
@@ -557,7 +583,7 @@ static int reload_topology(struct daemon *d)
 	 * while hwloc loads is a change follow_cpu_hotplug() still sees */
 	_cleanup_free_ char *online = read_cpus_online(d);
 
-	if (caad_topology_load(d->args->topology_path, daemon_cpu_root(d->args), &t) < 0) {
+	if (load_topology(d->args, &t) < 0) {
 		log_warning("Keeping the previous topology for now");
 		return -EAGAIN; /* try again next scan */
 	}
@@ -1413,19 +1439,9 @@ int daemon_run(struct daemon *d)
 		return log_error_errno(r, "Failed to draw the key that flow ids are shown with: %m");
 	/* the online CPUs the topology is loaded with (read before it) */
 	d->cpus_online = read_cpus_online(d);
-	r = caad_topology_load(a->topology_path, daemon_cpu_root(a), &d->topo);
+	r = load_topology(a, &d->topo);
 	if (r < 0)
-		return log_error_errno(r, "Failed to load the topology%s%s: %m", a->topology_path ? " from " : "",
-		                       a->topology_path ? a->topology_path : "");
-	/* this host steered by an XML file's CPUs: refused unless they can be
-	 * its own (a corrected XML of it); a test tree (--sysroot) is steered
-	 * by whatever it is given */
-	if (a->topology_path && !a->sysroot) {
-		r = caad_topology_check_machine(d->topo, a->topology_path, NULL);
-		if (r < 0)
-			return log_error_errno(r, "Refusing to steer this host by %s; an XML of this host "
-			                       "(lstopo --of xml), or --sysroot for a test tree: %m", a->topology_path);
-	}
+		return r;
 	r = reload_inventory(d);
 	if (r < 0)
 		return r;

@@ -262,8 +262,17 @@ ip netns exec "$TB_B" "$CAAD" --foreground --runtime-dir "$TMP/rt4b" --config "$
 CAAD_PID=$!
 has_state() { [ -s "$TMP/rt4b/state.json" ]; }
 wait_for 10 has_state || { cat "$TMP/caad4b.log"; fail "this host's own XML without --sysroot: no start"; }
+# the file replaced by another machine's, then a reload: refused, the
+# previous topology kept
+cp "$TMP/other.xml" "$TMP/this.xml"
+kill -HUP "$CAAD_PID"
+kept_topology() { grep -q "Keeping the previous topology for now" "$TMP/caad4b.log"; }
+wait_for 5 kept_topology || { cat "$TMP/caad4b.log"; fail "another machine's XML at a reload: taken"; }
+grep -q "^Refusing to steer this host by $TMP/this.xml" "$TMP/caad4b.log" ||
+	{ cat "$TMP/caad4b.log"; fail "another machine's XML at a reload: not said"; }
+kill -0 "$CAAD_PID" || fail "caad ended at a reload with another machine's XML"
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
-info "--topology without --sysroot: $ncpu CPUs refused, this host's own XML taken"
+info "--topology without --sysroot: $ncpu CPUs refused (at the start and at a reload), this host's own XML taken"
 
 # 4b-0. One wakeup a scan: the hand-over's lead wakeup, 10 ms before a
 #     scan, only where the programs hand flows over (the TCP iterator's
