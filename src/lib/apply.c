@@ -1279,11 +1279,15 @@ static int adopt_orphan(struct caad_actuator *a, struct journal_entry *e, const 
 }
 
 /* e's object (path, label, reading current) is someone else's now: its
- * entry goes, and caad backs off from path (taken). */
+ * entry goes, and caad backs off from path (taken). The back-off holds
+ * even where the journal cannot be written again: without it, the next
+ * scan would journal the other's value as the original and write over it
+ * (the stale line names only the original, which a crash restore puts
+ * back, as it would have without this change). */
 static int leave_to_others(struct caad_actuator *a, struct journal_entry *e, char *path, const char *label,
                            const char *current)
 {
-	int r;
+	int r, q;
 
 	log_notice("%s: changed by someone else to \"%s\" since caad wrote it: leaving it alone %s%s", label, current,
 	           a->backoff_sec ? "for a while" : "until the configuration is reloaded",
@@ -1291,11 +1295,8 @@ static int leave_to_others(struct caad_actuator *a, struct journal_entry *e, cha
 	entry_done(e);
 	*e = a->entries[--a->n_entries];
 	r = journal_write(a);
-	if (r < 0) {
-		free(path);
-		return r;
-	}
-	return backoff_add(a, path);
+	q = backoff_add(a, path);
+	return r < 0 ? r : q;
 }
 
 /* What a refused restore is recorded with: no value a plan writes (every CPU). */
@@ -1548,9 +1549,15 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		/* Nothing changed: a new entry goes again; a vanished object
 		 * takes its old one with it, unless its interface was only
 		 * renamed (then followed, to be restored under its new name) */
-		if (added ||
-		    (setting_error_class(s->kind, r) == CAAD_ERROR_DEVICE_GONE && follow_ifindex(a, e, true) != FOLLOW_RENAMED))
+		if (added)
 			entry_drop(a, e);
+		else if (setting_error_class(s->kind, r) == CAAD_ERROR_DEVICE_GONE) {
+			/* not told (an error): kept, as give_back() keeps it */
+			int f = follow_ifindex(a, e, true);
+
+			if (f == FOLLOW_GONE || f == FOLLOW_STILL)
+				entry_drop(a, e);
+		}
 		return r;
 	}
 	e->written = s->cpus;

@@ -202,9 +202,26 @@ int __wrap_caad_write_file(const char *path, const char *value)
 	return __real_caad_write_file(path, value);
 }
 
+int __real_caad_inventory_iface_fate(const char *sysroot, const char *name, int ifindex,
+                                     char ret_name[static IF_NAMESIZE]);
+int __wrap_caad_inventory_iface_fate(const char *sysroot, const char *name, int ifindex,
+                                     char ret_name[static IF_NAMESIZE]);
+
+/* caad_inventory_iface_fate()'s error at its next calls (0: none) */
+static int fate_error;
+
+int __wrap_caad_inventory_iface_fate(const char *sysroot, const char *name, int ifindex,
+                                     char ret_name[static IF_NAMESIZE])
+{
+	if (fate_error)
+		return fate_error;
+	return __real_caad_inventory_iface_fate(sysroot, name, ifindex, ret_name);
+}
+
 static void fault_set(const char *suffix, int error, unsigned times)
 {
 	fault = (typeof(fault)){ .suffix = suffix, .error = error, .times = times };
+	fate_error = 0;
 }
 
 /* ---- fixture ----------------------------------------------------------- */
@@ -912,6 +929,62 @@ static void test_setting_state(void **state)
 }
 
 /* With BackOffSec= the back-off ends by itself. */
+/* Someone else's value found while the journal cannot be written again:
+ * caad backs off all the same, rather than journal that value as the
+ * original at the next scan and write over it. */
+static void test_backoff_journal_unwritable(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *run = path_in(fx->root, "run"), *away = path_in(fx->top, "run-away");
+	_cleanup_free_ char *file = path_in(fx->root, "run");
+	struct caad_setting s[] = { irq(101, 0, "0"), rps(0, "1") };
+	struct caad_plan plan = PLAN(s);
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 2);
+	write_file(fx->root, IRQ101, "1\n"); /* the admin */
+	assert_int_equal(rename(run, away), 0);
+	write_file(fx->root, "run", "a file where the journal's directory should be\n");
+	(void)caad_actuator_apply(a, fx->inv, &plan); /* its journal not written: that queue's error */
+	assert_int_equal(caad_actuator_n_backed_off(a), 1);
+	assert_int_equal(unlink(file), 0);
+	assert_int_equal(rename(away, run), 0);
+	for (int i = 0; i < 2; i++)
+		assert_true(caad_actuator_apply(a, fx->inv, &plan) >= 0);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_int_equal(caad_actuator_n_backed_off(a), 1);
+	/* nor is it put back at exit: it is the admin's */
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ101, "1\n");
+}
+
+/* A write that finds its object gone, and the look for the interface's new
+ * name fails (EMFILE): the entry stays (the device may only have been
+ * renamed), rather than its original be lost and caad's own value taken
+ * for it at the next write. */
+static void test_gone_follow_fails(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s1[] = { rps(0, "1") }, s2[] = { rps(0, "2") };
+	struct caad_plan p1 = PLAN(s1), p2 = PLAN(s2);
+	char lines[8][512];
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p1), 1);
+	fault_set("rx-0/rps_cpus", -ENOENT, 1);
+	fate_error = -EMFILE;
+	(void)caad_actuator_apply(a, fx->inv, &p2);
+	fault_set(NULL, 0, 0);
+	assert_int_equal(caad_actuator_n_changed(a), 1);
+	size_t n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_int_equal(n, 1);
+	assert_true(journal_has(lines, n, fx, RX0, "0"));
+	/* and the original comes back at exit */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p2), 1);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RX0, "0\n");
+}
+
 static void test_backoff_expires(void **state)
 {
 	struct fixture *fx = *state;
@@ -3647,6 +3720,8 @@ int main(void)
 		T(test_backoff),
 		T(test_go_ahead_already_equal),
 		T(test_setting_state),
+		T(test_backoff_journal_unwritable),
+		T(test_gone_follow_fails),
 		T(test_backoff_expires),
 		T(test_irq_moved_by_hotplug),
 		T(test_orphan_irq_moved_by_hotplug),
