@@ -1709,13 +1709,16 @@ int caad_actuator_apply(struct caad_actuator *a, const struct caad_inventory *in
  * as it is; when one is refused now, the rest are skipped (an IRQ that did
  * not move keeps its queue's RPS mask: turning RPS off would leave the
  * queue steered by nothing) and those written before it are put back,
- * unless the refused object is gone (nothing left to contradict them).
+ * unless the refused object is gone (nothing left to contradict them). One
+ * found to be someone else's now (caad backs off from it) counts as
+ * refused.
  */
 static int apply_queue(struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s,
                        size_t n)
 {
 	struct undo undo[QUEUE_SETTINGS_MAX] = {};
 	int written = 0, r = 0;
+	bool left = false;
 	size_t k;
 
 	assert(n <= QUEUE_SETTINGS_MAX);
@@ -1738,8 +1741,15 @@ static int apply_queue(struct caad_actuator *a, const struct caad_inventory *inv
 		if (r < 0)
 			break;
 		written += r;
+		/* found someone else's just now (backed off from it): the
+		 * queue is parked from the next scan on, and is left whole in
+		 * this one too, as then */
+		if (parked(a, inv, &s[k])) {
+			left = true;
+			break;
+		}
 	}
-	if (r < 0 && written > 0 && setting_error_class(s[k].kind, r) != CAAD_ERROR_DEVICE_GONE)
+	if ((left || (r < 0 && setting_error_class(s[k].kind, r) != CAAD_ERROR_DEVICE_GONE)) && written > 0)
 		for (size_t i = k; i-- > 0;)
 			if (undo_one(a, &undo[i], s[k].kind) > 0) /* a failed one stays written */
 				written--;

@@ -985,6 +985,35 @@ static void test_gone_follow_fails(void **state)
 	assert_content(fx->root, RX0, "0\n");
 }
 
+/* The scan that first finds a queue's value someone else's (the admin
+ * turned its RPS back on) while the plan moves its IRQ: the queue is left
+ * whole in that scan too, its IRQ where it was, not moved beside the
+ * admin's RPS mask. */
+static void test_backoff_found_mid_queue(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s1[] = { irq(101, 0, "1"), rps(0, "") }, s2[] = { irq(101, 0, "0"), rps(0, "") };
+	struct caad_plan p1 = PLAN(s1), p2 = PLAN(s2);
+
+	write_file(fx->root, RX0, "3\n");
+	write_file(fx->root, IRQ101, "0-1\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p1), 2);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_content(fx->root, RX0, "0\n");
+	write_file(fx->root, RX0, "3\n"); /* the admin */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &p2), 0);
+		assert_content(fx->root, IRQ101, "1\n");
+		assert_content(fx->root, RX0, "3\n");
+		assert_int_equal(caad_actuator_n_backed_off(a), 1);
+	}
+	/* the IRQ is still caad's, and goes back at exit; the RPS mask stays */
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ101, "0-1\n");
+	assert_content(fx->root, RX0, "3\n");
+}
+
 static void test_backoff_expires(void **state)
 {
 	struct fixture *fx = *state;
@@ -3722,6 +3751,7 @@ int main(void)
 		T(test_setting_state),
 		T(test_backoff_journal_unwritable),
 		T(test_gone_follow_fails),
+		T(test_backoff_found_mid_queue),
 		T(test_backoff_expires),
 		T(test_irq_moved_by_hotplug),
 		T(test_orphan_irq_moved_by_hotplug),
