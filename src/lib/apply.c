@@ -987,6 +987,15 @@ static void exhaust(struct caad_actuator *a, const struct caad_cpumask *cpus)
 	}
 }
 
+
+/* The kernel's ENOMEM on a write (an RPS map, a driver's ntuple insert)
+ * refuses that object, not caad, which has run out of memory only where
+ * its own allocation fails: -ENOMEM stops the whole apply, the rest of
+ * the plan with it. -EAGAIN in its place; other errors as they are. */
+static int kernel_refusal(int r)
+{
+	return r == -ENOMEM ? -EAGAIN : r;
+}
 /*
  * Reading (want NULL) or writing want to path was refused with r. By the
  * error's class:
@@ -1545,7 +1554,7 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 
 	r = obj_write(path, want);
 	if (r < 0) {
-		r = refused(a, inv, s, path, label, want, r);
+		r = kernel_refusal(refused(a, inv, s, path, label, want, r));
 		/* Nothing changed: a new entry goes again; a vanished object
 		 * takes its old one with it, unless its interface was only
 		 * renamed (then followed, to be restored under its new name) */
@@ -1886,7 +1895,7 @@ static int ntuple_undo(const char *obj, const char *text, const char *label, int
 	if (r == -ENOENT || r == -ENODEV)
 		return 0;
 	if (r < 0)
-		return log_error_errno(r, "%s: failed to delete rule %u: %m", label, loc);
+		return kernel_refusal(log_error_errno(r, "%s: failed to delete rule %u: %m", label, loc));
 	log_full_errno(level, 0, "%s: deleted%s", label, note);
 	return 1;
 }
@@ -2068,7 +2077,7 @@ static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *i
 			                     "configuration is reloaded", lbl);
 		}
 		free(lbl);
-		return r;
+		return kernel_refusal(r);
 	}
 	/* until this is written down, the "any" line finds it */
 	(void)snprintf(at_path, strlen(at_path) + 1, NTUPLE_PREFIX "%s:%" PRIu32, ifname, loc);

@@ -1014,6 +1014,25 @@ static void test_backoff_found_mid_queue(void **state)
 	assert_content(fx->root, RX0, "3\n");
 }
 
+/* The kernel's ENOMEM on one queue's write refuses that queue; the other
+ * queues are written in the same apply, not left to the next scan as if
+ * caad had run out of memory. */
+static void test_kernel_enomem(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { rps(0, "1"), rps(1, "1") };
+	struct caad_plan plan = PLAN(s);
+
+	fault_set("rx-0/rps_cpus", -ENOMEM, 0);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_content(fx->root, RX0, "0\n");
+	assert_content(fx->root, RX1, "2\n");
+	fault_set(NULL, 0, 0);
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RX1, "0\n");
+}
+
 static void test_backoff_expires(void **state)
 {
 	struct fixture *fx = *state;
@@ -3752,6 +3771,7 @@ int main(void)
 		T(test_backoff_journal_unwritable),
 		T(test_gone_follow_fails),
 		T(test_backoff_found_mid_queue),
+		T(test_kernel_enomem),
 		T(test_backoff_expires),
 		T(test_irq_moved_by_hotplug),
 		T(test_orphan_irq_moved_by_hotplug),
