@@ -27,6 +27,12 @@
 #define NSEC_PER_MSEC UINT64_C(1000000)
 #define QUEUE_INDEX_MAX 65535
 #define NOW_MS_MAX (UINT64_MAX / NSEC_PER_MSEC)
+/* What caad_plan_compute() takes, refused here first so that the error
+ * names the field: a decision keeps the interface's index in 16 bits
+ * (struct caad_decision.iface), the flow's in 32. Queues need no limit of
+ * their own: their indices are unique and at most QUEUE_INDEX_MAX. */
+#define IFACES_MAX INT16_MAX
+#define FLOWS_MAX (INT32_MAX - 1)
 
 struct parser {
 	const char *file;
@@ -803,6 +809,8 @@ static int parse_root(struct parser *p, json_object *root)
 	if (!json_object_is_type(v, json_type_array))
 		return fail(p, "interfaces", "expected an array, got %s", type_name(v));
 	n = json_object_array_length(v);
+	if (n > IFACES_MAX)
+		return fail(p, "interfaces", "%zu interfaces: at most %d", n, IFACES_MAX);
 	s->inv.ifaces = calloc(n ? n : 1, sizeof(*s->inv.ifaces));
 	if (!s->inv.ifaces)
 		return -ENOMEM;
@@ -818,6 +826,8 @@ static int parse_root(struct parser *p, json_object *root)
 	if (!json_object_is_type(v, json_type_array))
 		return fail(p, "flows", "expected an array, got %s", type_name(v));
 	n = json_object_array_length(v);
+	if (n > FLOWS_MAX) /* beyond a file of CAAD_SCENARIO_SIZE_MAX, not a text */
+		return fail(p, "flows", "%zu flows: at most %d", n, FLOWS_MAX);
 	s->flows = calloc(n ? n : 1, sizeof(*s->flows));
 	s->flow_ids = calloc(n ? n : 1, sizeof(char *));
 	s->flow_id_numeric = calloc(n ? n : 1, sizeof(bool));

@@ -537,6 +537,40 @@ static void test_bad_structure(void **state)
 	expect_error(text, F ": banned_cpus: \"5000\": CPU numbers must be below 4096", -EINVAL);
 }
 
+/* {"interfaces": [{"name": "i0", "queues": []}, ...], "flows": []} */
+static char *many_ifaces(size_t n)
+{
+	size_t size = 64 + n * 48, len = 0;
+	char *text = malloc(size);
+
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, size - len, "{\"interfaces\": [");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(text + len, size - len, "%s{\"name\": \"i%zu\", \"queues\": []}",
+		                        i ? ", " : "", i);
+	snprintf(text + len, size - len, "], \"flows\": []}");
+	return text;
+}
+
+/* The planner keeps an interface's index in 16 bits: one more is the
+ * scenario's error, naming the field, not "Planning failed" after it. */
+static void test_too_many_interfaces(void **state)
+{
+	_cleanup_free_ char *text = many_ifaces(INT16_MAX + 1);
+	struct caad_policy policy;
+
+	(void)state;
+	expect_error(text, F ": interfaces: 32768 interfaces: at most 32767", -EINVAL);
+	free(text);
+
+	/* as many as the planner takes: parsed and planned */
+	text = many_ifaces(INT16_MAX);
+	_cleanup_(caad_scenario_freep) struct caad_scenario *s = parse_ok(text);
+	assert_int_equal(s->inv.n_ifaces, INT16_MAX);
+	caad_policy_init(&policy);
+	json_object_put(simulate(s, &policy));
+}
+
 static void test_bad_interfaces(void **state)
 {
 	(void)state;
@@ -840,6 +874,7 @@ int main(void)
 		cmocka_unit_test(test_bad_json),
 		cmocka_unit_test(test_bad_structure),
 		cmocka_unit_test(test_bad_interfaces),
+		cmocka_unit_test(test_too_many_interfaces),
 		cmocka_unit_test(test_bad_flows),
 		cmocka_unit_test(test_bad_previous),
 		cmocka_unit_test(test_load),
