@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <search.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,14 @@ struct parser {
 	const struct caad_topology *topo;
 	struct caad_scenario *s;
 	size_t *by_id; /* flows by id, then by position */
+	/* The interfaces' names (pointers to caad_iface.name) in a tree (a
+	 * scan of the earlier names for each took 3.5 s for 32767). A tree,
+	 * not a sorted copy after them all: a repeated name is an error as
+	 * its interface is parsed, before any error of a later one, since
+	 * the first error wins. The flows look their iface up in it too. */
+	void *names;
+	/* The rx-N of the interface being parsed (a bit each), cleared after it */
+	uint64_t rx_seen[(QUEUE_INDEX_MAX + 1) / 64];
 	char *error;
 	bool oom;
 };
@@ -276,9 +285,9 @@ static int parse_queue(struct parser *p, json_object *o, const char *path, struc
 	if ((r = get_int(p, v, field, 0, QUEUE_INDEX_MAX, &x)) < 0)
 		return r;
 	q->index = (unsigned)x;
-	for (unsigned j = 0; j < qi; j++)
-		if (ifc->rx[j].index == q->index)
-			return fail(p, field, "rx-%u already listed", q->index);
+	if (p->rx_seen[q->index / 64] & (UINT64_C(1) << (q->index % 64)))
+		return fail(p, field, "rx-%u already listed", q->index);
+	p->rx_seen[q->index / 64] |= UINT64_C(1) << (q->index % 64);
 
 	snprintf(field, sizeof(field), "%s.irq", path);
 	if (member(o, "irq", &v)) {
@@ -319,12 +328,25 @@ static int parse_queue(struct parser *p, json_object *o, const char *path, struc
 	return 0;
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* The position of the interface whose name this is (from the tree) */
+static size_t iface_of_name(const struct parser *p, const char *name)
+{
+	return (size_t)((const struct caad_iface *)(const void *)(name - offsetof(struct caad_iface, name)) -
+	                p->s->inv.ifaces);
+}
+
 static int parse_interface(struct parser *p, json_object *o, size_t i)
 {
 	static const char *const keys[] = { "name", "numa_node", "local_cpus", "queues", "ntuple", NULL };
 	struct caad_iface *ifc = &p->s->inv.ifaces[i];
 	char path[64], field[256];
 	const char *name;
+	char **known;
 	json_object *v;
 	int64_t x;
 	int r;
@@ -345,10 +367,12 @@ static int parse_interface(struct parser *p, json_object *o, size_t i)
 	if (!ifname_ok(name))
 		return fail(p, field, "\"%s\" is not an interface name (1-%d characters, none of '/', ':' or whitespace)",
 		            name, IF_NAMESIZE - 1);
-	for (size_t j = 0; j < i; j++)
-		if (streq(p->s->inv.ifaces[j].name, name))
-			return fail(p, field, "\"%s\" already used by interfaces[%zu]", name, j);
 	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	known = tsearch(ifc->name, &p->names, cmp_name);
+	if (!known)
+		return -ENOMEM;
+	if (*known != ifc->name) /* the first of the name: a later one is never added */
+		return fail(p, field, "\"%s\" already used by interfaces[%zu]", name, iface_of_name(p, *known));
 
 	snprintf(field, sizeof(field), "%s.numa_node", path);
 	if (member(o, "numa_node", &v)) {
@@ -398,17 +422,19 @@ static int parse_interface(struct parser *p, json_object *o, size_t i)
 			return r;
 		ifc->n_rx++;
 	}
+	/* whole words: every bit set in them is one of this interface's */
+	for (unsigned q = 0; q < ifc->n_rx; q++)
+		p->rx_seen[ifc->rx[q].index / 64] = 0;
 	return 0;
 }
 
 /* ---- flows ------------------------------------------------------------- */
 
-static int find_iface(const struct caad_scenario *s, const char *name)
+static int find_iface(const struct parser *p, const char *name)
 {
-	for (size_t i = 0; i < s->inv.n_ifaces; i++)
-		if (streq(s->inv.ifaces[i].name, name))
-			return (int)i;
-	return -1;
+	char **known = tfind(name, &p->names, cmp_name);
+
+	return known ? (int)iface_of_name(p, *known) : -1;
 }
 
 /* An id: a non-empty string, or an integer (kept as written). */
@@ -495,7 +521,7 @@ static int parse_flow(struct parser *p, json_object *o, size_t i)
 		return fail(p, field, "missing");
 	if ((r = get_string(p, v, field, &str)) < 0)
 		return r;
-	iface = find_iface(s, str);
+	iface = find_iface(p, str);
 	if (iface < 0)
 		return fail(p, field, "no interface \"%s\" in interfaces", str);
 	f->ifindex = s->inv.ifaces[iface].ifindex;
@@ -853,6 +879,11 @@ static int parse_root(struct parser *p, json_object *root)
 	return 0;
 }
 
+static void noop_free(void *name)
+{
+	(void)name; /* the tree's keys are the interfaces' own names */
+}
+
 int caad_scenario_parse(const char *text, size_t len, const char *filename, const struct caad_topology *t,
                         struct caad_scenario **ret, char **ret_error)
 {
@@ -878,6 +909,7 @@ int caad_scenario_parse(const char *text, size_t len, const char *filename, cons
 	r = parse_root(&p, root);
 	json_object_put(root);
 	free(p.by_id);
+	tdestroy(p.names, noop_free);
 	if (r < 0) {
 		*ret_error = TAKE_PTR(p.error);
 		free(p.error);
