@@ -48,6 +48,9 @@ struct parser {
 	void *names;
 	/* The rx-N of the interface being parsed (a bit each), cleared after it */
 	uint64_t rx_seen[(QUEUE_INDEX_MAX + 1) / 64];
+	/* Per interface, its rx indices sorted, made at a flow's first look */
+	uint16_t **rx_sorted;
+	size_t n_rx_sorted;
 	char *error;
 	bool oom;
 };
@@ -437,6 +440,39 @@ static int find_iface(const struct parser *p, const char *name)
 	return known ? (int)iface_of_name(p, *known) : -1;
 }
 
+static int cmp_u16(const void *a, const void *b)
+{
+	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
+}
+
+/* Whether interface i has rx-index: 1 or 0. Its indices sorted, made at
+ * the first look: flows on an interface of 65536 queues would otherwise
+ * each look at every queue. */
+static int has_queue(struct parser *p, size_t i, unsigned index)
+{
+	const struct caad_iface *ifc = &p->s->inv.ifaces[i];
+	uint16_t *sorted;
+
+	if (ifc->n_rx == 0)
+		return 0;
+	if (!p->rx_sorted) {
+		p->rx_sorted = calloc(p->s->inv.n_ifaces, sizeof(uint16_t *));
+		if (!p->rx_sorted)
+			return -ENOMEM;
+		p->n_rx_sorted = p->s->inv.n_ifaces;
+	}
+	if (!p->rx_sorted[i]) {
+		sorted = malloc(ifc->n_rx * sizeof(uint16_t));
+		if (!sorted)
+			return -ENOMEM;
+		for (unsigned q = 0; q < ifc->n_rx; q++)
+			sorted[q] = (uint16_t)ifc->rx[q].index;
+		qsort(sorted, ifc->n_rx, sizeof(uint16_t), cmp_u16);
+		p->rx_sorted[i] = sorted;
+	}
+	return bsearch(&(uint16_t){ (uint16_t)index }, p->rx_sorted[i], ifc->n_rx, sizeof(uint16_t), cmp_u16) ? 1 : 0;
+}
+
 /* An id: a non-empty string, or an integer (kept as written). */
 static int get_id(struct parser *p, json_object *v, const char *field, char **ret, bool *ret_numeric)
 {
@@ -528,15 +564,12 @@ static int parse_flow(struct parser *p, json_object *o, size_t i)
 
 	snprintf(field, sizeof(field), "%s.queue", path);
 	if (member(o, "queue", &v)) {
-		const struct caad_iface *ifc = &s->inv.ifaces[iface];
-		bool found = false;
-
 		if ((r = get_int(p, v, field, 0, QUEUE_INDEX_MAX, &x)) < 0)
 			return r;
-		for (unsigned q = 0; q < ifc->n_rx; q++)
-			found = found || ifc->rx[q].index == (unsigned)x;
-		if (!found)
-			return fail(p, field, "%s has no rx-%" PRId64, ifc->name, x);
+		if ((r = has_queue(p, (size_t)iface, (unsigned)x)) < 0)
+			return r;
+		if (!r)
+			return fail(p, field, "%s has no rx-%" PRId64, s->inv.ifaces[iface].name, x);
 		f->rx_queue = (int)x;
 	}
 
@@ -768,13 +801,12 @@ static int parse_previous(struct parser *p, json_object *arr)
 		e->queue = -1;
 		if (x >= 0) {
 			/* an ntuple rule moved it there: a queue of its interface */
-			const struct caad_iface *ifc = &s->inv.ifaces[s->flows[fi].ifindex - 1];
-			bool found = false;
+			size_t i_iface = (size_t)s->flows[fi].ifindex - 1;
 
-			for (unsigned q = 0; q < ifc->n_rx; q++)
-				found = found || ifc->rx[q].index == (unsigned)x;
-			if (!found)
-				return fail(p, field, "%s has no rx-%" PRId64, ifc->name, x);
+			if ((r = has_queue(p, i_iface, (unsigned)x)) < 0)
+				return r;
+			if (!r)
+				return fail(p, field, "%s has no rx-%" PRId64, s->inv.ifaces[i_iface].name, x);
 			e->iface = (int16_t)(s->flows[fi].ifindex - 1);
 			e->queue = (int)x;
 			e->ntuple = true;
@@ -910,6 +942,9 @@ int caad_scenario_parse(const char *text, size_t len, const char *filename, cons
 	json_object_put(root);
 	free(p.by_id);
 	tdestroy(p.names, noop_free);
+	for (size_t i = 0; i < p.n_rx_sorted; i++)
+		free(p.rx_sorted[i]);
+	free(p.rx_sorted);
 	if (r < 0) {
 		*ret_error = TAKE_PTR(p.error);
 		free(p.error);
