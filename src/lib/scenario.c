@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <search.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,12 +28,29 @@
 #define NSEC_PER_MSEC UINT64_C(1000000)
 #define QUEUE_INDEX_MAX 65535
 #define NOW_MS_MAX (UINT64_MAX / NSEC_PER_MSEC)
+/* What caad_plan_compute() takes, refused here first so that the error
+ * names the field: a decision keeps the interface's index in 16 bits
+ * (struct caad_decision.iface), the flow's in 32. Queues need no limit of
+ * their own: their indices are unique and at most QUEUE_INDEX_MAX. */
+#define IFACES_MAX INT16_MAX
+#define FLOWS_MAX (INT32_MAX - 1)
 
 struct parser {
 	const char *file;
 	const struct caad_topology *topo;
 	struct caad_scenario *s;
 	size_t *by_id; /* flows by id, then by position */
+	/* The interfaces' names (pointers to caad_iface.name) in a tree (a
+	 * scan of the earlier names for each took 3.5 s for 32767). A tree,
+	 * not a sorted copy after them all: a repeated name is an error as
+	 * its interface is parsed, before any error of a later one, since
+	 * the first error wins. The flows look their iface up in it too. */
+	void *names;
+	/* The rx-N of the interface being parsed (a bit each), cleared after it */
+	uint64_t rx_seen[(QUEUE_INDEX_MAX + 1) / 64];
+	/* Per interface, its rx indices sorted, made at a flow's first look */
+	uint16_t **rx_sorted;
+	size_t n_rx_sorted;
 	char *error;
 	bool oom;
 };
@@ -270,9 +288,9 @@ static int parse_queue(struct parser *p, json_object *o, const char *path, struc
 	if ((r = get_int(p, v, field, 0, QUEUE_INDEX_MAX, &x)) < 0)
 		return r;
 	q->index = (unsigned)x;
-	for (unsigned j = 0; j < qi; j++)
-		if (ifc->rx[j].index == q->index)
-			return fail(p, field, "rx-%u already listed", q->index);
+	if (p->rx_seen[q->index / 64] & (UINT64_C(1) << (q->index % 64)))
+		return fail(p, field, "rx-%u already listed", q->index);
+	p->rx_seen[q->index / 64] |= UINT64_C(1) << (q->index % 64);
 
 	snprintf(field, sizeof(field), "%s.irq", path);
 	if (member(o, "irq", &v)) {
@@ -313,12 +331,25 @@ static int parse_queue(struct parser *p, json_object *o, const char *path, struc
 	return 0;
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* The position of the interface whose name this is (from the tree) */
+static size_t iface_of_name(const struct parser *p, const char *name)
+{
+	return (size_t)((const struct caad_iface *)(const void *)(name - offsetof(struct caad_iface, name)) -
+	                p->s->inv.ifaces);
+}
+
 static int parse_interface(struct parser *p, json_object *o, size_t i)
 {
 	static const char *const keys[] = { "name", "numa_node", "local_cpus", "queues", "ntuple", NULL };
 	struct caad_iface *ifc = &p->s->inv.ifaces[i];
 	char path[64], field[256];
 	const char *name;
+	char **known;
 	json_object *v;
 	int64_t x;
 	int r;
@@ -339,10 +370,12 @@ static int parse_interface(struct parser *p, json_object *o, size_t i)
 	if (!ifname_ok(name))
 		return fail(p, field, "\"%s\" is not an interface name (1-%d characters, none of '/', ':' or whitespace)",
 		            name, IF_NAMESIZE - 1);
-	for (size_t j = 0; j < i; j++)
-		if (streq(p->s->inv.ifaces[j].name, name))
-			return fail(p, field, "\"%s\" already used by interfaces[%zu]", name, j);
 	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	known = tsearch(ifc->name, &p->names, cmp_name);
+	if (!known)
+		return -ENOMEM;
+	if (*known != ifc->name) /* the first of the name: a later one is never added */
+		return fail(p, field, "\"%s\" already used by interfaces[%zu]", name, iface_of_name(p, *known));
 
 	snprintf(field, sizeof(field), "%s.numa_node", path);
 	if (member(o, "numa_node", &v)) {
@@ -392,17 +425,52 @@ static int parse_interface(struct parser *p, json_object *o, size_t i)
 			return r;
 		ifc->n_rx++;
 	}
+	/* whole words: every bit set in them is one of this interface's */
+	for (unsigned q = 0; q < ifc->n_rx; q++)
+		p->rx_seen[ifc->rx[q].index / 64] = 0;
 	return 0;
 }
 
 /* ---- flows ------------------------------------------------------------- */
 
-static int find_iface(const struct caad_scenario *s, const char *name)
+static int find_iface(const struct parser *p, const char *name)
 {
-	for (size_t i = 0; i < s->inv.n_ifaces; i++)
-		if (streq(s->inv.ifaces[i].name, name))
-			return (int)i;
-	return -1;
+	char **known = tfind(name, &p->names, cmp_name);
+
+	return known ? (int)iface_of_name(p, *known) : -1;
+}
+
+static int cmp_u16(const void *a, const void *b)
+{
+	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
+}
+
+/* Whether interface i has rx-index: 1 or 0. Its indices sorted, made at
+ * the first look: flows on an interface of 65536 queues would otherwise
+ * each look at every queue. */
+static int has_queue(struct parser *p, size_t i, unsigned index)
+{
+	const struct caad_iface *ifc = &p->s->inv.ifaces[i];
+	uint16_t *sorted;
+
+	if (ifc->n_rx == 0)
+		return 0;
+	if (!p->rx_sorted) {
+		p->rx_sorted = calloc(p->s->inv.n_ifaces, sizeof(uint16_t *));
+		if (!p->rx_sorted)
+			return -ENOMEM;
+		p->n_rx_sorted = p->s->inv.n_ifaces;
+	}
+	if (!p->rx_sorted[i]) {
+		sorted = malloc(ifc->n_rx * sizeof(uint16_t));
+		if (!sorted)
+			return -ENOMEM;
+		for (unsigned q = 0; q < ifc->n_rx; q++)
+			sorted[q] = (uint16_t)ifc->rx[q].index;
+		qsort(sorted, ifc->n_rx, sizeof(uint16_t), cmp_u16);
+		p->rx_sorted[i] = sorted;
+	}
+	return bsearch(&(uint16_t){ (uint16_t)index }, p->rx_sorted[i], ifc->n_rx, sizeof(uint16_t), cmp_u16) ? 1 : 0;
 }
 
 /* An id: a non-empty string, or an integer (kept as written). */
@@ -489,22 +557,19 @@ static int parse_flow(struct parser *p, json_object *o, size_t i)
 		return fail(p, field, "missing");
 	if ((r = get_string(p, v, field, &str)) < 0)
 		return r;
-	iface = find_iface(s, str);
+	iface = find_iface(p, str);
 	if (iface < 0)
 		return fail(p, field, "no interface \"%s\" in interfaces", str);
 	f->ifindex = s->inv.ifaces[iface].ifindex;
 
 	snprintf(field, sizeof(field), "%s.queue", path);
 	if (member(o, "queue", &v)) {
-		const struct caad_iface *ifc = &s->inv.ifaces[iface];
-		bool found = false;
-
 		if ((r = get_int(p, v, field, 0, QUEUE_INDEX_MAX, &x)) < 0)
 			return r;
-		for (unsigned q = 0; q < ifc->n_rx; q++)
-			found = found || ifc->rx[q].index == (unsigned)x;
-		if (!found)
-			return fail(p, field, "%s has no rx-%" PRId64, ifc->name, x);
+		if ((r = has_queue(p, (size_t)iface, (unsigned)x)) < 0)
+			return r;
+		if (!r)
+			return fail(p, field, "%s has no rx-%" PRId64, s->inv.ifaces[iface].name, x);
 		f->rx_queue = (int)x;
 	}
 
@@ -736,13 +801,12 @@ static int parse_previous(struct parser *p, json_object *arr)
 		e->queue = -1;
 		if (x >= 0) {
 			/* an ntuple rule moved it there: a queue of its interface */
-			const struct caad_iface *ifc = &s->inv.ifaces[s->flows[fi].ifindex - 1];
-			bool found = false;
+			size_t i_iface = (size_t)s->flows[fi].ifindex - 1;
 
-			for (unsigned q = 0; q < ifc->n_rx; q++)
-				found = found || ifc->rx[q].index == (unsigned)x;
-			if (!found)
-				return fail(p, field, "%s has no rx-%" PRId64, ifc->name, x);
+			if ((r = has_queue(p, i_iface, (unsigned)x)) < 0)
+				return r;
+			if (!r)
+				return fail(p, field, "%s has no rx-%" PRId64, s->inv.ifaces[i_iface].name, x);
 			e->iface = (int16_t)(s->flows[fi].ifindex - 1);
 			e->queue = (int)x;
 			e->ntuple = true;
@@ -803,6 +867,8 @@ static int parse_root(struct parser *p, json_object *root)
 	if (!json_object_is_type(v, json_type_array))
 		return fail(p, "interfaces", "expected an array, got %s", type_name(v));
 	n = json_object_array_length(v);
+	if (n > IFACES_MAX)
+		return fail(p, "interfaces", "%zu interfaces: at most %d", n, IFACES_MAX);
 	s->inv.ifaces = calloc(n ? n : 1, sizeof(*s->inv.ifaces));
 	if (!s->inv.ifaces)
 		return -ENOMEM;
@@ -818,6 +884,8 @@ static int parse_root(struct parser *p, json_object *root)
 	if (!json_object_is_type(v, json_type_array))
 		return fail(p, "flows", "expected an array, got %s", type_name(v));
 	n = json_object_array_length(v);
+	if (n > FLOWS_MAX) /* beyond a file of CAAD_SCENARIO_SIZE_MAX, not a text */
+		return fail(p, "flows", "%zu flows: at most %d", n, FLOWS_MAX);
 	s->flows = calloc(n ? n : 1, sizeof(*s->flows));
 	s->flow_ids = calloc(n ? n : 1, sizeof(char *));
 	s->flow_id_numeric = calloc(n ? n : 1, sizeof(bool));
@@ -841,6 +909,11 @@ static int parse_root(struct parser *p, json_object *root)
 			return r;
 	}
 	return 0;
+}
+
+static void noop_free(void *name)
+{
+	(void)name; /* the tree's keys are the interfaces' own names */
 }
 
 int caad_scenario_parse(const char *text, size_t len, const char *filename, const struct caad_topology *t,
@@ -868,6 +941,10 @@ int caad_scenario_parse(const char *text, size_t len, const char *filename, cons
 	r = parse_root(&p, root);
 	json_object_put(root);
 	free(p.by_id);
+	tdestroy(p.names, noop_free);
+	for (size_t i = 0; i < p.n_rx_sorted; i++)
+		free(p.rx_sorted[i]);
+	free(p.rx_sorted);
 	if (r < 0) {
 		*ret_error = TAKE_PTR(p.error);
 		free(p.error);

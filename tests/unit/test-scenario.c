@@ -537,6 +537,40 @@ static void test_bad_structure(void **state)
 	expect_error(text, F ": banned_cpus: \"5000\": CPU numbers must be below 4096", -EINVAL);
 }
 
+/* {"interfaces": [{"name": "i0", "queues": []}, ...], "flows": []} */
+static char *many_ifaces(size_t n)
+{
+	size_t size = 64 + n * 48, len = 0;
+	char *text = malloc(size);
+
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, size - len, "{\"interfaces\": [");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(text + len, size - len, "%s{\"name\": \"i%zu\", \"queues\": []}",
+		                        i ? ", " : "", i);
+	snprintf(text + len, size - len, "], \"flows\": []}");
+	return text;
+}
+
+/* The planner keeps an interface's index in 16 bits: one more is the
+ * scenario's error, naming the field, not "Planning failed" after it. */
+static void test_too_many_interfaces(void **state)
+{
+	_cleanup_free_ char *text = many_ifaces(INT16_MAX + 1);
+	struct caad_policy policy;
+
+	(void)state;
+	expect_error(text, F ": interfaces: 32768 interfaces: at most 32767", -EINVAL);
+	free(text);
+
+	/* as many as the planner takes: parsed and planned */
+	text = many_ifaces(INT16_MAX);
+	_cleanup_(caad_scenario_freep) struct caad_scenario *s = parse_ok(text);
+	assert_int_equal(s->inv.n_ifaces, INT16_MAX);
+	caad_policy_init(&policy);
+	json_object_put(simulate(s, &policy));
+}
+
 static void test_bad_interfaces(void **state)
 {
 	(void)state;
@@ -588,6 +622,107 @@ static void test_bad_interfaces(void **state)
 	                   F ": interfaces[0].queues[0].rps_flow_cnt: -1 out of range");
 	expect_iface_error("{\"name\": \"eth0\", \"queues\": [{\"index\": 0, \"rps\": false, \"rps_flow_cnt\": 8}]}",
 	                   F ": interfaces[0].queues[0].rps_flow_cnt: a queue without \"rps\" has no RFS table either");
+}
+
+/* Repeated names and rx-N are found however far apart and in whatever
+ * order, reported at the second as before, and before any error of a
+ * later interface: the first error wins. */
+static void test_duplicates(void **state)
+{
+	(void)state;
+	expect_iface_error("{\"name\": \"a\", \"queues\": []}, {\"name\": \"b\", \"queues\": []}, "
+	                   "{\"name\": \"c\", \"queues\": []}, {\"name\": \"b\", \"queues\": []}",
+	                   F ": interfaces[3].name: \"b\" already used by interfaces[1]");
+	/* a name thrice: at the second, naming the first */
+	expect_iface_error("{\"name\": \"z\", \"queues\": []}, {\"name\": \"a\", \"queues\": []}, "
+	                   "{\"name\": \"z\", \"queues\": []}, {\"name\": \"z\", \"queues\": []}",
+	                   F ": interfaces[2].name: \"z\" already used by interfaces[0]");
+	/* before a later interface's error, after an earlier one's, before
+	 * an error later in its own interface */
+	expect_iface_error("{\"name\": \"eth0\", \"queues\": []}, {\"name\": \"eth0\", \"queues\": []}, "
+	                   "{\"name\": \"eth2\", \"numa_node\": 7, \"queues\": []}",
+	                   F ": interfaces[1].name: \"eth0\" already used by interfaces[0]");
+	expect_iface_error("{\"name\": \"eth0\", \"numa_node\": 7, \"queues\": []}, {\"name\": \"eth0\", \"queues\": []}",
+	                   F ": interfaces[0].numa_node: NUMA node 7 not in the topology");
+	expect_iface_error("{\"name\": \"eth0\", \"queues\": []}, {\"name\": \"eth0\", \"numa_node\": 7}",
+	                   F ": interfaces[1].name: \"eth0\" already used by interfaces[0]");
+	/* a name that differs only in its end, or is another's prefix, is not the same */
+	expect_iface_error("{\"name\": \"eth0\", \"queues\": []}, {\"name\": \"eth\", \"queues\": []}, "
+	                   "{\"name\": \"eth01\", \"queues\": []}, {\"name\": \"eth1\", \"queues\": 3}",
+	                   F ": interfaces[3].queues: expected an array");
+
+	/* rx-N: the second of it, however far apart; numbers in one 64-bit
+	 * word or at the ends of the range */
+	expect_iface_error("{\"name\": \"eth0\", \"queues\": [{\"index\": 3}, {\"index\": 1}, {\"index\": 2}, "
+	                   "{\"index\": 1}]}",
+	                   F ": interfaces[0].queues[3].index: rx-1 already listed");
+	expect_iface_error("{\"name\": \"eth0\", \"queues\": [{\"index\": 65535}, {\"index\": 0}, {\"index\": 64}, "
+	                   "{\"index\": 63}, {\"index\": 65534}, {\"index\": 65535}]}",
+	                   F ": interfaces[0].queues[5].index: rx-65535 already listed");
+	/* ... an error before the second comes first */
+	expect_iface_error("{\"name\": \"eth0\", \"queues\": [{\"index\": 1}, {\"index\": 2, \"irq\": -1}, "
+	                   "{\"index\": 1}]}",
+	                   F ": interfaces[0].queues[1].irq: -1 out of range");
+	/* ... and one of another interface is not a repeat; nor is one of
+	 * an interface before (in a 64-bit word with another number) */
+	{
+		_cleanup_(caad_scenario_freep) struct caad_scenario *s = parse_ok(
+			"{\"interfaces\": [{\"name\": \"eth0\", \"queues\": [{\"index\": 0}, {\"index\": 65535}, "
+			"{\"index\": 1}]},\n"
+			"                {\"name\": \"eth1\", \"queues\": [{\"index\": 1}, {\"index\": 0}, {\"index\": 65535}]},\n"
+			"                {\"name\": \"eth2\", \"queues\": [{\"index\": 2}, {\"index\": 9}, {\"index\": 5}]},\n"
+			"                {\"name\": \"eth3\", \"queues\": []}],\n"
+			" \"flows\": [{\"id\": 1, \"iface\": \"eth2\", \"queue\": 9, \"rate_bps\": 1},\n"
+			"           {\"id\": 2, \"iface\": \"eth2\", \"queue\": 2, \"rate_bps\": 1},\n"
+			"           {\"id\": 3, \"iface\": \"eth0\", \"queue\": 65535, \"rate_bps\": 1},\n"
+			"           {\"id\": 4, \"iface\": \"eth3\", \"rate_bps\": 1}]}");
+
+		assert_int_equal(s->inv.n_ifaces, 4);
+		assert_int_equal(s->inv.ifaces[1].n_rx, 3);
+		assert_int_equal(s->flows[0].ifindex, 3);
+		assert_int_equal(s->flows[0].rx_queue, 9);
+		assert_int_equal(s->flows[1].rx_queue, 2);
+		assert_int_equal(s->flows[2].ifindex, 1);
+		assert_int_equal(s->flows[3].ifindex, 4);
+	}
+
+	/* a flow's iface and queue, looked up: the interface's own queues,
+	 * in whatever order they were listed */
+	{
+		static const char *const ifaces =
+			"\"interfaces\": [{\"name\": \"eth0\", \"queues\": [{\"index\": 0}]}, "
+			"{\"name\": \"eth1\", \"queues\": [{\"index\": 5}, {\"index\": 2}, {\"index\": 9}]}, "
+			"{\"name\": \"eth2\", \"queues\": []}]";
+		static const struct {
+			const char *flow, *want;
+		} cases[] = {
+			{ "{\"id\": 1, \"iface\": \"eth1\", \"queue\": 3, \"rate_bps\": 1}", F ": flows[0].queue: eth1 has no rx-3" },
+			{ "{\"id\": 1, \"iface\": \"eth1\", \"queue\": 0, \"rate_bps\": 1}", F ": flows[0].queue: eth1 has no rx-0" },
+			{ "{\"id\": 1, \"iface\": \"eth1\", \"queue\": 10, \"rate_bps\": 1}", F ": flows[0].queue: eth1 has no rx-10" },
+			{ "{\"id\": 1, \"iface\": \"eth2\", \"queue\": 0, \"rate_bps\": 1}", F ": flows[0].queue: eth2 has no rx-0" },
+			{ "{\"id\": 1, \"iface\": \"eth\", \"rate_bps\": 1}", F ": flows[0].iface: no interface \"eth\" in interfaces" },
+			{ "{\"id\": 1, \"iface\": \"eth10\", \"rate_bps\": 1}",
+			  F ": flows[0].iface: no interface \"eth10\" in interfaces" },
+			{ "{\"id\": 1, \"iface\": \"abcdefghijklmnopq\", \"rate_bps\": 1}",
+			  F ": flows[0].iface: no interface \"abcdefghijklmnopq\" in interfaces" },
+		};
+
+		for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+			_cleanup_free_ char *text = NULL;
+
+			assert_true(asprintf(&text, "{%s, \"flows\": [%s]}", ifaces, cases[i].flow) > 0);
+			expect_error(text, cases[i].want, -EINVAL);
+		}
+		/* and the ntuple_queue of a previous entry */
+		{
+			_cleanup_free_ char *text = NULL;
+
+			assert_true(asprintf(&text, "{%s, \"flows\": [{\"id\": 1, \"iface\": \"eth1\", \"rate_bps\": 1}], "
+			                            "\"previous\": [{\"id\": 1, \"steer_cpu\": 2, \"ntuple_queue\": 3}]}",
+			                     ifaces) > 0);
+			expect_error(text, F ": previous[0].ntuple_queue: eth1 has no rx-3", -EINVAL);
+		}
+	}
 }
 
 static void test_bad_flows(void **state)
@@ -840,6 +975,8 @@ int main(void)
 		cmocka_unit_test(test_bad_json),
 		cmocka_unit_test(test_bad_structure),
 		cmocka_unit_test(test_bad_interfaces),
+		cmocka_unit_test(test_too_many_interfaces),
+		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_bad_flows),
 		cmocka_unit_test(test_bad_previous),
 		cmocka_unit_test(test_load),
