@@ -1289,7 +1289,7 @@ static int choose(const struct planner *pl, int c, const bool *nic_package, enum
 				    better(pl, cpu, best))
 					best = cpu;
 			if (why)
-				text_add(why, "%sSMT sibling: %s", why->len ? " " : "", best >= 0 ? "chosen" : "none usable");
+				text_add(why, "%sSMT sibling: %s", why->len ? "; " : "", best >= 0 ? "chosen" : "none usable");
 			if (best >= 0) {
 				*ret_tier = tier;
 				return best;
@@ -1323,7 +1323,7 @@ static int choose(const struct planner *pl, int c, const bool *nic_package, enum
 				snprintf(where, sizeof(where), "other LLCs of package %d", cc->package);
 			else
 				snprintf(where, sizeof(where), "other packages");
-			text_add(why, "%s%s:", why->len ? " " : "", where);
+			text_add(why, "%s%s:", why->len ? "; " : "", where);
 			size_t len0 = why->len;
 			if (tier == TIER_OTHER_PACKAGE) {
 				for (unsigned i = 0; i < t->n_cores; i++)
@@ -1336,8 +1336,10 @@ static int choose(const struct planner *pl, int c, const bool *nic_package, enum
 			}
 			if (why->len == len0)
 				text_add(why, " no other core,");
+			/* each core's piece ends in ','; the last one's goes, and
+			 * the next tier, if any, begins with "; " */
 			if (!why->full && why->len > 0 && why->buf[why->len - 1] == ',')
-				why->buf[--why->len] = ';';
+				why->buf[--why->len] = '\0';
 		}
 		if (best >= 0) {
 			*ret_tier = tier;

@@ -2639,6 +2639,28 @@ static void test_considered(void **state)
 	assert_int_equal(d->steer_cpu, -1);
 	assert_non_null(strstr(d->considered, "other LLCs of package"));
 	assert_non_null(strstr(d->considered, "banned"));
+	/* the tiers apart by "; ", the list of each by ", ", nothing after
+	 * the last: a separator lost between two tiers ran them together */
+	assert_string_equal(d->considered, "L3#0, package 0: 2 banned, 4 banned, 6 banned, 8 banned, 10 banned; "
+	                                   "other LLCs of package 0: no other core");
+
+	/* ... and with the sibling as the last resort, the tier that has it */
+	policy.allow_smt_sibling = true;
+	caad_plan_free(TAKE_PTR(p));
+	p = compute(t, &f.inv, fl, 1, &policy);
+	d = decision_of(p, 0);
+	assert_int_equal(d->steer_cpu, 12);
+	assert_string_equal(d->considered, "L3#0, package 0: 2 banned, 4 banned, 6 banned, 8 banned, 10 banned; "
+	                                   "other LLCs of package 0: no other core; SMT sibling: chosen");
+
+	/* one tier: its list alone, no separator after it */
+	caad_policy_init(&policy);
+	caad_plan_free(TAKE_PTR(p));
+	p = compute(t, &f.inv, fl, 1, &policy);
+	d = decision_of(p, 0);
+	assert_int_equal(d->steer_cpu, 2);
+	assert_string_equal(d->considered, "L3#0, package 0: 2 chosen (0 bit/s steered to its core), 4 as free but "
+	                                   "higher, 6 as free but higher, 8 as free but higher, 10 as free but higher");
 }
 
 /* The layouts of the issue: one L3 per CCX, many L3s, NUMA below packages. */
