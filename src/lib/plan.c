@@ -428,7 +428,8 @@ struct cand {
 	unsigned slot;
 	struct key key;                 /* k's, to sort without looking it up */
 	enum hold hold;
-	const char *why;                /* for HOLD_*: what is wrong with the previous target */
+	const char *why;                /* for HOLD_*: what is wrong with the previous target; for
+	                                 * HOLD_KEEP, NULL or why it holds where it seems not to */
 	const struct caad_decision *pd; /* previous decision */
 };
 
@@ -1388,6 +1389,7 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 	const struct caad_decision *d = &pl->plan->decisions[k], *pd;
 	int c = d->consumer_cpu, s0;
 	enum caad_relation rel;
+	bool window_sibling = false;
 
 	*ret_why = NULL;
 	pd = pl->hv[k].pd;
@@ -1431,11 +1433,25 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 				return HOLD_FORCED;
 			}
 			if (t->cpus[x].core == t->cpus[s0].core && t->cpus[x].core != t->cpus[c].core) {
+				/*
+				 * The sibling it was chosen as, of a CPU the
+				 * consumer still reads on in this LLC: held as
+				 * the consumer's sibling. Chosen anew for the
+				 * latest CPU, it would follow a reader that hops
+				 * between two cores at every scan, forced.
+				 */
+				if (pl->policy->allow_smt_sibling && rel == CAAD_RELATION_PEER_CORE_SAME_LLC &&
+				    cpu_known(t, pd->anchor_cpu) && t->cpus[pd->anchor_cpu].core == t->cpus[s0].core) {
+					window_sibling = true;
+					continue;
+				}
 				*ret_why = "is on a core its consumer read on lately";
 				return HOLD_FORCED;
 			}
 		}
 	}
+	if (window_sibling)
+		rel = CAAD_RELATION_SMT_SIBLING;
 
 	/* a sibling target, allowed, is on its own consumer's core: only a
 	 * consumer on that CPU itself takes it */
@@ -1444,11 +1460,19 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 	else if (rel != CAAD_RELATION_PEER_CORE_SAME_LLC && cpu_known(t, pd->anchor_cpu) &&
 	         t->cpus[pd->anchor_cpu].llc != t->cpus[c].llc)
 		*ret_why = "is no longer in the consumer's LLC (the consumer moved)";
-	else if (nearer_tier_free(pl, c, rel))
-		*ret_why = rel == CAAD_RELATION_SMT_SIBLING ? "is the consumer's SMT sibling, and another core is free now"
-		                                             : "is farther than a core free now";
-	else
+	else if (nearer_tier_free(pl, c, rel)) {
+		if (window_sibling)
+			*ret_why = "is the SMT sibling of a CPU its consumer read on lately, and another core is free now";
+		else if (rel == CAAD_RELATION_SMT_SIBLING)
+			*ret_why = "is the consumer's SMT sibling, and another core is free now";
+		else
+			*ret_why = "is farther than a core free now";
+	} else {
+		/* what a kept target on its reader's other core is, said */
+		if (window_sibling)
+			*ret_why = "is the SMT sibling of a CPU its consumer read on lately (AllowSMTSibling)";
 		return HOLD_KEEP;
+	}
 
 	uint64_t elapsed = pl->now_ns >= pd->since_ns ? pl->now_ns - pd->since_ns : 0;
 	if (elapsed < (uint64_t)pl->policy->dwell_ms * NSEC_PER_MSEC)
@@ -1609,12 +1633,15 @@ static int place(struct planner *pl, const struct cand *cd)
 
 		snprintf(what, sizeof(what), "keeps CPU %d", pd->steer_cpu);
 		if (cd->hold == HOLD_KEEP)
-			snprintf(tail, sizeof(tail), ", its target for %.1f s (hysteresis)", age);
+			snprintf(tail, sizeof(tail), ", its target for %.1f s (hysteresis)%s%s", age,
+			         cd->why ? ", which " : "", cd->why ?: "");
 		else
 			snprintf(tail, sizeof(tail), ", which %s, until DwellMSec=%u is over (its target for %.1f s)",
 			         cd->why, pl->policy->dwell_ms, age);
-		snprintf(why.buf, sizeof(why.buf), "previous target CPU %d%s%s", pd->steer_cpu,
-		         cd->why ? ": " : " still valid", cd->why ?: "");
+		if (cd->hold == HOLD_KEEP)
+			snprintf(why.buf, sizeof(why.buf), "previous target CPU %d still valid", pd->steer_cpu);
+		else
+			snprintf(why.buf, sizeof(why.buf), "previous target CPU %d: %s", pd->steer_cpu, cd->why);
 		r = steer(pl, cd->k, pd->steer_cpu, pd, what, tail, why.buf);
 		return r < 0 ? r : 1;
 	}
