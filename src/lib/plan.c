@@ -545,7 +545,8 @@ struct planner {
 	unsigned *llc_start, *llc_cores;       /* CSR: cores of each LLC */
 	unsigned *package_start, *package_cores;
 	/* per CPU */
-	bool *cpu_consumer;
+	uint8_t *cpu_consumer;      /* heavy flows whose windows hold it (and as fast ones caad does
+	                             * not steer), up to UINT8_MAX: whether another's does */
 	uint64_t *load;             /* steered bit/s */
 	uint64_t *core_load;        /* ... per core */
 	const char **fail_reason;   /* consumer CPUs known to have no candidate */
@@ -873,7 +874,7 @@ static int build_tables(struct planner *pl)
 	pl->llc_cores = malloc(nc * sizeof(unsigned));
 	pl->package_start = calloc(n_packages + 1, sizeof(unsigned));
 	pl->package_cores = malloc(nc * sizeof(unsigned));
-	pl->cpu_consumer = calloc(ncpu, sizeof(bool));
+	pl->cpu_consumer = calloc(ncpu, sizeof(*pl->cpu_consumer));
 	pl->load = calloc(ncpu, sizeof(uint64_t));
 	pl->fail_reason = calloc(ncpu, sizeof(char *));
 	pl->fail_considered = calloc(ncpu, sizeof(char *));
@@ -1382,11 +1383,53 @@ static bool nearer_tier_free(const struct planner *pl, int c, enum caad_relation
 	return choose(pl, c, NULL, &tier, NULL) >= 0 && tier < relation_tier(rel);
 }
 
+/* The closed loop's placement for a flow, if it has one that can be used. */
+static const struct caad_override *find_override(const struct planner *pl, uint64_t flow_id)
+{
+	const struct caad_override *o = pl->policy->overrides;
+	size_t lo = LOWER_BOUND_BY(o, pl->policy->n_overrides, flow_id, flow_id);
+
+	if (lo >= pl->policy->n_overrides || o[lo].flow_id != flow_id)
+		return NULL;
+	o += lo;
+	if (o->cpu == CAAD_OVERRIDE_HOST)
+		return o;
+	if (!cpu_known(pl->topo, o->cpu) || !caad_cpumask_test(&pl->topo->usable, (unsigned)o->cpu) ||
+	    caad_cpumask_test(&pl->policy->banned, (unsigned)o->cpu))
+		return NULL; /* the rules decide; the closed loop sees the change */
+	return o;
+}
+
+/*
+ * Whether the closed loop's placement of heavy flow k on cpu would put its
+ * processing on another flow's reader: a CPU of the window of another heavy
+ * flow (or of one as fast that caad does not steer), where the rules' own
+ * sibling tier does not go either. The closed loop picks a trial's or a
+ * verdict's CPU from the topology alone (caad_trial_cpu_for_relation()):
+ * only the planner sees every flow. The consumer's own CPU is the same-core
+ * placement's by definition, whoever else reads there.
+ */
+static bool override_on_reader(const struct planner *pl, uint32_t k, int cpu)
+{
+	const struct caad_decision *d = &pl->plan->decisions[k];
+	struct consumer cs;
+	unsigned own = 0;
+
+	if (cpu == d->consumer_cpu || !pl->cpu_consumer[cpu])
+		return false;
+	/* k's own window counted once (keep_consumer_free()) */
+	consumer_of_heavy(pl, k, &cs);
+	for (unsigned j = 0; j < cs.n_cpus; j++)
+		own += cs.cpus[j] == cpu;
+	return pl->cpu_consumer[cpu] > own;
+}
+
 static enum hold classify(const struct planner *pl, uint32_t k, const struct caad_decision **ret_pd,
                           const char **ret_why)
 {
 	const struct caad_topology *t = pl->topo;
 	const struct caad_decision *d = &pl->plan->decisions[k], *pd;
+	const struct caad_override *o;
 	int c = d->consumer_cpu, s0;
 	enum caad_relation rel;
 	bool window_sibling = false;
@@ -1406,6 +1449,14 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 	}
 	if (caad_cpumask_test(&pl->policy->banned, (unsigned)s0)) {
 		*ret_why = "is banned";
+		return HOLD_FORCED;
+	}
+	/* the closed loop's placement, refused now (place()), is left at
+	 * once: held for DwellMSec= as a sibling a reader came to, its turn
+	 * would go on being measured on that reader's CPU */
+	if (pl->policy->n_overrides && (o = find_override(pl, d->flow_id)) && o->cpu == s0 &&
+	    override_on_reader(pl, k, s0)) {
+		*ret_why = "is the closed loop's placement on another heavy flow's consumer CPU";
 		return HOLD_FORCED;
 	}
 	rel = caad_topology_relation(t, (unsigned)c, (unsigned)s0);
@@ -1583,50 +1634,15 @@ static int steer(struct planner *pl, uint32_t k, int cpu, const struct caad_deci
 	return 0;
 }
 
-/* The closed loop's placement for a flow, if it has one that can be used. */
-static const struct caad_override *find_override(const struct planner *pl, uint64_t flow_id)
-{
-	const struct caad_override *o = pl->policy->overrides;
-	size_t lo = LOWER_BOUND_BY(o, pl->policy->n_overrides, flow_id, flow_id);
-
-	if (lo >= pl->policy->n_overrides || o[lo].flow_id != flow_id)
-		return NULL;
-	o += lo;
-	if (o->cpu == CAAD_OVERRIDE_HOST)
-		return o;
-	if (!cpu_known(pl->topo, o->cpu) || !caad_cpumask_test(&pl->topo->usable, (unsigned)o->cpu) ||
-	    caad_cpumask_test(&pl->policy->banned, (unsigned)o->cpu))
-		return NULL; /* the rules decide; the closed loop sees the change */
-	return o;
-}
-
-/*
- * Place the owner of a slot. Returns 1 when it got a CPU, 0 when not (its
- * decision then says why), or -ENOMEM.
- */
-static int place(struct planner *pl, const struct cand *cd)
+/* Place the owner of a slot by the rules; as place(). */
+static int place_by_rules(struct planner *pl, const struct cand *cd)
 {
 	struct caad_decision *d = &pl->plan->decisions[cd->k];
 	const struct caad_decision *pd = cd->pd;
-	const struct caad_override *o = pl->policy->n_overrides ? find_override(pl, d->flow_id) : NULL;
 	char what[64], tail[256];
-
-	assert(!o || o->cpu != CAAD_OVERRIDE_HOST); /* collect() decided those */
 	enum tier tier = TIER_LLC;
 	struct text why = {};
 	int c = d->consumer_cpu, cpu, r;
-
-	if (o) {
-		bool same = pd && pd->steer_cpu == o->cpu;
-
-		if (pd && !same)
-			pl->plan->n_forced++;
-		snprintf(tail, sizeof(tail), ": %s", o->why ?: "closed-loop placement");
-		r = steer(pl, cd->k, o->cpu, same ? pd : NULL, "closed-loop placement", tail, "");
-		if (r >= 0 && same)
-			pl->plan->decisions[cd->k].anchor_cpu = c;
-		return r < 0 ? r : 1;
-	}
 
 	if (cd->hold == HOLD_KEEP || cd->hold == HOLD_DWELL) {
 		double age = (double)(pl->now_ns >= pd->since_ns ? pl->now_ns - pd->since_ns : 0) / 1e9;
@@ -1682,6 +1698,45 @@ static int place(struct planner *pl, const struct cand *cd)
 		pl->plan->decisions[cd->k].held = false;
 		pl->plan->decisions[cd->k].anchor_cpu = c;
 	}
+	return r < 0 ? r : 1;
+}
+
+/*
+ * Place the owner of a slot: where the closed loop puts it, else by the
+ * rules. Returns 1 when it got a CPU, 0 when not (its decision then says
+ * why), or -ENOMEM.
+ */
+static int place(struct planner *pl, const struct cand *cd)
+{
+	struct caad_decision *d = &pl->plan->decisions[cd->k];
+	const struct caad_decision *pd = cd->pd;
+	const struct caad_override *o = pl->policy->n_overrides ? find_override(pl, d->flow_id) : NULL;
+	char tail[256];
+	int r;
+
+	assert(!o || o->cpu != CAAD_OVERRIDE_HOST); /* collect() decided those */
+	if (!o)
+		return place_by_rules(pl, cd);
+
+	if (override_on_reader(pl, cd->k, o->cpu)) {
+		/* the closed loop sees its turn not planned, and ends it */
+		r = place_by_rules(pl, cd);
+		if (r < 0)
+			return r;
+		d->reason = arena_printf(pl->plan,
+		                         "%s; not the closed loop's CPU %d (%s): another heavy flow's consumer reads there",
+		                         d->reason, o->cpu, o->why ?: "closed-loop placement");
+		return d->reason ? r : -ENOMEM;
+	}
+
+	bool same = pd && pd->steer_cpu == o->cpu;
+
+	if (pd && !same)
+		pl->plan->n_forced++;
+	snprintf(tail, sizeof(tail), ": %s", o->why ?: "closed-loop placement");
+	r = steer(pl, cd->k, o->cpu, same ? pd : NULL, "closed-loop placement", tail, "");
+	if (r >= 0 && same)
+		pl->plan->decisions[cd->k].anchor_cpu = d->consumer_cpu;
 	return r < 0 ? r : 1;
 }
 
@@ -3177,7 +3232,8 @@ static void keep_consumer_free(struct planner *pl, size_t i, const struct consum
 	for (unsigned j = 0; j < cs->n_cpus; j++) {
 		int core = pl->topo->cpus[cs->cpus[j]].core;
 
-		pl->cpu_consumer[cs->cpus[j]] = true;
+		if (pl->cpu_consumer[cs->cpus[j]] < UINT8_MAX)
+			pl->cpu_consumer[cs->cpus[j]]++;
 		offer(&pl->core_consumer[core], &pl->core_consumer_key[core], (uint32_t)i, f->rate_bps, f->id);
 	}
 }

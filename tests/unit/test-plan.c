@@ -1104,6 +1104,57 @@ static void test_override(void **state)
 
 
 /*
+ * A closed-loop placement on another heavy flow's reader's CPU (a trial's
+ * smt-sibling turn, a verdict for the application) is not taken: the rules
+ * place the flow, as their own sibling tier would not go there either, and
+ * the reason says so. A previous target there, the closed loop's, is left
+ * at once (not held for DwellMSec= as a sibling a reader came to). Where no
+ * other reader is, the placement stands.
+ */
+static void test_override_reader(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL, *p3 = NULL;
+	struct caad_flow fl[] = { make_flow(5, 2, ETH0_IFINDEX, 0, 10 * GBIT), make_flow(9, 14, ETH0_IFINDEX, 1, MBIT) };
+	struct caad_override o[] = { { .flow_id = 5, .cpu = 14, .why = "trial 1, round 1 of 10: smt-sibling" } };
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.allow_smt_sibling = true;
+	policy.dwell_ms = 60000;
+	policy.overrides = o;
+	policy.n_overrides = ARRAY_SIZE(o);
+	fake_inv_init(&f, 2, 0);
+
+	/* flow 9 light: nobody else reads on 14 */
+	p1 = compute_at(t, &f.inv, fl, 2, &policy, NULL, NOW);
+	assert_int_equal(p1->decisions[0].steer_cpu, 14);
+	assert_non_null(strstr(p1->decisions[0].reason, "closed-loop placement"));
+
+	/* flow 9 heavy, its reader on 14 */
+	fl[1].rate_bps = 9 * GBIT;
+	p2 = compute_at(t, &f.inv, fl, 2, &policy, p1, NOW + MSEC);
+	const struct caad_decision *d = caad_plan_find(p2, 5);
+	assert_non_null(d);
+	if (d->steer_cpu == 14)
+		fail_msg("steered onto flow 9's reader: %s", d->reason);
+	assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_equal(p2->n_forced, 1);
+	if (!strstr(d->reason, "not the closed loop's CPU 14 (trial 1, round 1 of 10: smt-sibling): another heavy "
+	                       "flow's consumer reads there"))
+		fail_msg("%s", d->reason);
+
+	/* no previous plan: the same */
+	p3 = compute_at(t, &f.inv, fl, 2, &policy, NULL, NOW);
+	d = caad_plan_find(p3, 5);
+	assert_int_not_equal(d->steer_cpu, 14);
+	assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_non_null(strstr(d->reason, "another heavy flow's consumer reads there"));
+}
+
+/*
  * The closed loop's hands-off placement (CAAD_OVERRIDE_HOST): the flow is
  * not steered, bids for no queue, and its queue's settings go back to the
  * host's (restores, IRQ before RPS) where no other flow's steering takes
@@ -4515,6 +4566,7 @@ int main(void)
 		cmocka_unit_test(test_nothing_usable),
 		cmocka_unit_test(test_two_cpu_vm),
 		cmocka_unit_test(test_override),
+		cmocka_unit_test(test_override_reader),
 		cmocka_unit_test(test_override_host),
 		cmocka_unit_test(test_window_fills_llc),
 		cmocka_unit_test(test_ten_flows_distinct_peers),
