@@ -875,7 +875,9 @@ void closed_loop_applied(struct daemon *d, const struct caad_plan *plan)
 	} else if (cl->turn_cpu == TURN_RULES && (dc->steer_cpu < 0 || dc->host))
 		snprintf(why, sizeof(why), "its turn, the rules' placement, left it unsteered");
 	else if (cl->turn_cpu != TURN_RULES && dc->steer_cpu != cl->turn_cpu)
-		snprintf(why, sizeof(why), "its turn's placement, CPU %d, was not planned (a CPU the rules may not use)",
+		snprintf(why, sizeof(why),
+		         "its turn's placement, CPU %d, was not planned (a CPU the rules may not use, or another heavy "
+		         "flow's consumer reads there)",
 		         cl->turn_cpu);
 	else if (dc->shares_queue)
 		snprintf(why, sizeof(why), "another flow's steering holds its queue: CPU %d is not its turn's",

@@ -428,7 +428,8 @@ struct cand {
 	unsigned slot;
 	struct key key;                 /* k's, to sort without looking it up */
 	enum hold hold;
-	const char *why;                /* for HOLD_*: what is wrong with the previous target */
+	const char *why;                /* for HOLD_*: what is wrong with the previous target; for
+	                                 * HOLD_KEEP, NULL or why it holds where it seems not to */
 	const struct caad_decision *pd; /* previous decision */
 };
 
@@ -544,7 +545,8 @@ struct planner {
 	unsigned *llc_start, *llc_cores;       /* CSR: cores of each LLC */
 	unsigned *package_start, *package_cores;
 	/* per CPU */
-	bool *cpu_consumer;
+	uint8_t *cpu_consumer;      /* heavy flows whose windows hold it (and as fast ones caad does
+	                             * not steer), up to UINT8_MAX: whether another's does */
 	uint64_t *load;             /* steered bit/s */
 	uint64_t *core_load;        /* ... per core */
 	const char **fail_reason;   /* consumer CPUs known to have no candidate */
@@ -872,7 +874,7 @@ static int build_tables(struct planner *pl)
 	pl->llc_cores = malloc(nc * sizeof(unsigned));
 	pl->package_start = calloc(n_packages + 1, sizeof(unsigned));
 	pl->package_cores = malloc(nc * sizeof(unsigned));
-	pl->cpu_consumer = calloc(ncpu, sizeof(bool));
+	pl->cpu_consumer = calloc(ncpu, sizeof(*pl->cpu_consumer));
 	pl->load = calloc(ncpu, sizeof(uint64_t));
 	pl->fail_reason = calloc(ncpu, sizeof(char *));
 	pl->fail_considered = calloc(ncpu, sizeof(char *));
@@ -1289,7 +1291,7 @@ static int choose(const struct planner *pl, int c, const bool *nic_package, enum
 				    better(pl, cpu, best))
 					best = cpu;
 			if (why)
-				text_add(why, "%sSMT sibling: %s", why->len ? " " : "", best >= 0 ? "chosen" : "none usable");
+				text_add(why, "%sSMT sibling: %s", why->len ? "; " : "", best >= 0 ? "chosen" : "none usable");
 			if (best >= 0) {
 				*ret_tier = tier;
 				return best;
@@ -1323,7 +1325,7 @@ static int choose(const struct planner *pl, int c, const bool *nic_package, enum
 				snprintf(where, sizeof(where), "other LLCs of package %d", cc->package);
 			else
 				snprintf(where, sizeof(where), "other packages");
-			text_add(why, "%s%s:", why->len ? " " : "", where);
+			text_add(why, "%s%s:", why->len ? "; " : "", where);
 			size_t len0 = why->len;
 			if (tier == TIER_OTHER_PACKAGE) {
 				for (unsigned i = 0; i < t->n_cores; i++)
@@ -1336,8 +1338,10 @@ static int choose(const struct planner *pl, int c, const bool *nic_package, enum
 			}
 			if (why->len == len0)
 				text_add(why, " no other core,");
+			/* each core's piece ends in ','; the last one's goes, and
+			 * the next tier, if any, begins with "; " */
 			if (!why->full && why->len > 0 && why->buf[why->len - 1] == ',')
-				why->buf[--why->len] = ';';
+				why->buf[--why->len] = '\0';
 		}
 		if (best >= 0) {
 			*ret_tier = tier;
@@ -1379,13 +1383,56 @@ static bool nearer_tier_free(const struct planner *pl, int c, enum caad_relation
 	return choose(pl, c, NULL, &tier, NULL) >= 0 && tier < relation_tier(rel);
 }
 
+/* The closed loop's placement for a flow, if it has one that can be used. */
+static const struct caad_override *find_override(const struct planner *pl, uint64_t flow_id)
+{
+	const struct caad_override *o = pl->policy->overrides;
+	size_t lo = LOWER_BOUND_BY(o, pl->policy->n_overrides, flow_id, flow_id);
+
+	if (lo >= pl->policy->n_overrides || o[lo].flow_id != flow_id)
+		return NULL;
+	o += lo;
+	if (o->cpu == CAAD_OVERRIDE_HOST)
+		return o;
+	if (!cpu_known(pl->topo, o->cpu) || !caad_cpumask_test(&pl->topo->usable, (unsigned)o->cpu) ||
+	    caad_cpumask_test(&pl->policy->banned, (unsigned)o->cpu))
+		return NULL; /* the rules decide; the closed loop sees the change */
+	return o;
+}
+
+/*
+ * Whether the closed loop's placement of heavy flow k on cpu would put its
+ * processing on another flow's reader: a CPU of the window of another heavy
+ * flow (or of one as fast that caad does not steer), where the rules' own
+ * sibling tier does not go either. The closed loop picks a trial's or a
+ * verdict's CPU from the topology alone (caad_trial_cpu_for_relation()):
+ * only the planner sees every flow. The consumer's own CPU is the same-core
+ * placement's by definition, whoever else reads there.
+ */
+static bool override_on_reader(const struct planner *pl, uint32_t k, int cpu)
+{
+	const struct caad_decision *d = &pl->plan->decisions[k];
+	struct consumer cs;
+	unsigned own = 0;
+
+	if (cpu == d->consumer_cpu || !pl->cpu_consumer[cpu])
+		return false;
+	/* k's own window counted once (keep_consumer_free()) */
+	consumer_of_heavy(pl, k, &cs);
+	for (unsigned j = 0; j < cs.n_cpus; j++)
+		own += cs.cpus[j] == cpu;
+	return pl->cpu_consumer[cpu] > own;
+}
+
 static enum hold classify(const struct planner *pl, uint32_t k, const struct caad_decision **ret_pd,
                           const char **ret_why)
 {
 	const struct caad_topology *t = pl->topo;
 	const struct caad_decision *d = &pl->plan->decisions[k], *pd;
+	const struct caad_override *o;
 	int c = d->consumer_cpu, s0;
 	enum caad_relation rel;
+	bool window_sibling = false;
 
 	*ret_why = NULL;
 	pd = pl->hv[k].pd;
@@ -1402,6 +1449,14 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 	}
 	if (caad_cpumask_test(&pl->policy->banned, (unsigned)s0)) {
 		*ret_why = "is banned";
+		return HOLD_FORCED;
+	}
+	/* the closed loop's placement, refused now (place()), is left at
+	 * once: held for DwellMSec= as a sibling a reader came to, its turn
+	 * would go on being measured on that reader's CPU */
+	if (pl->policy->n_overrides && (o = find_override(pl, d->flow_id)) && o->cpu == s0 &&
+	    override_on_reader(pl, k, s0)) {
+		*ret_why = "is the closed loop's placement on another heavy flow's consumer CPU";
 		return HOLD_FORCED;
 	}
 	rel = caad_topology_relation(t, (unsigned)c, (unsigned)s0);
@@ -1429,11 +1484,25 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 				return HOLD_FORCED;
 			}
 			if (t->cpus[x].core == t->cpus[s0].core && t->cpus[x].core != t->cpus[c].core) {
+				/*
+				 * The sibling it was chosen as, of a CPU the
+				 * consumer still reads on in this LLC: held as
+				 * the consumer's sibling. Chosen anew for the
+				 * latest CPU, it would follow a reader that hops
+				 * between two cores at every scan, forced.
+				 */
+				if (pl->policy->allow_smt_sibling && rel == CAAD_RELATION_PEER_CORE_SAME_LLC &&
+				    cpu_known(t, pd->anchor_cpu) && t->cpus[pd->anchor_cpu].core == t->cpus[s0].core) {
+					window_sibling = true;
+					continue;
+				}
 				*ret_why = "is on a core its consumer read on lately";
 				return HOLD_FORCED;
 			}
 		}
 	}
+	if (window_sibling)
+		rel = CAAD_RELATION_SMT_SIBLING;
 
 	/* a sibling target, allowed, is on its own consumer's core: only a
 	 * consumer on that CPU itself takes it */
@@ -1442,11 +1511,19 @@ static enum hold classify(const struct planner *pl, uint32_t k, const struct caa
 	else if (rel != CAAD_RELATION_PEER_CORE_SAME_LLC && cpu_known(t, pd->anchor_cpu) &&
 	         t->cpus[pd->anchor_cpu].llc != t->cpus[c].llc)
 		*ret_why = "is no longer in the consumer's LLC (the consumer moved)";
-	else if (nearer_tier_free(pl, c, rel))
-		*ret_why = rel == CAAD_RELATION_SMT_SIBLING ? "is the consumer's SMT sibling, and another core is free now"
-		                                             : "is farther than a core free now";
-	else
+	else if (nearer_tier_free(pl, c, rel)) {
+		if (window_sibling)
+			*ret_why = "is the SMT sibling of a CPU its consumer read on lately, and another core is free now";
+		else if (rel == CAAD_RELATION_SMT_SIBLING)
+			*ret_why = "is the consumer's SMT sibling, and another core is free now";
+		else
+			*ret_why = "is farther than a core free now";
+	} else {
+		/* what a kept target on its reader's other core is, said */
+		if (window_sibling)
+			*ret_why = "is the SMT sibling of a CPU its consumer read on lately (AllowSMTSibling)";
 		return HOLD_KEEP;
+	}
 
 	uint64_t elapsed = pl->now_ns >= pd->since_ns ? pl->now_ns - pd->since_ns : 0;
 	if (elapsed < (uint64_t)pl->policy->dwell_ms * NSEC_PER_MSEC)
@@ -1557,62 +1634,30 @@ static int steer(struct planner *pl, uint32_t k, int cpu, const struct caad_deci
 	return 0;
 }
 
-/* The closed loop's placement for a flow, if it has one that can be used. */
-static const struct caad_override *find_override(const struct planner *pl, uint64_t flow_id)
-{
-	const struct caad_override *o = pl->policy->overrides;
-	size_t lo = LOWER_BOUND_BY(o, pl->policy->n_overrides, flow_id, flow_id);
-
-	if (lo >= pl->policy->n_overrides || o[lo].flow_id != flow_id)
-		return NULL;
-	o += lo;
-	if (o->cpu == CAAD_OVERRIDE_HOST)
-		return o;
-	if (!cpu_known(pl->topo, o->cpu) || !caad_cpumask_test(&pl->topo->usable, (unsigned)o->cpu) ||
-	    caad_cpumask_test(&pl->policy->banned, (unsigned)o->cpu))
-		return NULL; /* the rules decide; the closed loop sees the change */
-	return o;
-}
-
-/*
- * Place the owner of a slot. Returns 1 when it got a CPU, 0 when not (its
- * decision then says why), or -ENOMEM.
- */
-static int place(struct planner *pl, const struct cand *cd)
+/* Place the owner of a slot by the rules; as place(). */
+static int place_by_rules(struct planner *pl, const struct cand *cd)
 {
 	struct caad_decision *d = &pl->plan->decisions[cd->k];
 	const struct caad_decision *pd = cd->pd;
-	const struct caad_override *o = pl->policy->n_overrides ? find_override(pl, d->flow_id) : NULL;
 	char what[64], tail[256];
-
-	assert(!o || o->cpu != CAAD_OVERRIDE_HOST); /* collect() decided those */
 	enum tier tier = TIER_LLC;
 	struct text why = {};
 	int c = d->consumer_cpu, cpu, r;
-
-	if (o) {
-		bool same = pd && pd->steer_cpu == o->cpu;
-
-		if (pd && !same)
-			pl->plan->n_forced++;
-		snprintf(tail, sizeof(tail), ": %s", o->why ?: "closed-loop placement");
-		r = steer(pl, cd->k, o->cpu, same ? pd : NULL, "closed-loop placement", tail, "");
-		if (r >= 0 && same)
-			pl->plan->decisions[cd->k].anchor_cpu = c;
-		return r < 0 ? r : 1;
-	}
 
 	if (cd->hold == HOLD_KEEP || cd->hold == HOLD_DWELL) {
 		double age = (double)(pl->now_ns >= pd->since_ns ? pl->now_ns - pd->since_ns : 0) / 1e9;
 
 		snprintf(what, sizeof(what), "keeps CPU %d", pd->steer_cpu);
 		if (cd->hold == HOLD_KEEP)
-			snprintf(tail, sizeof(tail), ", its target for %.1f s (hysteresis)", age);
+			snprintf(tail, sizeof(tail), ", its target for %.1f s (hysteresis)%s%s", age,
+			         cd->why ? ", which " : "", cd->why ?: "");
 		else
 			snprintf(tail, sizeof(tail), ", which %s, until DwellMSec=%u is over (its target for %.1f s)",
 			         cd->why, pl->policy->dwell_ms, age);
-		snprintf(why.buf, sizeof(why.buf), "previous target CPU %d%s%s", pd->steer_cpu,
-		         cd->why ? ": " : " still valid", cd->why ?: "");
+		if (cd->hold == HOLD_KEEP)
+			snprintf(why.buf, sizeof(why.buf), "previous target CPU %d still valid", pd->steer_cpu);
+		else
+			snprintf(why.buf, sizeof(why.buf), "previous target CPU %d: %s", pd->steer_cpu, cd->why);
 		r = steer(pl, cd->k, pd->steer_cpu, pd, what, tail, why.buf);
 		return r < 0 ? r : 1;
 	}
@@ -1653,6 +1698,45 @@ static int place(struct planner *pl, const struct cand *cd)
 		pl->plan->decisions[cd->k].held = false;
 		pl->plan->decisions[cd->k].anchor_cpu = c;
 	}
+	return r < 0 ? r : 1;
+}
+
+/*
+ * Place the owner of a slot: where the closed loop puts it, else by the
+ * rules. Returns 1 when it got a CPU, 0 when not (its decision then says
+ * why), or -ENOMEM.
+ */
+static int place(struct planner *pl, const struct cand *cd)
+{
+	struct caad_decision *d = &pl->plan->decisions[cd->k];
+	const struct caad_decision *pd = cd->pd;
+	const struct caad_override *o = pl->policy->n_overrides ? find_override(pl, d->flow_id) : NULL;
+	char tail[256];
+	int r;
+
+	assert(!o || o->cpu != CAAD_OVERRIDE_HOST); /* collect() decided those */
+	if (!o)
+		return place_by_rules(pl, cd);
+
+	if (override_on_reader(pl, cd->k, o->cpu)) {
+		/* the closed loop sees its turn not planned, and ends it */
+		r = place_by_rules(pl, cd);
+		if (r < 0)
+			return r;
+		d->reason = arena_printf(pl->plan,
+		                         "%s; not the closed loop's CPU %d (%s): another heavy flow's consumer reads there",
+		                         d->reason, o->cpu, o->why ?: "closed-loop placement");
+		return d->reason ? r : -ENOMEM;
+	}
+
+	bool same = pd && pd->steer_cpu == o->cpu;
+
+	if (pd && !same)
+		pl->plan->n_forced++;
+	snprintf(tail, sizeof(tail), ": %s", o->why ?: "closed-loop placement");
+	r = steer(pl, cd->k, o->cpu, same ? pd : NULL, "closed-loop placement", tail, "");
+	if (r >= 0 && same)
+		pl->plan->decisions[cd->k].anchor_cpu = d->consumer_cpu;
 	return r < 0 ? r : 1;
 }
 
@@ -3148,7 +3232,8 @@ static void keep_consumer_free(struct planner *pl, size_t i, const struct consum
 	for (unsigned j = 0; j < cs->n_cpus; j++) {
 		int core = pl->topo->cpus[cs->cpus[j]].core;
 
-		pl->cpu_consumer[cs->cpus[j]] = true;
+		if (pl->cpu_consumer[cs->cpus[j]] < UINT8_MAX)
+			pl->cpu_consumer[cs->cpus[j]]++;
 		offer(&pl->core_consumer[core], &pl->core_consumer_key[core], (uint32_t)i, f->rate_bps, f->id);
 	}
 }

@@ -1104,6 +1104,57 @@ static void test_override(void **state)
 
 
 /*
+ * A closed-loop placement on another heavy flow's reader's CPU (a trial's
+ * smt-sibling turn, a verdict for the application) is not taken: the rules
+ * place the flow, as their own sibling tier would not go there either, and
+ * the reason says so. A previous target there, the closed loop's, is left
+ * at once (not held for DwellMSec= as a sibling a reader came to). Where no
+ * other reader is, the placement stands.
+ */
+static void test_override_reader(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL, *p3 = NULL;
+	struct caad_flow fl[] = { make_flow(5, 2, ETH0_IFINDEX, 0, 10 * GBIT), make_flow(9, 14, ETH0_IFINDEX, 1, MBIT) };
+	struct caad_override o[] = { { .flow_id = 5, .cpu = 14, .why = "trial 1, round 1 of 10: smt-sibling" } };
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.allow_smt_sibling = true;
+	policy.dwell_ms = 60000;
+	policy.overrides = o;
+	policy.n_overrides = ARRAY_SIZE(o);
+	fake_inv_init(&f, 2, 0);
+
+	/* flow 9 light: nobody else reads on 14 */
+	p1 = compute_at(t, &f.inv, fl, 2, &policy, NULL, NOW);
+	assert_int_equal(p1->decisions[0].steer_cpu, 14);
+	assert_non_null(strstr(p1->decisions[0].reason, "closed-loop placement"));
+
+	/* flow 9 heavy, its reader on 14 */
+	fl[1].rate_bps = 9 * GBIT;
+	p2 = compute_at(t, &f.inv, fl, 2, &policy, p1, NOW + MSEC);
+	const struct caad_decision *d = caad_plan_find(p2, 5);
+	assert_non_null(d);
+	if (d->steer_cpu == 14)
+		fail_msg("steered onto flow 9's reader: %s", d->reason);
+	assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_equal(p2->n_forced, 1);
+	if (!strstr(d->reason, "not the closed loop's CPU 14 (trial 1, round 1 of 10: smt-sibling): another heavy "
+	                       "flow's consumer reads there"))
+		fail_msg("%s", d->reason);
+
+	/* no previous plan: the same */
+	p3 = compute_at(t, &f.inv, fl, 2, &policy, NULL, NOW);
+	d = caad_plan_find(p3, 5);
+	assert_int_not_equal(d->steer_cpu, 14);
+	assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_non_null(strstr(d->reason, "another heavy flow's consumer reads there"));
+}
+
+/*
  * The closed loop's hands-off placement (CAAD_OVERRIDE_HOST): the flow is
  * not steered, bids for no queue, and its queue's settings go back to the
  * host's (restores, IRQ before RPS) where no other flow's steering takes
@@ -2639,6 +2690,28 @@ static void test_considered(void **state)
 	assert_int_equal(d->steer_cpu, -1);
 	assert_non_null(strstr(d->considered, "other LLCs of package"));
 	assert_non_null(strstr(d->considered, "banned"));
+	/* the tiers apart by "; ", the list of each by ", ", nothing after
+	 * the last: a separator lost between two tiers ran them together */
+	assert_string_equal(d->considered, "L3#0, package 0: 2 banned, 4 banned, 6 banned, 8 banned, 10 banned; "
+	                                   "other LLCs of package 0: no other core");
+
+	/* ... and with the sibling as the last resort, the tier that has it */
+	policy.allow_smt_sibling = true;
+	caad_plan_free(TAKE_PTR(p));
+	p = compute(t, &f.inv, fl, 1, &policy);
+	d = decision_of(p, 0);
+	assert_int_equal(d->steer_cpu, 12);
+	assert_string_equal(d->considered, "L3#0, package 0: 2 banned, 4 banned, 6 banned, 8 banned, 10 banned; "
+	                                   "other LLCs of package 0: no other core; SMT sibling: chosen");
+
+	/* one tier: its list alone, no separator after it */
+	caad_policy_init(&policy);
+	caad_plan_free(TAKE_PTR(p));
+	p = compute(t, &f.inv, fl, 1, &policy);
+	d = decision_of(p, 0);
+	assert_int_equal(d->steer_cpu, 2);
+	assert_string_equal(d->considered, "L3#0, package 0: 2 chosen (0 bit/s steered to its core), 4 as free but "
+	                                   "higher, 6 as free but higher, 8 as free but higher, 10 as free but higher");
 }
 
 /* The layouts of the issue: one L3 per CCX, many L3s, NUMA below packages. */
@@ -2877,6 +2950,105 @@ static void test_window_hysteresis(void **state)
 	}
 }
 
+/*
+ * AllowSMTSibling=yes and no free core in the package: a reader that hops
+ * between CPUs 0 and 2 keeps the sibling it got (12, of 0) while it reads
+ * on 2, and back on 0: within its LLC it does not move the flow. Planned
+ * for its latest CPU alone, the target followed it 12 -> 14 -> 12 at every
+ * scan, each a forced move (12 is on a core it read on lately, 0's).
+ * Once a peer core is free, the flow goes there, but not before the dwell
+ * time: the sibling is no CPU it reads on. A reader of another flow that
+ * comes to the sibling takes it at once, as before.
+ */
+static void test_window_sibling_hop(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	struct caad_flow fl[] = { make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT), make_flow(2, 4, ETH0_IFINDEX, 1, 5 * GBIT),
+		                  make_flow(3, 6, ETH0_IFINDEX, 2, 5 * GBIT), make_flow(4, 8, ETH0_IFINDEX, 3, 5 * GBIT),
+		                  make_flow(5, 10, ETH0_IFINDEX, 4, 5 * GBIT) };
+	struct caad_policy policy;
+	struct fake_inv f;
+	int h[CAAD_CONSUMER_HISTORY] = { 2 };
+
+	(void)state;
+	caad_policy_init(&policy);
+	policy.allow_smt_sibling = true;
+	policy.dwell_ms = 1000000;
+	fake_inv_init(&f, 5, 0);
+
+	/* read on 2, now on 0: the cores of 0, 2, 4, 6, 8 and 10 are readers' */
+	set_history(&fl[0], 1, h);
+	p = compute(t, &f.inv, fl, ARRAY_SIZE(fl), &policy);
+	assert_int_equal(p->decisions[0].consumer_cpu, 0);
+	assert_int_equal(p->decisions[0].steer_cpu, 12);
+	assert_int_equal(p->decisions[0].relation, CAAD_RELATION_SMT_SIBLING);
+
+	for (unsigned scan = 1; scan <= 5; scan++) {
+		_cleanup_(caad_plan_freep) struct caad_plan *q = NULL;
+		const struct caad_decision *d;
+
+		/* 2, 0, 2, ...: the history the scans before leave */
+		memmove(&h[1], &h[0], (CAAD_CONSUMER_HISTORY - 1) * sizeof(h[0]));
+		h[0] = fl[0].consumer_cpu;
+		fl[0].consumer_cpu = scan % 2 ? 2 : 0;
+		set_history(&fl[0], MIN(scan + 1, (unsigned)CAAD_CONSUMER_HISTORY), h);
+		q = compute_at(t, &f.inv, fl, ARRAY_SIZE(fl), &policy, p, NOW + scan * 250 * MSEC);
+		d = &q->decisions[0];
+		assert_int_equal(d->consumer_cpu, fl[0].consumer_cpu);
+		if (d->steer_cpu != 12)
+			fail_msg("scan %u, consumer on %d: steered to %d: %s", scan, d->consumer_cpu, d->steer_cpu,
+			         d->reason);
+		assert_true(d->held);
+		assert_int_equal(q->n_forced, 0);
+		assert_int_equal(q->n_moves, 0);
+		assert_non_null(strstr(d->reason, "(hysteresis)"));
+		/* its relation is the topology's, to the CPU it is planned for */
+		assert_int_equal(d->relation, scan % 2 ? CAAD_RELATION_PEER_CORE_SAME_LLC : CAAD_RELATION_SMT_SIBLING);
+		if (scan % 2 && !strstr(d->reason, "which is the SMT sibling of a CPU its consumer read on lately"))
+			fail_msg("%s", d->reason);
+		caad_plan_free(p);
+		p = TAKE_PTR(q);
+	}
+	/* p: the reader on 2, lately also on 0 */
+
+	{
+		/* core 10 free again: a nearer core, a voluntary move, after
+		 * the dwell time only */
+		_cleanup_(caad_plan_freep) struct caad_plan *q = NULL, *r = NULL;
+
+		fl[4].consumer_cpu = 9;
+		q = compute_at(t, &f.inv, fl, ARRAY_SIZE(fl), &policy, p, NOW + 2000 * MSEC);
+		assert_int_equal(q->decisions[0].steer_cpu, 12);
+		assert_int_equal(q->n_forced, 1); /* flow 5's, off package 0 */
+		assert_non_null(strstr(q->decisions[0].reason, "another core is free now"));
+		r = compute_at(t, &f.inv, fl, ARRAY_SIZE(fl), &policy, p, NOW + 1002000 * MSEC);
+		assert_int_equal(r->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+		assert_int_equal(t->cpus[r->decisions[0].steer_cpu].core, t->cpus[10].core);
+		assert_non_null(strstr(r->decisions[0].reason, "moved from CPU 12, which is the SMT sibling of a CPU its "
+		                                               "consumer read on lately, and another core is free now"));
+		fl[4].consumer_cpu = 10;
+	}
+	{
+		/* another flow's reader on 12 (10 and 22 banned: no core is
+		 * free): a consumer's CPU, left after the dwell time, for the
+		 * sibling of 2 */
+		_cleanup_(caad_plan_freep) struct caad_plan *q = NULL, *r = NULL;
+
+		fl[4].consumer_cpu = 12;
+		caad_cpumask_parse_list("10,22", &policy.banned);
+		q = compute_at(t, &f.inv, fl, ARRAY_SIZE(fl), &policy, p, NOW + 2000 * MSEC);
+		assert_int_equal(q->decisions[0].steer_cpu, 12);
+		assert_non_null(strstr(q->decisions[0].reason, "is now a consumer's CPU"));
+		r = compute_at(t, &f.inv, fl, ARRAY_SIZE(fl), &policy, p, NOW + 1002000 * MSEC);
+		assert_int_equal(r->decisions[0].steer_cpu, 14);
+		assert_int_equal(r->decisions[0].relation, CAAD_RELATION_SMT_SIBLING);
+		assert_int_equal(r->n_moves, 1);
+		caad_cpumask_zero(&policy.banned);
+		fl[4].consumer_cpu = 10;
+	}
+}
+
 /* ---- property tests ---------------------------------------------------- */
 
 static uint64_t rng_next(uint64_t *s)
@@ -3020,6 +3192,16 @@ static int window_of(const struct caad_topology *t, const struct caad_flow *f, i
 	return home;
 }
 
+/* Whether s0, chosen as the SMT sibling of anchor, is held as the sibling
+ * of a CPU of the window while the consumer reads on another core of its
+ * LLC (rule 7: a consumer that moves within its LLC does not move it). */
+static bool window_sibling(const struct caad_topology *t, const struct caad_policy *policy, int anchor, int c, int s0)
+{
+	return policy->allow_smt_sibling && anchor >= 0 && (unsigned)anchor < t->n_cpus && t->cpus[anchor].present &&
+	       t->cpus[anchor].core == t->cpus[s0].core &&
+	       caad_topology_relation(t, (unsigned)c, (unsigned)s0) == CAAD_RELATION_PEER_CORE_SAME_LLC;
+}
+
 /* Whether a previous target s0 had to change for consumer c, planned for in
  * flow f's window (rule 7). */
 static bool target_must_change(const struct caad_topology *t, const struct caad_policy *policy,
@@ -3040,7 +3222,8 @@ static bool target_must_change(const struct caad_topology *t, const struct caad_
 		return true;
 	window_of(t, f, pd->anchor_cpu, &window, &window_cores);
 	if (caad_cpumask_test(&window, (unsigned)s0) ||
-	    (rel != CAAD_RELATION_SMT_SIBLING && caad_cpumask_test(&window_cores, (unsigned)s0)))
+	    (rel != CAAD_RELATION_SMT_SIBLING && caad_cpumask_test(&window_cores, (unsigned)s0) &&
+	     !window_sibling(t, policy, pd->anchor_cpu, (int)c, s0)))
 		return true;
 	*forced = false;
 	if (caad_cpumask_test(consumer_cores, (unsigned)s0))
@@ -3147,7 +3330,8 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 		 * (but for the planned-for CPU's SMT sibling, when allowed) */
 		if (caad_cpumask_test(&window, s))
 			fail_msg("%s: flow %zu steered to CPU %u, where its consumer read lately", what, d->flow, s);
-		if (d->relation != CAAD_RELATION_SMT_SIBLING && caad_cpumask_test(&window_cores, s))
+		if (d->relation != CAAD_RELATION_SMT_SIBLING && caad_cpumask_test(&window_cores, s) &&
+		    !(d->held && window_sibling(t, policy, d->anchor_cpu, (int)c, (int)s)))
 			fail_msg("%s: flow %zu steered to CPU %u, on a core its consumer read on lately", what, d->flow, s);
 		if (!caad_cpumask_test(&t->usable, s))
 			fail_msg("%s: flow %zu steered to unusable CPU %u", what, d->flow, s);
@@ -4382,6 +4566,7 @@ int main(void)
 		cmocka_unit_test(test_nothing_usable),
 		cmocka_unit_test(test_two_cpu_vm),
 		cmocka_unit_test(test_override),
+		cmocka_unit_test(test_override_reader),
 		cmocka_unit_test(test_override_host),
 		cmocka_unit_test(test_window_fills_llc),
 		cmocka_unit_test(test_ten_flows_distinct_peers),
@@ -4416,6 +4601,7 @@ int main(void)
 		cmocka_unit_test(test_window_one_llc),
 		cmocka_unit_test(test_window_two_llcs),
 		cmocka_unit_test(test_window_hysteresis),
+		cmocka_unit_test(test_window_sibling_hop),
 		cmocka_unit_test(test_plan_from_decisions),
 		cmocka_unit_test(test_property_fixtures),
 		cmocka_unit_test(test_property_random_topologies),
