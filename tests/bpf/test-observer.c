@@ -589,6 +589,7 @@ static void test_flow_iter_choice(void **state)
 	opts.flow_iter = CAAD_FLOW_ITER_TCP;
 	assert_int_equal(caad_observer_open(&opts, &o), 0);
 	assert_int_equal(caad_observer_flow_iter(o), CAAD_FLOW_ITER_TCP);
+	assert_true(caad_observer_hands_over(o)); /* the daemon's lead wakeup is worth it */
 	/* flows are handed over: room for twice MaxFlows= (its default) */
 	assert_int_equal(own_map_max_entries("recent"), 2 * 16384);
 	/* it lists a flow, with its bytes, and not its sender's socket */
@@ -606,6 +607,7 @@ static void test_flow_iter_choice(void **state)
 	if (storage) {
 		assert_int_equal(caad_observer_open(&opts, &o), 0);
 		assert_int_equal(caad_observer_flow_iter(o), CAAD_FLOW_ITER_STORAGE);
+		assert_false(caad_observer_hands_over(o));
 		/* nothing handed over: the map unused, one entry */
 		assert_int_equal(own_map_max_entries("recent"), 1);
 		caad_observer_free(o);
