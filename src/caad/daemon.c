@@ -530,7 +530,7 @@ static void irqbalance_follow(struct daemon *d, const struct caad_plan *plan)
  * Where the isolated and online CPUs that the plans keep to are read: the
  * test tree's; else this host's, also for an XML file's topology, which
  * caad steers this host by only where the file can be this host's
- * (caad_topology_check_machine() at the start).
+ * (load_topology()).
  */
 static const char *daemon_cpu_root(const struct args *a)
 {
