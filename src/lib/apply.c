@@ -987,7 +987,6 @@ static void exhaust(struct caad_actuator *a, const struct caad_cpumask *cpus)
 	}
 }
 
-
 /* The kernel's ENOMEM on a write (an RPS map, a driver's ntuple insert)
  * refuses that object, not caad, which has run out of memory only where
  * its own allocation fails: -ENOMEM stops the whole apply, the rest of
@@ -996,6 +995,7 @@ static int kernel_refusal(int r)
 {
 	return r == -ENOMEM ? -EAGAIN : r;
 }
+
 /*
  * Reading (want NULL) or writing want to path was refused with r. By the
  * error's class:
@@ -1292,7 +1292,7 @@ static int adopt_orphan(struct caad_actuator *a, struct journal_entry *e, const 
  * even where the journal cannot be written again: without it, the next
  * scan would journal the other's value as the original and write over it
  * (the stale line names only the original, which a crash restore puts
- * back, as it would have without this change). */
+ * back, as it puts back every line). */
 static int leave_to_others(struct caad_actuator *a, struct journal_entry *e, char *path, const char *label,
                            const char *current)
 {
