@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Numbers for people, and tables that fit. Pure. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,22 +103,36 @@ size_t ctl_text_width(const char *s)
 	return w;
 }
 
-/* The width a column needs: its widest cell, or its header when libsmartcols may cut it. */
-static size_t column_width(struct libscols_table *tb, size_t col)
+/*
+ * The width each column needs into w: its widest cell, or its header alone
+ * where libsmartcols may cut it. One pass over the lines with an iterator:
+ * scols_table_get_line() walks the list from its head, so asking it for
+ * each line took time that grew with the square of the flows listed.
+ */
+static int column_widths(struct libscols_table *tb, size_t *w, size_t n)
 {
-	struct libscols_column *cl = scols_table_get_column(tb, col);
-	const char *h = scols_cell_get_data(scols_column_get_header(cl));
-	size_t w = h ? ctl_text_width(h) : 0;
+	struct libscols_iter *it = scols_new_iter(SCOLS_ITER_FORWARD);
+	struct libscols_line *ln;
 
-	if (scols_column_get_flags(cl) & SCOLS_FL_TRUNC)
-		return w;
-	for (size_t i = 0; i < scols_table_get_nlines(tb); i++) {
-		const char *d = scols_cell_get_data(scols_line_get_cell(scols_table_get_line(tb, i), col));
+	if (!it)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *h = scols_cell_get_data(scols_column_get_header(scols_table_get_column(tb, i)));
 
-		if (d)
-			w = MAX(w, ctl_text_width(d));
+		w[i] = h ? ctl_text_width(h) : 0;
 	}
-	return w;
+	while (scols_table_next_line(tb, it, &ln) == 0)
+		for (size_t i = 0; i < n; i++) {
+			const char *d;
+
+			if (scols_column_get_flags(scols_table_get_column(tb, i)) & SCOLS_FL_TRUNC)
+				continue;
+			d = scols_cell_get_data(scols_line_get_cell(ln, i));
+			if (d)
+				w[i] = MAX(w[i], ctl_text_width(d));
+		}
+	scols_free_iter(it);
+	return 0;
 }
 
 size_t ctl_table_fit(struct libscols_table *tb, size_t width, const size_t *optional, size_t n_optional)
@@ -125,12 +140,10 @@ size_t ctl_table_fit(struct libscols_table *tb, size_t width, const size_t *opti
 	size_t n = scols_table_get_ncols(tb), need = 0, hidden = 0;
 	_cleanup_free_ size_t *w = calloc(n + 1, sizeof(size_t));
 
-	if (!width || !w)
+	if (!width || !w || column_widths(tb, w, n) < 0)
 		return 0;
-	for (size_t i = 0; i < n; i++) {
-		w[i] = column_width(tb, i);
+	for (size_t i = 0; i < n; i++)
 		need += w[i] + (i > 0); /* one blank between columns */
-	}
 	for (size_t k = 0; k < n_optional && need > width; k++) {
 		struct libscols_column *cl = scols_table_get_column(tb, optional[k]);
 

@@ -294,6 +294,7 @@ static void test_table_fit(void **state)
 {
 	static const size_t optional[] = { 2, 1 };
 	static const char *const row[] = { "0xffff888109eab0c0", "10.81.0.2:5201", "10.81.0.1:33594", "peer-core-same-llc" };
+	static const char *const short_row[] = { "0x1", "a:1", "b:2", "x" };
 	/* natural: 18 + 14 + 15 + 18 (RELATION: header 8 when cut) + 3 blanks */
 	static const struct {
 		size_t width, hidden;
@@ -317,9 +318,13 @@ static void test_table_fit(void **state)
 		assert_non_null(scols_table_new_column(tb, "LOCAL", 0, 0));
 		assert_non_null(scols_table_new_column(tb, "REMOTE", 0, 0));
 		assert_non_null(scols_table_new_column(tb, "RELATION", 0, SCOLS_FL_TRUNC));
-		ln = scols_table_new_line(tb, NULL);
-		for (size_t k = 0; k < ARRAY_SIZE(row); k++)
-			assert_int_equal(scols_line_set_data(ln, k, row[k]), 0);
+		/* the widest cells on the middle line of three: every line is measured */
+		for (size_t l = 0; l < 3; l++) {
+			ln = scols_table_new_line(tb, NULL);
+			assert_non_null(ln);
+			for (size_t k = 0; k < ARRAY_SIZE(row); k++)
+				assert_int_equal(scols_line_set_data(ln, k, l == 1 ? row[k] : short_row[k]), 0);
+		}
 		assert_int_equal(ctl_table_fit(tb, cases[i].width, optional, ARRAY_SIZE(optional)), cases[i].hidden);
 		assert_int_equal(!(scols_column_get_flags(scols_table_get_column(tb, 1)) & SCOLS_FL_HIDDEN), cases[i].local);
 		assert_int_equal(!(scols_column_get_flags(scols_table_get_column(tb, 2)) & SCOLS_FL_HIDDEN), cases[i].remote);
