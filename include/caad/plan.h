@@ -12,6 +12,9 @@
 #include "caad/topology.h"
 
 #define CAAD_REASON_MAX 256
+/* The longest text of a decision (its reason, its considered), NUL included:
+ * what the planner writes and what the API must copy whole. */
+#define CAAD_DECISION_TEXT_MAX 1024
 
 /* Policy defaults, shared by caad_policy_init() and the configuration parser. */
 #define CAAD_RATE_THRESHOLD_DEFAULT UINT64_C(1000000000)

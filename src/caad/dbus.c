@@ -296,7 +296,7 @@ static int method_list_flows(sd_bus_message *m, void *userdata, sd_bus_error *er
 	for (size_t i = 0; i < d->n_flows; i++) {
 		const struct caad_flow *f = &d->flows[i];
 		const struct caad_decision *dec = caad_plan_find(d->plan, f->id);
-		char id[32], ifname[IF_NAMESIZE], src[80], dst[80], comm[CAAD_COMM_LEN], reason[CAAD_REASON_MAX];
+		char id[32], ifname[IF_NAMESIZE], src[80], dst[80], comm[CAAD_COMM_LEN], reason[CAAD_DECISION_TEXT_MAX];
 
 		snprintf(id, sizeof(id), "%#" PRIx64, caad_flow_public_id(f->id));
 		flow_iface(d, f, &names, ifname);
@@ -471,7 +471,7 @@ static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error
 	struct caad_busargs_explain args;
 	const struct caad_flow *fl;
 	const struct caad_decision *dec;
-	char ifname[IF_NAMESIZE], src[80], dst[80], comm[CAAD_COMM_LEN], reason[CAAD_REASON_MAX];
+	char ifname[IF_NAMESIZE], src[80], dst[80], comm[CAAD_COMM_LEN], reason[CAAD_DECISION_TEXT_MAX];
 	size_t len = 0;
 	int r;
 
@@ -521,7 +521,7 @@ static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error
 	if (dec && dec->held)
 		fputs("  hysteresis:  kept its previous target\n", f);
 	if (dec && dec->considered && *dec->considered) {
-		char considered[1024];
+		char considered[CAAD_DECISION_TEXT_MAX];
 		fprintf(f, "  considered:  %s\n", clean(considered, sizeof(considered), dec->considered));
 	}
 	if (dec && (dec->steer_cpu >= 0 || dec->host))

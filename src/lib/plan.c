@@ -54,7 +54,7 @@
 #define NSEC_PER_MSEC UINT64_C(1000000)
 #define CONSIDERED_MAX 480
 #define FAIL_REASON_MAX 128
-#define TEXT_MAX 1024
+#define TEXT_MAX CAAD_DECISION_TEXT_MAX
 
 void caad_policy_init(struct caad_policy *p)
 {
