@@ -43,8 +43,10 @@ struct caad_napi {
 	int irq;        /* -1 unknown */
 	pid_t kthread;  /* threaded NAPI poll thread, 0 none */
 	/* its comm when the inventory was read ("" not read): the kernel names
-	 * it once, "napi/<dev>-<id>" with the name the device had then */
-	char kthread_comm[16];
+	 * it once, "napi/<dev>-<id>" with the name the device had then. Whole
+	 * in /proc/PID/comm since Linux 5.17 (up to 63 bytes: a device name of
+	 * 6 or more with an id of 8193 on makes 16 or more), cut at 15 before */
+	char kthread_comm[64];
 };
 
 struct caad_iface {

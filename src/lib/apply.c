@@ -1062,11 +1062,10 @@ static int refused(struct caad_actuator *a, const struct caad_inventory *inv, co
  * kthread is gone. */
 /*
  * What the comm of iface's NAPI kthread pid must read: what it read when
- * the inventory was taken, else "napi/<dev>-<napi id>", cut at 15
- * characters as the kernel cuts it. -ESRCH when the inventory knows no
- * NAPI of iface polled by pid.
+ * the inventory was taken, else "napi/<dev>-<napi id>". -ESRCH when the
+ * inventory knows no NAPI of iface polled by pid.
  */
-#define KTHREAD_NAME_MAX (IF_NAMESIZE + 16)
+#define KTHREAD_NAME_MAX sizeof(((struct caad_napi *)0)->kthread_comm)
 static int napi_kthread_comm(const struct caad_iface *iface, pid_t pid, char ret[static KTHREAD_NAME_MAX])
 {
 	for (unsigned i = 0; i < iface->n_napis; i++)
@@ -1076,10 +1075,17 @@ static int napi_kthread_comm(const struct caad_iface *iface, pid_t pid, char ret
 				snprintf(ret, KTHREAD_NAME_MAX, "%s", iface->napis[i].kthread_comm);
 			else
 				snprintf(ret, KTHREAD_NAME_MAX, "napi/%s-%" PRIu32, iface->name, iface->napis[i].id);
-			ret[15] = '\0'; /* TASK_COMM_LEN - 1 */
 			return 0;
 		}
 	return -ESRCH;
+}
+
+/* Whether comm, as /proc/PID/comm reads, is the name expected: whole (Linux
+ * 5.17 on shows a kthread's whole name), or its first 15 characters (the
+ * kernel cut it so before). */
+static bool kthread_comm_is(const char *comm, const char *expected)
+{
+	return streq(comm, expected) || (strlen(comm) == 15 && strncmp(comm, expected, 15) == 0);
 }
 
 static int setting_path(const struct caad_actuator *a, const struct caad_inventory *inv, const struct caad_setting *s,
@@ -1107,7 +1113,7 @@ static int setting_path(const struct caad_actuator *a, const struct caad_invento
 		/* A PID outlives its task: the kthread may have ended (threaded
 		 * switched off sends no link event) and another task taken its
 		 * number. Only the NAPI's own kthread is moved. */
-		if (!streq(comm, expected))
+		if (!kthread_comm_is(comm, expected))
 			return -ESRCH;
 		if (asprintf(&path, KTHREAD_PREFIX "%d:%s", (int)s->pid, comm) < 0 ||
 		    asprintf(&label, "%s rx-%u: NAPI kthread %d (%s) CPUs", iface->name, s->queue, (int)s->pid, comm) < 0)

@@ -925,9 +925,11 @@ int caad_inventory_take_kthread(struct caad_iface *iface, bool listed, uint32_t 
  * Threaded NAPI kthreads are named "napi/<dev>-<napi id>": find those the
  * kernel did not report (before 6.9, or a sysroot) in SYSROOT/proc/<pid>/comm.
  * LISTED: netlink listed iface's NAPIs (see caad_inventory_take_kthread()).
- * A comm is cut at 15 characters: only whole names count, so a comm of 15
- * (whose id may have lost digits) is not taken. Any process may name itself
- * so (prctl(PR_SET_NAME)): only a kernel thread is taken.
+ * Before Linux 5.17 a kthread's comm is cut at 15 characters (later ones
+ * show it whole): only whole names count, so a comm of exactly 15, whose id
+ * may have lost digits, is taken only where netlink listed the NAPIs (a
+ * cut id is then no NAPI of iface's). Any process may name itself so
+ * (prctl(PR_SET_NAME)): only a kernel thread is taken.
  */
 #define COMM_CUT 15 /* TASK_COMM_LEN - 1 */
 static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface, bool listed)
@@ -963,7 +965,7 @@ static int find_napi_kthreads(const char *sysroot, struct caad_iface *iface, boo
 			closedir(d);
 			return -ENOMEM;
 		}
-		if (caad_read_file(comm, &value) < 0 || strlen(value) >= COMM_CUT ||
+		if (caad_read_file(comm, &value) < 0 || (strlen(value) == COMM_CUT && !listed) ||
 		    strncmp(value, prefix, strlen(prefix)) != 0 || parse_uint(value + strlen(prefix), &id) < 0 || id == 0)
 			continue;
 		r = task_is_kthread(sysroot, pid);

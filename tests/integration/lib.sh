@@ -98,7 +98,8 @@ stop_caad() {
 
 in_b() { ip netns exec "$TB_B" "$@"; }
 in_a() { ip netns exec "$TB_A" "$@"; }
-rps_b() { in_b cat "/sys/class/net/vb/queues/rx-$1/rps_cpus"; }
+# (the receiving veth is vb, or $IF where a test renamed it)
+rps_b() { in_b cat "/sys/class/net/${IF:-vb}/queues/rx-$1/rps_cpus"; }
 rps_is() { [ "$(rps_b "$1")" = "$2" ]; }
 now_ms() { date +%s%3N; }
 

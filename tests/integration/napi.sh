@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Threaded NAPI on veth: with GRO and "threaded" on (and TSO off on the
 # sender's side), the receiving veth's
-# packets are polled by kthreads "napi/vb-<id>". caad steers the heavy
+# packets are polled by kthreads "napi/<dev>-<id>". The device has a name of
+# 14 characters, so that its kthreads' names are longer than the 15 that
+# a comm was cut at before Linux 5.17 (/proc/PID/comm shows a kthread's
+# whole name since: a NIC named enp3s0 at NAPI id 8193 makes 16). caad steers the heavy
 # flow's NAPI kthread (found by the flow's sk_napi_id) to the peer core of
 # the receiver's CPU, journals its affinity as "kthread:PID:COMM", and puts
 # it back on SIGTERM, and after SIGKILL at its next start.
@@ -10,23 +13,28 @@ set -euo pipefail
 test_init
 
 tb_setup "caadn$$" 82
-in_b ethtool -K vb gro on >/dev/null
+IF=vbthreadednapi
+in_b ip link set vb down
+in_b ip link set vb name "$IF"
+in_b ip link set "$IF" up
+in_b ethtool -K "$IF" gro on >/dev/null
 # veth hands TSO packets of local senders straight to the backlog; without
-# TSO on the sender's side they go through vb's NAPI (veth_xmit)
+# TSO on the sender's side they go through the receiver's NAPI (veth_xmit)
 in_a ethtool -K va tso off >/dev/null
-in_b sh -c 'echo 1 >/sys/class/net/vb/threaded' || fail "cannot enable threaded NAPI on veth"
+in_b sh -c "echo 1 >/sys/class/net/$IF/threaded" || fail "cannot enable threaded NAPI on veth"
 RT=$TMP/rt
 
-kthreads() { ps -eo pid=,comm= | awk '$2 ~ /^napi\/vb-/ {print $1}'; }
+# (from /proc/PID/comm: ps may show 15 characters of it)
+kthreads() { grep -l "^napi/$IF-[0-9]*\$" /proc/[0-9]*/comm 2>/dev/null | cut -d/ -f3; }
 affinity() { taskset -pc "$1" | sed 's/.*: //'; }
-[ -n "$(kthreads)" ] || fail "no napi/vb-* kthreads after enabling threaded NAPI"
+[ -n "$(kthreads)" ] || fail "no napi/$IF-* kthreads after enabling threaded NAPI"
 declare -A ORIG
 for p in $(kthreads); do ORIG[$p]=$(affinity "$p"); done
 info "NAPI kthreads: $(for p in "${!ORIG[@]}"; do echo -n "$p(${ORIG[$p]}) "; done)"
 
 start_caad() {
 	rm -f "$RT/state.json" # one a SIGKILL left would say "started" at once
-	ip netns exec "$TB_B" "$CAAD" --foreground --interface vb --runtime-dir "$RT" >>"$TMP/caad.log" 2>&1 &
+	ip netns exec "$TB_B" "$CAAD" --foreground --interface "$IF" --runtime-dir "$RT" >>"$TMP/caad.log" 2>&1 &
 	CAAD_PID=$!
 	wait_for 10 test -s "$RT/state.json" || { cat "$TMP/caad.log"; fail "caad did not start"; }
 }
@@ -48,7 +56,7 @@ originals_back() {
 start_caad
 flow 6
 wait_for 5 steered_kthread >/dev/null ||
-	{ cat "$TMP/caad.log"; jq -c '.flows' "$RT/state.json"; in_b "$CAAD" --print-topology -i vb | tail -4; fail "no NAPI kthread moved to CPU 0"; }
+	{ cat "$TMP/caad.log"; jq -c '.flows' "$RT/state.json"; in_b "$CAAD" --print-topology -i "$IF" | tail -4; fail "no NAPI kthread moved to CPU 0"; }
 jq -r '.flows[] | select(.heavy) | "# heavy flow: NAPI \(.napi_id), processed by kthread \(.proc_kthread) on CPU \(.proc_cpu)"' "$RT/state.json"
 K=$(steered_kthread)
 info "kthread $K ($(cat /proc/$K/comm)) -> CPU $(affinity "$K")"
@@ -60,8 +68,8 @@ heavy_kthread_seen() {
 	[ -n "$pk" ] && kthreads | grep -qx "$pk"
 }
 wait_for 3 heavy_kthread_seen ||
-	fail "the heavy flow's proc_kthread is none of the napi/vb kthreads ($(kthreads | tr '\n' ' ')): $(jq -c '[.flows[] | select(.heavy)]' "$RT/state.json")"
-grep -q "^kthread:$K:napi/vb-" "$RT/journal" || fail "the journal does not record kthread $K"
+	fail "the heavy flow's proc_kthread is none of the napi/$IF kthreads ($(kthreads | tr '\n' ' ')): $(jq -c '[.flows[] | select(.heavy)]' "$RT/state.json")"
+grep -q "^kthread:$K:napi/$IF-" "$RT/journal" || fail "the journal does not record kthread $K"
 grep -q "NAPI kthread $K" "$TMP/caad.log" || fail "the kthread move was not logged"
 # the queue is steered by its kthread: RPS stays off
 [ "$(rps_b 0)" = 0 ] && [ "$(rps_b 1)" = 0 ] || fail "RPS turned on beside a steered kthread"

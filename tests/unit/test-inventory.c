@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <net/if.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -414,16 +415,24 @@ static void test_bnxt_napi_kthreads(void **state)
 	write_file(root, "proc/815/comm", "napi/eno1-x\n");     /* not a NAPI id */
 	write_file(root, "proc/self/comm", "napi/eno1-9999\n"); /* not a pid */
 	write_file(root, "proc/816/comm", "napi/eno1-81930\n"); /* 15: maybe "napi/eno1-819301" cut */
+	write_file(root, "proc/816/stat", "816 (napi/eno1-81930) S 2 0 0 0 -1 2129984 0 0 0 0\n");
+	/* 16: whole (Linux 5.17 on), as a name of 6 or more at id 8193 reads */
+	write_file(root, "proc/817/comm", "napi/eno1-100000\n");
+	write_file(root, "proc/817/stat", "817 (napi/eno1-100000) S 2 0 0 0 -1 2129984 0 0 0 0\n");
 
 	inv = load_ok(root, names, 1);
 	const struct caad_iface *ifc = &inv->ifaces[0];
 	assert_int_equal(ifc->rx[0].irq, 90);
 	assert_int_equal(ifc->rx[1].irq, 91);
-	assert_int_equal(ifc->n_napis, 2);
+	assert_int_equal(ifc->n_napis, 3);
 	for (unsigned k = 0; k < ifc->n_napis; k++) {
-		assert_true(ifc->napis[k].id == 8193 || ifc->napis[k].id == 8194);
-		assert_int_equal(ifc->napis[k].kthread, ifc->napis[k].id == 8193 ? 812 : 813);
-		assert_string_equal(ifc->napis[k].kthread_comm, ifc->napis[k].id == 8193 ? "napi/eno1-8193" : "napi/eno1-8194");
+		uint32_t id = ifc->napis[k].id;
+		char want[32];
+
+		assert_true(id == 8193 || id == 8194 || id == 100000);
+		assert_int_equal(ifc->napis[k].kthread, id == 8193 ? 812 : id == 8194 ? 813 : 817);
+		snprintf(want, sizeof(want), "napi/eno1-%" PRIu32, id);
+		assert_string_equal(ifc->napis[k].kthread_comm, want);
 		assert_int_equal(ifc->napis[k].irq, -1);
 	}
 	/* a sysroot has no netlink: queues are not mapped to NAPIs */
@@ -438,7 +447,7 @@ static void test_bnxt_napi_kthreads(void **state)
 	write_file(root, "sys/class/net/eno1/threaded", "1\n");
 	caad_inventory_free(TAKE_PTR(inv));
 	inv = load_ok(root, names, 1);
-	assert_int_equal(inv->ifaces[0].n_napis, 2);
+	assert_int_equal(inv->ifaces[0].n_napis, 3);
 }
 
 /* veth-like: queues with RPS, no device, no IRQs. */
