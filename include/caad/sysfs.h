@@ -18,6 +18,12 @@ static inline bool caad_sysroot_is_host(const char *root)
 	return !root || !root[0] || (root[0] == '/' && !root[1]);
 }
 
+/* root, or "/" where root names the host's own root by another spelling
+ * ("//", "/./", a link to /, a bind mount of it: the same directory),
+ * which caad_path() would read and write as the host's while
+ * caad_sysroot_is_host() took it for a fake tree. */
+const char *caad_sysroot_canonical(const char *root);
+
 /* p made absolute against the working directory (for a daemon about to
  * chdir("/")): p itself when NULL, absolute, or empty (not a path but
  * "none": --sysroot= and CAAD_CONF_ROOT= mean the host's own root, which

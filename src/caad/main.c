@@ -249,6 +249,8 @@ int main(int argc, char **argv)
 	}
 	if (args.log_level >= 0)
 		caad_log_set_max_level(args.log_level);
+	/* --sysroot=// is the host (its kthreads, genetlink, NIC locality) */
+	args.sysroot = caad_sysroot_canonical(args.sysroot);
 
 	caad_config_init(&d.config);
 	r = caad_config_load(&d.config, args.config_path);

@@ -13,6 +13,15 @@
 
 #include "caad/sysfs.h"
 
+const char *caad_sysroot_canonical(const char *root)
+{
+	struct stat a, b;
+
+	if (caad_sysroot_is_host(root) || stat(root, &a) < 0 || stat("/", &b) < 0)
+		return root;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino ? "/" : root;
+}
+
 const char *caad_path_absolute(const char *p, char **owned)
 {
 	char cwd[PATH_MAX];

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <net/if.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -254,6 +255,27 @@ static void test_ice_managed(void **state)
 	assert_string_equal(caad_locality_source_to_string(ifc->locality), "numa_node");
 	assert_false(inv->host);
 	assert_false(t->live);
+}
+
+/* The host's root by another spelling is the host (its kthreads, its NIC
+ * locality), as caad_path() reads it; a fake tree, or a path that is not
+ * there, is kept as given. */
+static void test_sysroot_canonical(void **state)
+{
+	const char *root = *state;
+	char link[PATH_MAX], missing[PATH_MAX];
+
+	assert_string_equal(caad_sysroot_canonical("//"), "/");
+	assert_string_equal(caad_sysroot_canonical("/./"), "/");
+	assert_string_equal(caad_sysroot_canonical("/proc/.."), "/");
+	snprintf(link, sizeof(link), "%s/hostroot", root);
+	assert_int_equal(symlink("/", link), 0);
+	assert_string_equal(caad_sysroot_canonical(link), "/");
+	assert_ptr_equal(caad_sysroot_canonical(root), root);
+	snprintf(missing, sizeof(missing), "%s/none", root);
+	assert_ptr_equal(caad_sysroot_canonical(missing), missing);
+	assert_null(caad_sysroot_canonical(NULL));
+	assert_string_equal(caad_sysroot_canonical(""), "");
 }
 
 /* A fake tree's NIC is placed by its own files, not by the running host's
@@ -1670,6 +1692,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_veth, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_atomic_leftovers, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_replaced_midload, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_sysroot_canonical, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_locality_sysroot_not_host, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_locality_stale_hwloc_name, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_write_replace, setup_root, teardown_root),
