@@ -77,6 +77,9 @@ struct caad_decision {
 	bool ntuple : 1;             /* an ntuple rule moves it to rx queue `queue` (rule 6) */
 	bool host : 1;               /* left to the host's steering by the closed loop (CAAD_OVERRIDE_HOST);
 	                              * steer_cpu -1, relation CAAD_RELATION_HOST_STEERING */
+	bool closed_loop : 1;        /* placed by the closed loop (a struct caad_override: a trial's turn,
+	                              * a verdict), or kept there since only until DwellMSec= or
+	                              * MaxMovesPerCycle= lets the rules move it: not the rules' placement */
 	uint64_t since_ns;           /* when steer_cpu became its target (the plan's now if new), 0 unsteered */
 	uint64_t low_since_ns;       /* a steered flow below half of RateThreshold= since then, kept
 	                              * steered through such a dip for up to DwellMSec=; 0: not low */

@@ -592,8 +592,15 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 		    (best && f->rate_bps <= best->rate_bps))
 			continue;
 		dec = caad_plan_find(d->plan, f->id);
-		/* steered by the rules for where its consumer is now */
-		if (!dec || dec->steer_cpu < 0 || dec->shares_queue || dec->consumer_cpu != f->consumer_cpu)
+		/* steered by the rules for where its consumer is now; not
+		 * where the closed loop put it (a verdict that just expired, a
+		 * trial that ended; since_ns is that placement's, the steering
+		 * kept): tried against that as its prior, the rules' own CPU
+		 * would not be a candidate, and a prior that stood would send
+		 * later flows to the rules' placement, never measured. Passed
+		 * over until the rules have placed it, and DwellMSec= from then */
+		if (!dec || dec->steer_cpu < 0 || dec->shares_queue || dec->closed_loop ||
+		    dec->consumer_cpu != f->consumer_cpu)
 			continue;
 		ifc = flow_iface(d, f);
 		if (!ifc || in_cooldown(cl, ifc->name, f->comm, now_ns))

@@ -1610,6 +1610,7 @@ static int steer(struct planner *pl, uint32_t k, int cpu, const struct caad_deci
 	d->steer_cpu = cpu;
 	d->relation = caad_topology_relation(pl->topo, (unsigned)d->consumer_cpu, (unsigned)cpu);
 	d->held = kept && kept->steer_cpu == cpu;
+	d->closed_loop = false; /* place() says where it is the closed loop's */
 	d->since_ns = kept ? kept->since_ns : pl->now_ns;
 	d->anchor_cpu = kept ? kept->anchor_cpu : d->consumer_cpu;
 	nic_note(pl, d, note, sizeof(note));
@@ -1659,6 +1660,10 @@ static int place_by_rules(struct planner *pl, const struct cand *cd)
 		else
 			snprintf(why.buf, sizeof(why.buf), "previous target CPU %d: %s", pd->steer_cpu, cd->why);
 		r = steer(pl, cd->k, pd->steer_cpu, pd, what, tail, why.buf);
+		/* valid by the rules (HOLD_KEEP), it is theirs now; held only
+		 * for the dwell time, it is still where the closed loop put it */
+		if (r >= 0 && cd->hold == HOLD_DWELL)
+			pl->plan->decisions[cd->k].closed_loop = pd->closed_loop;
 		return r < 0 ? r : 1;
 	}
 
@@ -1675,6 +1680,8 @@ static int place_by_rules(struct planner *pl, const struct cand *cd)
 				snprintf(tail, sizeof(tail), ", which %s, for now: MaxMovesPerCycle=%u reached (CPU %d next)",
 				         cd->why, pl->policy->max_moves, cpu);
 			r = steer(pl, cd->k, pd->steer_cpu, pd, what, tail, why.buf);
+			if (r >= 0) /* (as for the dwell time, above) */
+				pl->plan->decisions[cd->k].closed_loop = pd->closed_loop;
 			return r < 0 ? r : 1;
 		}
 		if (cpu >= 0) {
@@ -1737,6 +1744,8 @@ static int place(struct planner *pl, const struct cand *cd)
 	r = steer(pl, cd->k, o->cpu, same ? pd : NULL, "closed-loop placement", tail, "");
 	if (r >= 0 && same)
 		pl->plan->decisions[cd->k].anchor_cpu = d->consumer_cpu;
+	if (r >= 0)
+		pl->plan->decisions[cd->k].closed_loop = true;
 	return r < 0 ? r : 1;
 }
 
@@ -2827,7 +2836,7 @@ static void unsteer(const struct planner *pl, struct caad_decision *d, const cha
 {
 	d->steer_cpu = d->anchor_cpu = -1;
 	d->relation = CAAD_RELATION_UNSTEERED;
-	d->held = d->shares_queue = false;
+	d->held = d->shares_queue = d->closed_loop = false;
 	d->since_ns = 0;
 	d->reason = reason;
 	d->considered = "";
@@ -3137,7 +3146,7 @@ static int leave_to_host(struct planner *pl, uint32_t k, unsigned slot, const st
 	int32_t h = pl->host[slot];
 	char name[48];
 
-	d->host = true;
+	d->host = d->closed_loop = true;
 	d->relation = CAAD_RELATION_HOST_STEERING;
 	consumer_name(f, name, sizeof(name));
 	d->reason = arena_printf(pl->plan,

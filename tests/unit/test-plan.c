@@ -1067,12 +1067,15 @@ static void test_override(void **state)
 
 	p1 = compute_at(t, &f.inv, fl, 2, &policy, NULL, NOW);
 	assert_int_equal(p1->decisions[0].steer_cpu, 0);
+	assert_false(p1->decisions[0].closed_loop);
 
 	policy.overrides = o;
 	policy.n_overrides = ARRAY_SIZE(o);
 	p2 = compute_at(t, &f.inv, fl, 2, &policy, p1, NOW + MSEC);
 	assert_int_equal(p2->decisions[0].steer_cpu, 1);
 	assert_int_equal(p2->decisions[0].relation, CAAD_RELATION_SAME_CORE);
+	assert_true(p2->decisions[0].closed_loop);
+	assert_false(p2->decisions[1].closed_loop);
 	assert_non_null(strstr(p2->decisions[0].reason, "closed-loop placement"));
 	assert_non_null(strstr(p2->decisions[0].reason, "trial 1, round 2 of 6"));
 	assert_int_equal(p2->n_forced, 1);
@@ -1100,6 +1103,69 @@ static void test_override(void **state)
 	p4 = compute_at(t, &f.inv, fl, 2, &policy, p2, NOW + 3 * MSEC);
 	assert_int_equal(p4->decisions[0].steer_cpu, 0);
 	assert_int_equal(p4->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_false(p4->decisions[0].closed_loop);
+}
+
+/*
+ * A decision says when its CPU is the closed loop's (closed_loop): placed
+ * by an override, and after it, while the rules keep that CPU only for
+ * DwellMSec=; not once they move it, nor where they keep it as theirs.
+ */
+static void test_override_marked(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_synthetic("package:1 core:2 pu:2");
+	_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL, *p3 = NULL, *p4 = NULL, *p5 = NULL;
+	struct caad_flow fl[] = { make_flow(5, 0, VETH_IFINDEX, 0, 10 * GBIT) };
+	struct caad_override o[] = { { .flow_id = 5, .cpu = 1, .why = "trial 1, round 1 of 2: smt-sibling" } };
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	assert_int_equal(t->cpus[0].core, t->cpus[1].core);
+	assert_int_not_equal(t->cpus[0].core, t->cpus[2].core);
+	caad_policy_init(&policy);
+	policy.allow_smt_sibling = true;
+	policy.dwell_ms = 60000;
+	fake_inv_init(&f, 1, 2);
+
+	p1 = compute_at(t, &f.inv, fl, 1, &policy, NULL, NOW);
+	assert_int_equal(p1->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_false(p1->decisions[0].closed_loop);
+
+	policy.overrides = o;
+	policy.n_overrides = ARRAY_SIZE(o);
+	p2 = compute_at(t, &f.inv, fl, 1, &policy, p1, NOW + MSEC);
+	assert_int_equal(p2->decisions[0].steer_cpu, 1);
+	assert_true(p2->decisions[0].closed_loop);
+
+	/* the override gone: the sibling held for DwellMSec= is still the
+	 * closed loop's placement, not the rules' */
+	policy.overrides = NULL;
+	policy.n_overrides = 0;
+	p3 = compute_at(t, &f.inv, fl, 1, &policy, p2, NOW + 2 * MSEC);
+	assert_int_equal(p3->decisions[0].steer_cpu, 1);
+	assert_true(p3->decisions[0].held);
+	assert_true(p3->decisions[0].closed_loop);
+
+	/* ... and once the rules move it, theirs */
+	p4 = compute_at(t, &f.inv, fl, 1, &policy, p3, NOW + 61000 * MSEC);
+	assert_int_equal(p4->decisions[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_false(p4->decisions[0].closed_loop);
+
+	/* a sibling the rules would keep as theirs (no other core free: a
+	 * heavy reader on it) is theirs at once */
+	struct caad_flow fl2[] = { fl[0], make_flow(9, 2, VETH_IFINDEX, 1, 9 * GBIT) };
+	_cleanup_(caad_plan_freep) struct caad_plan *q = NULL;
+	policy.overrides = o;
+	policy.n_overrides = ARRAY_SIZE(o);
+	q = compute_at(t, &f.inv, fl2, 2, &policy, NULL, NOW);
+	assert_int_equal(caad_plan_find(q, 5)->steer_cpu, 1);
+	assert_true(caad_plan_find(q, 5)->closed_loop);
+	policy.overrides = NULL;
+	policy.n_overrides = 0;
+	p5 = compute_at(t, &f.inv, fl2, 2, &policy, q, NOW + MSEC);
+	assert_int_equal(caad_plan_find(p5, 5)->steer_cpu, 1);
+	assert_false(caad_plan_find(p5, 5)->closed_loop);
 }
 
 
@@ -4566,6 +4632,7 @@ int main(void)
 		cmocka_unit_test(test_nothing_usable),
 		cmocka_unit_test(test_two_cpu_vm),
 		cmocka_unit_test(test_override),
+		cmocka_unit_test(test_override_marked),
 		cmocka_unit_test(test_override_reader),
 		cmocka_unit_test(test_override_host),
 		cmocka_unit_test(test_window_fills_llc),

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The closed loop's bookkeeping (src/caad/closedloop.c, the daemon's): which
+ * flow gets a trial, against what, and what becomes of it. Each scan is the
+ * daemon's: closed_loop_prepare(), the real planner, the real actuator on a
+ * fake sysroot (an interface with RPS only, and the readers' CPU affinities
+ * in /proc/PID/task/TID/status), closed_loop_applied(). Flows and the
+ * clock are the test's; there is no observer (no CPU time is counted,
+ * which the decision rule takes as unknown) and no bus (stubbed below).
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "caad/apply.h"
+#include "caad/config.h"
+#include "caad/inventory.h"
+#include "caad/macro.h"
+#include "caad/plan.h"
+#include "caad/sysfs.h"
+#include "caad/topology.h"
+#include "caad/trial.h"
+#include "caad/verdict.h"
+#include "closedloop.h"
+#include "daemon.h"
+#include "dbus.h"
+
+#include "test-util.h"
+
+#define GBIT UINT64_C(1000000000)
+#define MSEC UINT64_C(1000000)
+#define SCAN_NS (500 * MSEC)
+#define IFINDEX 2
+
+/* ---- the rest of the daemon, as closedloop.c sees it ------------------ */
+
+static uint64_t clock_ns; /* the test's CLOCK_MONOTONIC */
+
+uint64_t now_usec(clockid_t clock)
+{
+	(void)clock;
+	return clock_ns / 1000;
+}
+
+void caad_bus_trial_finished(struct caad_bus *b, unsigned trial, const char *verdict)
+{
+	(void)b;
+	(void)trial;
+	(void)verdict;
+}
+
+/* ---- fixture ----------------------------------------------------------- */
+
+struct fixture {
+	char *top;  /* the temp dir */
+	char *root; /* TOP/root: the fake sysroot */
+	char *state; /* TOP/state: the verdicts */
+	struct args args;
+	struct daemon d;
+	struct caad_flow flows[4];
+	size_t n_flows;
+};
+
+static void write_file(const char *root, const char *rel, const char *data)
+{
+	_cleanup_free_ char *path = NULL;
+	FILE *f;
+
+	assert_int_equal(caad_path(&path, root, "/%s", rel), 0);
+	for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = 0;
+		assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+		*p = '/';
+	}
+	f = fopen(path, "we");
+	assert_non_null(f);
+	assert_true(fputs(data, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) < 0 ? -1 : 0;
+}
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	char *names[] = { "vb" };
+	struct caad_actuator_options opts = {};
+	_cleanup_free_ char *journal = NULL;
+	struct daemon *d;
+
+	if (!fx)
+		return -1;
+	fx->top = strdup("/tmp/caad-test-closedloop-XXXXXX");
+	if (!fx->top || !mkdtemp(fx->top) || caad_path(&fx->root, fx->top, "/root") < 0 ||
+	    caad_path(&fx->state, fx->top, "/state") < 0 || caad_path(&journal, fx->top, "/journal") < 0 ||
+	    mkdir(fx->root, 0755) < 0)
+		return -1;
+	/* vb: two rx queues with RPS and no IRQ (a virtual device) */
+	write_file(fx->root, "sys/class/net/vb/ifindex", "2\n");
+	write_file(fx->root, "sys/class/net/vb/queues/rx-0/rps_cpus", "0\n");
+	write_file(fx->root, "sys/class/net/vb/queues/rx-1/rps_cpus", "0\n");
+	write_file(fx->root, "sys/class/net/vb/queues/tx-0/xps_cpus", "0\n");
+	write_file(fx->root, "sys/devices/system/cpu/possible", "0-7\n");
+
+	d = &fx->d;
+	fx->args.sysroot = fx->root;
+	d->args = &fx->args;
+	caad_config_init(&d->config);
+	d->config.placement = CAAD_PLACEMENT_MEASURE;
+	d->config.policy.rate_threshold_bps = GBIT;
+	d->config.policy.min_age_ms = 0;
+	d->config.policy.dwell_ms = 2000;
+	d->config.trial_steady_ms = 1000;
+	d->config.trial_host = false;
+	d->config.trial.rounds = 2;
+	d->config.trial.turn_ms = 2000;
+	d->config.trial.settle_ms = 500;
+	/* one package, one L3, 4 cores of 2 PUs: cores {0,1} {2,3} {4,5} {6,7} */
+	if (caad_topology_load_synthetic("package:1 l3:1 core:4 pu:2", &d->topo) < 0 ||
+	    caad_inventory_load(fx->root, names, 1, &d->inv) < 0)
+		return -1;
+	opts = (struct caad_actuator_options){ .sysroot = fx->root, .journal_path = journal };
+	if (caad_actuator_new(&opts, &d->actuator) < 0 || closed_loop_init(&d->loop, fx->state) < 0)
+		return -1;
+	/* no store read: the test's verdicts are the loop's */
+	d->loop.verdicts_loaded = true;
+	clock_ns = UINT64_C(3600) * 1000 * MSEC;
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	struct daemon *d = &fx->d;
+	int r;
+
+	closed_loop_done(&d->loop);
+	caad_plan_free(d->plan);
+	caad_actuator_free(d->actuator);
+	caad_inventory_free(d->inv);
+	caad_topology_free(d->topo);
+	caad_config_done(&d->config);
+	r = nftw(fx->top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(fx->root);
+	free(fx->state);
+	free(fx->top);
+	free(fx);
+	return r;
+}
+
+/*
+ * A flow (ids in increasing order: the daemon's flows are sorted) read by
+ * thread 4000 + id of comm, pinned to CPU cpu, on rx queue queue of vb,
+ * seen since the start.
+ */
+static struct caad_flow *add_flow(struct fixture *fx, uint64_t id, const char *comm, int cpu, int queue,
+                                  uint64_t rate_bps)
+{
+	struct caad_flow *f = &fx->flows[fx->n_flows++];
+	char rel[128], status[128];
+
+	assert_true(fx->n_flows <= ARRAY_SIZE(fx->flows));
+	*f = (struct caad_flow){
+		.id = id,
+		.rate_bps = rate_bps,
+		.first_ns = 1,
+		.consumer_cpu = cpu,
+		.ifindex = IFINDEX,
+		.rx_queue = queue,
+		.pid = 4000 + (uint32_t)id,
+		.tid = 4000 + (uint32_t)id,
+		.proc_cpu = -1,
+	};
+	snprintf(f->comm, sizeof(f->comm), "%s", comm);
+	snprintf(rel, sizeof(rel), "proc/%u/task/%u/status", f->pid, f->tid);
+	snprintf(status, sizeof(status), "Name:\t%s\nCpus_allowed_list:\t%d\n", comm, cpu);
+	write_file(fx->root, rel, status);
+	return f;
+}
+
+/* One scan, SCAN_NS after the last, as the daemon's (daemon.c scan()). */
+static void scan(struct fixture *fx)
+{
+	struct daemon *d = &fx->d;
+	struct caad_plan *plan = NULL;
+
+	clock_ns += SCAN_NS;
+	for (size_t i = 0; i < fx->n_flows; i++)
+		fx->flows[i].bytes += fx->flows[i].rate_bps / 8 * SCAN_NS / (1000 * MSEC);
+	assert_int_equal(closed_loop_prepare(d, fx->flows, fx->n_flows, clock_ns), 0);
+	assert_int_equal(caad_plan_compute(d->topo, d->inv, fx->flows, fx->n_flows, &d->config.policy, d->plan,
+	                                   clock_ns, &plan),
+	                 0);
+	assert_true(caad_actuator_apply(d->actuator, d->inv, plan) >= 0);
+	closed_loop_applied(d, plan);
+	caad_plan_free(d->plan);
+	d->plan = plan;
+}
+
+static const struct caad_decision *decision(const struct fixture *fx, uint64_t id)
+{
+	const struct caad_decision *dc = caad_plan_find(fx->d.plan, id);
+
+	assert_non_null(dc);
+	return dc;
+}
+
+static void put_verdict(struct fixture *fx, const char *comm, enum caad_relation rel, uint64_t decided_sec)
+{
+	struct caad_verdict v = {
+		.relation = rel,
+		.decided_sec = decided_sec,
+		.trial = 7,
+		.goodput_ratio = 1.2,
+		.pairs = 2,
+		.wins = 2,
+		.alternative = rel,
+	};
+
+	snprintf(v.iface, sizeof(v.iface), "vb");
+	snprintf(v.comm, sizeof(v.comm), "%s", comm);
+	assert_int_equal(caad_verdicts_put(&fx->d.loop.verdicts, &v), 0);
+}
+
+/* ---- tests ------------------------------------------------------------- */
+
+/*
+ * A flow placed by a verdict until a scan ago (here VerdictMaxAgeSec=
+ * lowered under it, as a reload does) is not the rules' placement: no
+ * trial takes the verdict's CPU, its consumer's own, for its prior. Once
+ * the rules have placed it, and DwellMSec= later, its trial tries their
+ * peer core against the consumer's own CPU.
+ */
+static void test_no_trial_of_a_verdict_placement(void **state)
+{
+	struct fixture *fx = *state;
+	struct closed_loop *cl = &fx->d.loop;
+	const struct caad_decision *dc;
+
+	assert_int_equal(fx->d.topo->cpus[0].core, fx->d.topo->cpus[1].core);
+	assert_int_not_equal(fx->d.topo->cpus[0].core, fx->d.topo->cpus[2].core);
+	add_flow(fx, 1, "iperf3", 0, 0, 5 * GBIT);
+	put_verdict(fx, "iperf3", CAAD_RELATION_SAME_CORE, (uint64_t)time(NULL) - 600);
+
+	for (unsigned i = 0; i < 8; i++)
+		scan(fx);
+	dc = decision(fx, 1);
+	assert_int_equal(dc->steer_cpu, 0);
+	assert_int_equal(dc->relation, CAAD_RELATION_SAME_CORE);
+	assert_null(cl->current);
+
+	/* the verdict expires: the rules place the flow, no trial yet */
+	fx->d.config.verdict_max_age_sec = 60;
+	scan(fx);
+	assert_null(cl->current);
+	dc = decision(fx, 1);
+	assert_int_equal(dc->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	int peer = dc->steer_cpu;
+
+	/* held there DwellMSec= (4 scans): then its trial, prior the peer core */
+	for (unsigned i = 0; i < 8 && !cl->current; i++)
+		scan(fx);
+	assert_non_null(cl->current);
+	const struct caad_trial *t = &cl->current->trial;
+	assert_int_equal(t->flow_id, 1);
+	assert_int_equal(t->cands[0].cpu, peer);
+	assert_int_equal(t->cands[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_equal(t->cands[1].cpu, 0);
+	assert_int_equal(t->cands[1].relation, CAAD_RELATION_SAME_CORE);
+	assert_int_equal(cl->aborted, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_no_trial_of_a_verdict_placement, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
