@@ -82,12 +82,15 @@ void caad_verdicts_done(struct caad_verdicts *vs);
 
 /* The verdict for iface, comm and a reader pinned or not (unpinned), or
  * NULL. One decided under another driver (or another interface behind the
- * name) is dropped first. Names are kept and compared as
- * caad_utf8_sanitize() makes them, as the bus shows them: raw and shown
- * names find the same verdict. */
+ * name) is dropped first. One dated more than 60 s ahead of now_sec (with
+ * an age limit) is kept and not returned: ret_ahead (may be NULL) is then
+ * true, else false; the application has a verdict, not usable until the
+ * clock reaches it, and is not to be tried meanwhile. Names are kept and
+ * compared as caad_utf8_sanitize() makes them, as the bus shows them: raw
+ * and shown names find the same verdict. */
 const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const char *iface, const char *driver,
                                               const char *comm, bool unpinned, uint64_t now_sec,
-                                              uint64_t max_age_sec);
+                                              uint64_t max_age_sec, bool *ret_ahead);
 /* Drop those older than max_age_sec at now_sec (0: none), however long
  * none was looked for (an interface gone, a thread name never seen
  * again): how many. */

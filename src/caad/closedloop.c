@@ -615,8 +615,13 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 		             : now_ns < dec->since_ns + (uint64_t)d->config.policy.dwell_ms * NSEC_PER_MSEC)
 			continue;
 		iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver));
+		/* one dated ahead of the clock is its verdict too, not used
+		 * until the clock reaches it: a trial's would be put over it,
+		 * dated by the clock that is behind */
+		bool ahead;
 		if (caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, unpinned, (uint64_t)time(NULL),
-		                       d->config.verdict_max_age_sec))
+		                       d->config.verdict_max_age_sec, &ahead) ||
+		    ahead)
 			continue;
 		/* a queue someone else holds would end its first turn (and the
 		 * next trial's, after each cooldown): not tried while it does */
@@ -783,7 +788,7 @@ static int reuse_verdicts(struct daemon *d, const struct caad_flow *flows, size_
 			continue;
 		iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver));
 		v = caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, consumer_unpinned(d, f), now_sec,
-		                       d->config.verdict_max_age_sec);
+		                       d->config.verdict_max_age_sec, NULL);
 		if (!v)
 			continue;
 		cpu = caad_trial_verdict_cpu(v, d->topo, &d->config.policy.banned, f->consumer_cpu);

@@ -369,10 +369,12 @@ static void drop(struct caad_verdicts *vs, size_t i)
 
 const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const char *iface, const char *driver,
                                               const char *comm, bool unpinned, uint64_t now_sec,
-                                              uint64_t max_age_sec)
+                                              uint64_t max_age_sec, bool *ret_ahead)
 {
 	char key_iface[CAAD_VERDICT_NAME_MAX], key_driver[CAAD_VERDICT_NAME_MAX], key_comm[CAAD_COMM_LEN];
 
+	if (ret_ahead)
+		*ret_ahead = false;
 	if (!key_name(key_iface, sizeof(key_iface), iface) || !key_name(key_comm, sizeof(key_comm), comm))
 		return NULL; /* too long for a verdict's: none has it */
 	/* one too long is another than any verdict's */
@@ -389,7 +391,12 @@ const struct caad_verdict *caad_verdicts_find(struct caad_verdicts *vs, const ch
 			drop(vs, i);
 			return NULL;
 		}
-		return r == 2 ? NULL : v; /* ahead of the clock: kept, not used */
+		if (r == 2) { /* ahead of the clock: kept, not used */
+			if (ret_ahead)
+				*ret_ahead = true;
+			return NULL;
+		}
+		return v;
 	}
 	return NULL;
 }

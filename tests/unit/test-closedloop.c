@@ -288,10 +288,41 @@ static void test_no_trial_of_a_verdict_placement(void **state)
 	assert_int_equal(cl->aborted, 0);
 }
 
+/*
+ * A verdict dated ahead of the clock (the clock behind, before NTP) is
+ * kept and not used until the clock reaches it (caad.conf(5)): the rules
+ * place its application's flows, and no trial runs for it meanwhile,
+ * whose verdict would replace it, dated by the clock that is behind.
+ */
+static void test_no_trial_while_verdict_ahead(void **state)
+{
+	struct fixture *fx = *state;
+	struct closed_loop *cl = &fx->d.loop;
+	uint64_t ahead = (uint64_t)time(NULL) + 3600;
+
+	add_flow(fx, 1, "iperf3", 0, 0, 5 * GBIT);
+	put_verdict(fx, "iperf3", CAAD_RELATION_SAME_CORE, ahead);
+
+	for (unsigned i = 0; i < 12; i++) {
+		scan(fx);
+		assert_null(cl->current);
+	}
+	assert_int_equal(cl->trials, 0);
+	assert_int_equal(decision(fx, 1)->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_equal(cl->verdicts.n, 1);
+	assert_int_equal(cl->verdicts.v[0].decided_sec, ahead);
+
+	/* without it, the same flow would have been tried */
+	caad_verdicts_done(&cl->verdicts);
+	scan(fx);
+	assert_non_null(cl->current);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_no_trial_of_a_verdict_placement, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_trial_while_verdict_ahead, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1127,12 +1127,12 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	assert_int_equal(caad_verdicts_load(path, "6.1", "topo", 6000, 0, &back, &dropped, &why), 0);
 	assert_int_equal(back.n, 4);
 	assert_int_equal(dropped, 0);
-	const struct caad_verdict *u = caad_verdicts_find(&back, "eth0", "mlx5_core", "iperf3", true, 6000, 0);
+	const struct caad_verdict *u = caad_verdicts_find(&back, "eth0", "mlx5_core", "iperf3", true, 6000, 0, NULL);
 	assert_non_null(u);
 	assert_true(u->unpinned);
 	assert_int_equal(u->relation, CAAD_RELATION_HOST_STEERING);
-	assert_null(caad_verdicts_find(&back, "eth0", "mlx5_core", "gridftp", true, 6000, 0));
-	const struct caad_verdict *f = caad_verdicts_find(&back, "eth0", "mlx5_core", "iperf3", false, 6000, 0);
+	assert_null(caad_verdicts_find(&back, "eth0", "mlx5_core", "gridftp", true, 6000, 0, NULL));
+	const struct caad_verdict *f = caad_verdicts_find(&back, "eth0", "mlx5_core", "iperf3", false, 6000, 0, NULL);
 	assert_non_null(f);
 	assert_int_equal(f->relation, CAAD_RELATION_SAME_CORE);
 	assert_int_equal(f->wins, 5);
@@ -1140,19 +1140,19 @@ static void test_verdicts_roundtrip_and_expiry(void **state)
 	assert_int_equal(f->decided_sec, 1000);
 	assert_int_equal(f->alternative, CAAD_RELATION_SAME_CORE);
 	assert_false(f->kept_prior);
-	f = caad_verdicts_find(&back, "eth0", "mlx5_core", "gridftp", false, 6000, 0);
+	f = caad_verdicts_find(&back, "eth0", "mlx5_core", "gridftp", false, 6000, 0, NULL);
 	assert_non_null(f);
 	assert_int_equal(f->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
 	assert_int_equal(f->alternative, CAAD_RELATION_SAME_CORE);
 	assert_true(f->kept_prior);
-	f = caad_verdicts_find(&back, "eth0", "mlx5_core", "fdt", false, 6000, 0);
+	f = caad_verdicts_find(&back, "eth0", "mlx5_core", "fdt", false, 6000, 0, NULL);
 	assert_non_null(f);
 	assert_int_equal(f->relation, CAAD_RELATION_HOST_STEERING);
 	assert_int_equal(f->alternative, CAAD_RELATION_HOST_STEERING);
 	assert_false(f->kept_prior);
-	assert_null(caad_verdicts_find(&back, "eth1", "mlx5_core", "iperf3", false, 6000, 0));
+	assert_null(caad_verdicts_find(&back, "eth1", "mlx5_core", "iperf3", false, 6000, 0, NULL));
 	/* another driver behind the name: dropped */
-	assert_null(caad_verdicts_find(&back, "eth0", "ice", "iperf3", false, 6000, 0));
+	assert_null(caad_verdicts_find(&back, "eth0", "ice", "iperf3", false, 6000, 0, NULL));
 	assert_int_equal(back.n, 3);
 	caad_verdicts_done(&back);
 
@@ -1265,8 +1265,8 @@ static void test_verdicts_without_alternative(void **state)
 	/* without "pinned": decided when a trial ended at its reader's first
 	 * move, for a pinned reader */
 	assert_false(vs.v[0].unpinned);
-	assert_non_null(caad_verdicts_find(&vs, "eth0", "", "a", false, 10, 0));
-	assert_null(caad_verdicts_find(&vs, "eth0", "", "a", true, 10, 0));
+	assert_non_null(caad_verdicts_find(&vs, "eth0", "", "a", false, 10, 0, NULL));
+	assert_null(caad_verdicts_find(&vs, "eth0", "", "a", true, 10, 0, NULL));
 
 	/* saved again, they still do not say: neither is written */
 	assert_int_equal(caad_verdicts_save(&vs, path), 0);
@@ -1323,9 +1323,9 @@ static void test_verdicts_names_not_utf8(void **state)
 		assert_int_equal(back.n, 1);
 		assert_string_equal(back.v[0].iface, names[i].shown_iface);
 		assert_string_equal(back.v[0].comm, names[i].shown_comm);
-		assert_non_null(caad_verdicts_find(&back, names[i].iface, names[i].driver, names[i].comm, false, 10, 0));
+		assert_non_null(caad_verdicts_find(&back, names[i].iface, names[i].driver, names[i].comm, false, 10, 0, NULL));
 		assert_non_null(caad_verdicts_find(&back, names[i].shown_iface, names[i].driver, names[i].shown_comm,
-		                                   false, 10, 0));
+		                                   false, 10, 0, NULL));
 		/* the same verdict again, by its raw names: in the place of the first */
 		assert_int_equal(caad_verdicts_put(&back, &v), 0);
 		assert_int_equal(back.n, 1);
@@ -1342,7 +1342,7 @@ static void test_verdicts_names_not_utf8(void **state)
 	assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 0, &back, NULL, NULL), 0);
 	assert_int_equal(back.n, 1);
 	assert_string_equal(back.v[0].comm, "a?b");
-	assert_non_null(caad_verdicts_find(&back, "eth0", "", "a\x1b" "b", false, 10, 0));
+	assert_non_null(caad_verdicts_find(&back, "eth0", "", "a\x1b" "b", false, 10, 0, NULL));
 	caad_verdicts_done(&back);
 	unlink(path);
 }
@@ -1468,8 +1468,14 @@ static void test_verdicts_odd_entries(void **state)
 	assert_int_equal(dropped, 0);
 	assert_null(why);
 	assert_int_equal(caad_verdicts_ahead(&vs, 10, 3600), 1);
-	assert_null(caad_verdicts_find(&vs, "eth0", "", "b", false, 10, 3600));
-	assert_non_null(caad_verdicts_find(&vs, "eth0", "", "a", false, 10, 3600));
+	/* ... and said to be there: "b" is not to be tried meanwhile */
+	bool ahead = false;
+	assert_null(caad_verdicts_find(&vs, "eth0", "", "b", false, 10, 3600, &ahead));
+	assert_true(ahead);
+	assert_non_null(caad_verdicts_find(&vs, "eth0", "", "a", false, 10, 3600, &ahead));
+	assert_false(ahead);
+	assert_null(caad_verdicts_find(&vs, "eth0", "", "c", false, 10, 3600, &ahead));
+	assert_false(ahead);
 	assert_int_equal(vs.n, 2);
 	/* expired ones go however long nothing looked for them; one ahead
 	 * of the clock is kept; no age limit keeps all */
@@ -1500,7 +1506,7 @@ static void test_verdicts_odd_entries(void **state)
 	caad_verdicts_done(&vs);
 	assert_int_equal(caad_verdicts_load(path, "k", "t", 5000, 3600, &vs, &dropped, &why), 0);
 	assert_int_equal(caad_verdicts_ahead(&vs, 5000, 3600), 0);
-	assert_non_null(caad_verdicts_find(&vs, "eth0", "", "b", false, 5000, 3600));
+	assert_non_null(caad_verdicts_find(&vs, "eth0", "", "b", false, 5000, 3600, NULL));
 	/* (the other, decided at 1 s, is older than an hour at 5000 s) */
 	assert_int_equal(dropped, 1);
 	assert_string_equal(why, "older than 3600 s");
