@@ -215,6 +215,22 @@ void caad_decision_stay(const struct caad_topology *t, const struct caad_decisio
 const char *caad_plan_light_reason(const struct caad_flow *f, const struct caad_policy *policy,
                                    const struct caad_plan *prev, uint64_t now_ns, char *buf, size_t size);
 
+/*
+ * The heavy flows of flows[0..n_flows) whose consumers read on each CPU, as
+ * caad_plan_compute() with these arguments counts them where it keeps a
+ * closed-loop placement off another flow's reader (struct caad_override):
+ * each such flow once on every CPU of its consumer's window (its CPUs of
+ * the last scans). counts: t->n_cpus entries, at most UINT8_MAX each.
+ * caad_plan_reads_on(): whether f is counted on cpu. A closed-loop CPU
+ * other than the flow's consumer's own, where counts says more readers
+ * than the flow itself, is not planned.
+ */
+void caad_plan_count_readers(const struct caad_topology *t, const struct caad_flow *flows, size_t n_flows,
+                             const struct caad_policy *policy, const struct caad_plan *prev, uint64_t now_ns,
+                             uint8_t *counts);
+bool caad_plan_reads_on(const struct caad_topology *t, const struct caad_flow *f, const struct caad_policy *policy,
+                        const struct caad_plan *prev, uint64_t now_ns, int cpu);
+
 /* The decision about the flow with this id, or NULL. O(log n). */
 const struct caad_decision *caad_plan_find(const struct caad_plan *p, uint64_t flow_id);
 

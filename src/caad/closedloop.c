@@ -550,18 +550,49 @@ static bool steered_by_other(const struct caad_plan *plan, const struct caad_dec
 	return false;
 }
 
-/* The candidates for a flow whose prior target is prior_cpu (dec: its decision). */
+/* The candidates for a flow whose prior target is prior_cpu (dec: its
+ * decision), on none of the CPUs in avoid. */
 static unsigned candidates(const struct daemon *d, int c, int prior_cpu, const struct caad_decision *dec,
-                           struct caad_trial_cand *cands)
+                           const struct caad_cpumask *avoid, struct caad_trial_cand *cands)
 {
 	/* hands off: does caad's steering beat what the host does itself? Not
 	 * for a flow an ntuple rule moves: the rule would go with each such
 	 * turn, and the flow come back on a queue another flow's steering holds */
-	unsigned n = caad_trial_candidates(d->topo, &d->config.policy.banned, c, prior_cpu,
-	                                   d->config.trial_host && !dec->ntuple, cands);
+	unsigned n = caad_trial_candidates(d->topo, avoid, c, prior_cpu, d->config.trial_host && !dec->ntuple, cands);
 
 	assert(n <= CAAD_TRIAL_MAX_CANDS);
 	return n;
+}
+
+/*
+ * Into avoid: the SMT siblings of f's consumer CPU where another heavy
+ * flow's consumer reads. The planner puts no closed-loop placement on
+ * another flow's reader (caad_plan_count_readers()): a turn there would
+ * end the trial at once (closed_loop_applied()), and the flow's next
+ * trial after the cooldown again, never to a verdict. *readers: the
+ * readers of each CPU, counted at the first call that needs them.
+ */
+static int avoid_readers(const struct daemon *d, const struct caad_flow *flows, size_t n, const struct caad_flow *f,
+                         uint64_t now_ns, uint8_t **readers, struct caad_cpumask *avoid)
+{
+	const struct caad_topology *t = d->topo;
+	int c = f->consumer_cpu;
+
+	if (c < 0 || (unsigned)c >= t->n_cpus || !t->cpus[c].present || t->cpus[c].core < 0)
+		return 0;
+	CAAD_CPUMASK_FOREACH(cpu, &t->cores[t->cpus[c].core].cpus) {
+		if (cpu == c || (unsigned)cpu >= t->n_cpus)
+			continue;
+		if (!*readers) {
+			*readers = malloc(t->n_cpus);
+			if (!*readers)
+				return -ENOMEM;
+			caad_plan_count_readers(t, flows, n, &d->config.policy, d->plan, now_ns, *readers);
+		}
+		if ((*readers)[cpu] > caad_plan_reads_on(t, f, &d->config.policy, d->plan, now_ns, cpu))
+			caad_cpumask_set(avoid, (unsigned)cpu);
+	}
+	return 0;
 }
 
 static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n, uint64_t now_ns)
@@ -574,6 +605,7 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 	struct caad_trial_cand cands[CAAD_TRIAL_MAX_CANDS];
 	struct caad_trial_params p = d->config.trial;
 	struct trial_record *rec;
+	_cleanup_free_ uint8_t *readers = NULL;
 	unsigned n_cands = 0;
 	int r;
 
@@ -631,8 +663,14 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 		/* one with nothing to try against its prior (no host turn, no
 		 * usable own CPU) is passed over here: as the fastest, it would
 		 * keep every slower flow from its trial for as long as it lives */
+		/* (nor an SMT sibling where another heavy flow reads: tried
+		 * there, it would be aborted at that turn, trial after trial) */
 		struct caad_trial_cand c[CAAD_TRIAL_MAX_CANDS];
-		unsigned k = candidates(d, f->consumer_cpu, dec->steer_cpu, dec, c);
+		struct caad_cpumask avoid = d->config.policy.banned;
+		r = avoid_readers(d, flows, n, f, now_ns, &readers, &avoid);
+		if (r < 0)
+			return r;
+		unsigned k = candidates(d, f->consumer_cpu, dec->steer_cpu, dec, &avoid, c);
 		if (k < 2)
 			continue;
 		memcpy(cands, c, k * sizeof(c[0]));

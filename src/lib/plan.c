@@ -3038,6 +3038,58 @@ const char *caad_plan_light_reason(const struct caad_flow *f, const struct caad_
 	return buf;
 }
 
+/*
+ * The window of f's consumer as collect() counts it among the readers
+ * (keep_consumer_free()): a flow it plans for, anchored where prev's
+ * target was chosen (prev's decision is taken for a managed interface's),
+ * else one at RateThreshold= or faster. false: it counts none.
+ */
+static bool reader_window(const struct caad_topology *t, const struct caad_flow *f, const struct caad_policy *policy,
+                          const struct caad_plan *prev, uint64_t now_ns, struct consumer *ret)
+{
+	const struct caad_decision *pd = caad_plan_find(prev, f->id);
+
+	if (f->rate_bps < policy->rate_threshold_bps / 2 && !dip_held(policy, pd, now_ns))
+		return false;
+	if (!light(f, policy, pd, now_ns)) {
+		consumer_of_anchored(t, f, pd && pd->steer_cpu >= 0 ? pd->anchor_cpu : -1, ret);
+		return true;
+	}
+	if (f->rate_bps < policy->rate_threshold_bps)
+		return false;
+	consumer_of(t, f, ret);
+	return true;
+}
+
+void caad_plan_count_readers(const struct caad_topology *t, const struct caad_flow *flows, size_t n_flows,
+                             const struct caad_policy *policy, const struct caad_plan *prev, uint64_t now_ns,
+                             uint8_t *counts)
+{
+	memset(counts, 0, t->n_cpus);
+	for (size_t i = 0; i < n_flows; i++) {
+		struct consumer cs;
+
+		if (!reader_window(t, &flows[i], policy, prev, now_ns, &cs))
+			continue;
+		for (unsigned j = 0; j < cs.n_cpus; j++)
+			if (counts[cs.cpus[j]] < UINT8_MAX)
+				counts[cs.cpus[j]]++;
+	}
+}
+
+bool caad_plan_reads_on(const struct caad_topology *t, const struct caad_flow *f, const struct caad_policy *policy,
+                        const struct caad_plan *prev, uint64_t now_ns, int cpu)
+{
+	struct consumer cs;
+
+	if (!reader_window(t, f, policy, prev, now_ns, &cs))
+		return false;
+	for (unsigned j = 0; j < cs.n_cpus; j++)
+		if (cs.cpus[j] == cpu)
+			return true;
+	return false;
+}
+
 /* Heavy flow k (of this rate and id, the latest seen) becomes the fastest
  * of a group if it is faster than the fastest so far. */
 /*

@@ -285,6 +285,10 @@ static void test_no_trial_of_a_verdict_placement(void **state)
 	assert_int_equal(t->cands[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
 	assert_int_equal(t->cands[1].cpu, 0);
 	assert_int_equal(t->cands[1].relation, CAAD_RELATION_SAME_CORE);
+	/* its sibling, where no one else reads */
+	assert_int_equal(t->n_cands, 3);
+	assert_int_equal(t->cands[2].cpu, 1);
+	assert_int_equal(t->cands[2].relation, CAAD_RELATION_SMT_SIBLING);
 	assert_int_equal(cl->aborted, 0);
 }
 
@@ -318,11 +322,55 @@ static void test_no_trial_while_verdict_ahead(void **state)
 	assert_non_null(cl->current);
 }
 
+/*
+ * Where another heavy flow's consumer reads on the consumer's SMT sibling,
+ * the planner puts no closed-loop placement there: a trial's smt-sibling
+ * turn would be aborted, and after each cooldown the next trial of the
+ * flow again, never to a verdict. The trial is made without that
+ * candidate, and runs to its verdict.
+ */
+static void test_no_smt_turn_on_another_reader(void **state)
+{
+	struct fixture *fx = *state;
+	struct closed_loop *cl = &fx->d.loop;
+
+	add_flow(fx, 1, "iperf3", 0, 0, 8 * GBIT);
+	add_flow(fx, 2, "fdt", 1, 1, 3 * GBIT); /* reads on CPU 0's sibling */
+
+	for (unsigned i = 0; i < 10 && !cl->current; i++)
+		scan(fx);
+	assert_non_null(cl->current);
+	const struct caad_trial *t = &cl->current->trial;
+	assert_int_equal(t->flow_id, 1);
+	assert_int_equal(t->n_cands, 2);
+	assert_int_equal(t->cands[0].relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
+	assert_int_equal(t->cands[1].cpu, 0);
+	assert_int_equal(t->cands[1].relation, CAAD_RELATION_SAME_CORE);
+
+	/* 2 rounds of 2 turns of 2 s */
+	for (unsigned i = 0; i < 24 && cl->n_history == 0; i++)
+		scan(fx);
+	assert_int_equal(cl->n_history, 1);
+	assert_int_equal(cl->history[0].trial.flow_id, 1);
+	assert_int_equal(cl->history[0].trial.state, CAAD_TRIAL_DONE);
+	assert_int_equal(cl->aborted, 0);
+
+	/* fdt's, next: not on CPU 0, its sibling, where iperf3 reads */
+	for (unsigned i = 0; i < 10 && !cl->current; i++)
+		scan(fx);
+	assert_non_null(cl->current);
+	t = &cl->current->trial;
+	assert_int_equal(t->flow_id, 2);
+	for (unsigned c = 0; c < t->n_cands; c++)
+		assert_int_not_equal(t->cands[c].cpu, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_no_trial_of_a_verdict_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_trial_while_verdict_ahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_smt_turn_on_another_reader, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1221,6 +1221,48 @@ static void test_override_reader(void **state)
 }
 
 /*
+ * The readers caad_plan_count_readers() counts are those the planner keeps
+ * a closed-loop placement off: heavy flows' consumers, on every CPU of
+ * their windows; a light flow's are none.
+ */
+static void test_count_readers(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	struct caad_flow fl[] = { make_flow(5, 2, ETH0_IFINDEX, 0, 10 * GBIT), make_flow(9, 14, ETH0_IFINDEX, 1, 9 * GBIT),
+		                  make_flow(11, 4, ETH0_IFINDEX, 1, MBIT) };
+	struct caad_override o[] = { { .flow_id = 5, .cpu = 14, .why = "trial 1, round 1 of 10: smt-sibling" } };
+	uint8_t counts[24];
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 2, 0);
+	set_history(&fl[1], 1, (const int[]){ 16 });
+
+	caad_plan_count_readers(t, fl, ARRAY_SIZE(fl), &policy, NULL, NOW, counts);
+	for (unsigned cpu = 0; cpu < 24; cpu++)
+		assert_int_equal(counts[cpu], cpu == 2 || cpu == 14 || cpu == 16);
+	assert_true(caad_plan_reads_on(t, &fl[1], &policy, NULL, NOW, 14));
+	assert_true(caad_plan_reads_on(t, &fl[1], &policy, NULL, NOW, 16));
+	assert_false(caad_plan_reads_on(t, &fl[0], &policy, NULL, NOW, 14));
+	assert_false(caad_plan_reads_on(t, &fl[2], &policy, NULL, NOW, 4));
+
+	/* and the planner refuses flow 5 the CPU counted there */
+	policy.overrides = o;
+	policy.n_overrides = ARRAY_SIZE(o);
+	p = compute_at(t, &f.inv, fl, ARRAY_SIZE(fl), &policy, NULL, NOW);
+	assert_int_not_equal(caad_plan_find(p, 5)->steer_cpu, 14);
+
+	/* flow 9 light: nobody reads on 14 */
+	fl[1].rate_bps = MBIT;
+	caad_plan_count_readers(t, fl, ARRAY_SIZE(fl), &policy, NULL, NOW, counts);
+	assert_int_equal(counts[14], 0);
+	assert_int_equal(counts[2], 1);
+}
+
+/*
  * The closed loop's hands-off placement (CAAD_OVERRIDE_HOST): the flow is
  * not steered, bids for no queue, and its queue's settings go back to the
  * host's (restores, IRQ before RPS) where no other flow's steering takes
@@ -4634,6 +4676,7 @@ int main(void)
 		cmocka_unit_test(test_override),
 		cmocka_unit_test(test_override_marked),
 		cmocka_unit_test(test_override_reader),
+		cmocka_unit_test(test_count_readers),
 		cmocka_unit_test(test_override_host),
 		cmocka_unit_test(test_window_fills_llc),
 		cmocka_unit_test(test_ten_flows_distinct_peers),
