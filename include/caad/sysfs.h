@@ -40,6 +40,12 @@ int caad_read_file(const char *path, char **ret);
 /* The same, untrimmed: every byte as the file holds it (caad's own files,
  * whose last field may be empty). */
 int caad_read_file_raw(const char *path, char **ret);
+/* caad_read_file() of a file caad itself writes, by rename (a store):
+ * without waiting on a FIFO's writer, and without following a symbolic
+ * link, which caad's write would replace. -EBADFD for anything but a
+ * regular file (a FIFO, a device, a directory, a symbolic link), with what
+ * it is in *ret_kind (may be NULL), "a FIFO" and the like. */
+int caad_read_own_file(const char *path, char **ret, const char **ret_kind);
 /* Read one line of a file into buf (trimmed). */
 int caad_read_line(const char *path, char *buf, size_t size);
 /* Write value (a newline is added) in one write(2). Returns 0 or -errno,

@@ -71,7 +71,9 @@ void caad_topology_fingerprint(const struct caad_topology *t, char *buf, size_t 
  * of now_sec (with an age limit) is kept but not found until the clock
  * reaches it (caad_verdicts_ahead()). A file that cannot be parsed is an
  * error naming it, with the line and column of a JSON syntax error
- * (-EBADMSG); ret is then empty and usable.
+ * (-EBADMSG); so is one that is not a regular file (a FIFO, a device, a
+ * symbolic link: caad writes the store by rename, and reads it without
+ * waiting on a FIFO's writer); ret is then empty and usable.
  */
 int caad_verdicts_load(const char *path, const char *kernel, const char *topology, uint64_t now_sec,
                        uint64_t max_age_sec, struct caad_verdicts *ret, size_t *ret_dropped, char **ret_why);

@@ -63,7 +63,17 @@ static void trim_trailing(char *s)
 		s[--n] = 0;
 }
 
-static int read_whole(const char *path, bool trim, char **ret);
+static int read_fd(int fd, bool trim, char **ret);
+
+static int read_whole(const char *path, bool trim, char **ret)
+{
+	_cleanup_close_ int fd = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	return read_fd(fd, trim, ret);
+}
 
 int caad_read_file(const char *path, char **ret)
 {
@@ -75,15 +85,61 @@ int caad_read_file_raw(const char *path, char **ret)
 	return read_whole(path, false, ret);
 }
 
-static int read_whole(const char *path, bool trim, char **ret)
+/* What a file that is not a regular one is, for people. */
+static const char *file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR:
+		return "a directory";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+	case S_IFBLK:
+		return "a device";
+	case S_IFLNK:
+		return "a symbolic link";
+	default:
+		return "a special file";
+	}
+}
+
+int caad_read_own_file(const char *path, char **ret, const char **ret_kind)
 {
 	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (ret_kind)
+		*ret_kind = NULL;
+	/* O_NONBLOCK: the open of a FIFO would wait for a writer (a regular
+	 * file reads as without it); O_NOFOLLOW: the file caad writes is
+	 * renamed over the name, which replaces a symbolic link there */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0) {
+		int r = -errno;
+
+		if (r == -ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+			if (ret_kind)
+				*ret_kind = file_kind(st.st_mode);
+			return -EBADFD;
+		}
+		return r;
+	}
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode)) {
+		if (ret_kind)
+			*ret_kind = file_kind(st.st_mode);
+		return -EBADFD;
+	}
+	return read_fd(fd, true, ret);
+}
+
+static int read_fd(int fd, bool trim, char **ret)
+{
 	_cleanup_free_ char *buf = NULL;
 	size_t size = 4096, len = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
 
 	buf = malloc(size);
 	if (!buf)

@@ -199,7 +199,7 @@ int caad_verdicts_load(const char *path, const char *kernel, const char *topolog
 {
 	_cleanup_free_ char *text = NULL, *syntax = NULL;
 	json_object *root = NULL, *x, *list;
-	const char *why = NULL;
+	const char *why = NULL, *kind = NULL;
 	size_t n, dropped = 0, bad_entry = SIZE_MAX;
 	int r;
 
@@ -211,9 +211,16 @@ int caad_verdicts_load(const char *path, const char *kernel, const char *topolog
 	if (ret_why)
 		*ret_why = NULL;
 
-	r = caad_read_file(path, &text);
+	/* not a regular file (a FIFO there would hold caad in open() for
+	 * good): a store that cannot be used, as one that is not JSON */
+	r = caad_read_own_file(path, &text, &kind);
 	if (r == -ENOENT)
 		return 0;
+	if (r == -EBADFD && kind) {
+		if (ret_why && asprintf(ret_why, "%s: %s, not a regular file", path, kind) < 0)
+			*ret_why = NULL;
+		return -EBADMSG;
+	}
 	if (r < 0)
 		return r;
 	/* its text as JSON first: an error there names its line and column */

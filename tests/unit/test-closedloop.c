@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <ftw.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -365,12 +367,64 @@ static void test_no_smt_turn_on_another_reader(void **state)
 		assert_int_not_equal(t->cands[c].cpu, 0);
 }
 
+/* closed_loop_prepare() of fx, which reads the store, in a child whose
+ * exit status says it returned 0 (an alarm ends one that hangs). */
+static struct fixture *child_fx;
+
+static int prepare_in_child(void)
+{
+	alarm(5);
+	return closed_loop_prepare(&child_fx->d, child_fx->flows, child_fx->n_flows, clock_ns) == 0 ? 0 : 1;
+}
+
+/*
+ * A FIFO where the store is (STATE_DIR/verdicts.json) does not hold the
+ * daemon in open() (its watchdog would kill it, and the next start hang
+ * again): it is a store that cannot be used, put aside as
+ * verdicts.json.bad with a warning, and caad starts a new one.
+ */
+static void test_verdict_store_fifo(void **state)
+{
+	struct fixture *fx = *state;
+	char path[PATH_MAX], aside[PATH_MAX]; /* (not on the heap: the child's _exit leaks nothing) */
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	snprintf(path, sizeof(path), "%s/verdicts.json", fx->state);
+	snprintf(aside, sizeof(aside), "%s/verdicts.json.bad", fx->state);
+	assert_int_equal(caad_mkdir_p(fx->state, 0755), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	add_flow(fx, 1, "iperf3", 0, 0, 5 * GBIT);
+	fx->d.loop.verdicts_loaded = false;
+
+	child_fx = fx;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(prepare_in_child());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status))
+		fail_msg("reading a FIFO as the store did not return (killed by signal %d)", WTERMSIG(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(lstat(path, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(lstat(aside, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+
+	/* and here: a store that is gone is a new one */
+	scan(fx);
+	assert_true(fx->d.loop.verdicts_loaded);
+	assert_false(fx->d.loop.verdicts_kept_off);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_no_trial_of_a_verdict_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_trial_while_verdict_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_smt_turn_on_another_reader, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verdict_store_fifo, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -1347,6 +1348,81 @@ static void test_verdicts_names_not_utf8(void **state)
 	unlink(path);
 }
 
+/* The store at fifo_path, read: 0 when refused at once as a FIFO (the
+ * child's exit status; an open that waits for a writer is killed by the
+ * alarm). */
+static const char *fifo_path;
+
+static int load_fifo(void)
+{
+	struct caad_verdicts vs;
+	char *why = NULL;
+	int r;
+
+	alarm(5);
+	r = caad_verdicts_load(fifo_path, "k", "t", 10, 0, &vs, NULL, &why);
+	if (r != -EBADMSG || vs.n != 0 || !why || !strstr(why, fifo_path) || !strstr(why, "a FIFO"))
+		return 1;
+	free(why);
+	return 0;
+}
+
+/*
+ * A store that is not a regular file cannot be used, as one that is not
+ * JSON (-EBADMSG, the file named): a FIFO there is not waited on (its open
+ * would hold caad's event loop until a writer came, its watchdog kill it,
+ * and the next start hang again), a symbolic link is not followed (caad
+ * writes the store by rename, which replaces a link), a directory is not
+ * read.
+ */
+static void test_verdicts_not_regular(void **state)
+{
+	static const char good[] = "{\"version\": 1, \"kernel\": \"k\", \"topology\": \"t\", \"verdicts\": []}";
+	/* (the child's heap is path alone, fifo_path's: nothing to leak at its _exit) */
+	_cleanup_free_ char *path = tmpfile_path(), *target = NULL;
+	struct caad_verdicts vs;
+	char *why = NULL;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	assert_int_equal(mkfifo(path, 0600), 0);
+	fifo_path = path;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(load_fifo());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status))
+		fail_msg("reading a FIFO as the store did not return (killed by signal %d)", WTERMSIG(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(unlink(path), 0);
+
+	/* a link to a good store */
+	target = tmpfile_path();
+	assert_int_equal(caad_write_file_atomic(target, good, strlen(good), 0600), 0);
+	assert_int_equal(caad_verdicts_load(target, "k", "t", 10, 0, &vs, NULL, &why), 0);
+	assert_null(why);
+	caad_verdicts_done(&vs);
+	assert_int_equal(symlink(target, path), 0);
+	assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 0, &vs, NULL, &why), -EBADMSG);
+	assert_int_equal(vs.n, 0);
+	assert_non_null(why);
+	assert_non_null(strstr(why, path));
+	assert_non_null(strstr(why, "a symbolic link"));
+	free(why);
+	why = NULL;
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(unlink(target), 0);
+
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 0, &vs, NULL, &why), -EBADMSG);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "a directory"));
+	free(why);
+	assert_int_equal(rmdir(path), 0);
+}
+
 static void test_verdicts_bad_file(void **state)
 {
 	static const char *const bad[] = {
@@ -1563,6 +1639,7 @@ int main(void)
 		cmocka_unit_test(test_verdicts_without_alternative),
 		cmocka_unit_test(test_verdicts_names_not_utf8),
 		cmocka_unit_test(test_verdicts_bad_file),
+		cmocka_unit_test(test_verdicts_not_regular),
 		cmocka_unit_test(test_verdicts_odd_entries),
 	};
 
