@@ -59,6 +59,9 @@ int caad_cpumask_parse_list(const char *s, struct caad_cpumask *ret);
 /* The CPU affinity of task (a thread id) into *ret (sched_getaffinity():
  * no access to its /proc/PID needed). Returns 0 or -errno. */
 int caad_cpumask_of_task(int task, struct caad_cpumask *ret);
+/* Set the CPU affinity of task (a thread id, 0: the caller) to m
+ * (sched_setaffinity()). Returns 0 or -errno (-EINVAL: none of m active). */
+int caad_cpumask_set_task(int task, const struct caad_cpumask *m);
 /* The CPUs a task may run on as set: Cpus_allowed_list of the
  * /proc/PID[/task/TID]/status file at path (sched_getaffinity() leaves out
  * the CPUs not active now). Returns 0, -ENODATA (no such line), or the

@@ -231,6 +231,16 @@ void caad_plan_count_readers(const struct caad_topology *t, const struct caad_fl
 bool caad_plan_reads_on(const struct caad_topology *t, const struct caad_flow *f, const struct caad_policy *policy,
                         const struct caad_plan *prev, uint64_t now_ns, int cpu);
 
+/*
+ * The CPUs of base that caad's own thread keeps to (ret): those where no
+ * heavy flow (rate_bps at or above threshold_bps) is read and no flow of
+ * plan (may be NULL) is steered to; where that leaves none, those where
+ * none is read; where that leaves none, base. Woken at every scan, caad
+ * would otherwise preempt the readers it serves on their own CPUs.
+ */
+void caad_plan_own_cpus(const struct caad_cpumask *base, const struct caad_flow *flows, size_t n_flows,
+                        uint64_t threshold_bps, const struct caad_plan *plan, struct caad_cpumask *ret);
+
 /* The decision about the flow with this id, or NULL. O(log n). */
 const struct caad_decision *caad_plan_find(const struct caad_plan *p, uint64_t flow_id);
 

@@ -50,6 +50,9 @@ struct daemon {
 	sd_event_source *timer;
 	sd_event_source *prepare;  /* HANDOVER_LEAD_USEC before the next scan (daemon.c) */
 	char *state_path;
+	struct caad_cpumask own_base; /* caad's CPU affinity as it started (CPUAffinity=, taskset) */
+	struct caad_cpumask own_cpus; /* ... as it set it last: off the heavy readers (keep_off_readers()) */
+	bool own_fixed;               /* not to be changed: unreadable at the start, or refused */
 	bool inventory_dirty;
 	char *cpus_online;         /* SYSROOT/sys/devices/system/cpu/online as last read */
 	char *cpus_online_failed;  /* ... as read when the topology then failed to load, NULL none */

@@ -855,8 +855,6 @@ static int obj_write(const char *obj, const char *value)
 {
 	const char *comm;
 	struct caad_cpumask m;
-	cpu_set_t *set;
-	size_t size = CPU_ALLOC_SIZE(CAAD_CPUS_MAX);
 	pid_t pid;
 	int r;
 
@@ -868,15 +866,7 @@ static int obj_write(const char *obj, const char *value)
 	r = caad_cpumask_parse_list(value, &m);
 	if (r < 0)
 		return r;
-	set = CPU_ALLOC(CAAD_CPUS_MAX);
-	if (!set)
-		return -ENOMEM;
-	CPU_ZERO_S(size, set);
-	CAAD_CPUMASK_FOREACH(cpu, &m)
-		CPU_SET_S((unsigned)cpu, size, set);
-	r = sched_setaffinity(pid, size, set) < 0 ? -errno : 0;
-	CPU_FREE(set);
-	return r;
+	return caad_cpumask_set_task(pid, &m);
 }
 
 static const char *fmt_list(const struct caad_cpumask *m, char *buf, size_t size)

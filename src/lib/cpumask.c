@@ -333,6 +333,22 @@ int caad_cpumask_of_status(const char *path, struct caad_cpumask *ret)
 	return caad_cpumask_parse_list(line, ret);
 }
 
+int caad_cpumask_set_task(int task, const struct caad_cpumask *m)
+{
+	size_t size = CPU_ALLOC_SIZE(CAAD_CPUS_MAX);
+	cpu_set_t *set = CPU_ALLOC(CAAD_CPUS_MAX);
+	int r;
+
+	if (!set)
+		return -ENOMEM;
+	CPU_ZERO_S(size, set);
+	CAAD_CPUMASK_FOREACH(cpu, m)
+		CPU_SET_S((unsigned)cpu, size, set);
+	r = sched_setaffinity(task, size, set) < 0 ? -errno : 0;
+	CPU_FREE(set);
+	return r;
+}
+
 int caad_cpumask_of_task(int task, struct caad_cpumask *ret)
 {
 	size_t size = CPU_ALLOC_SIZE(CAAD_CPUS_MAX);

@@ -3090,6 +3090,26 @@ bool caad_plan_reads_on(const struct caad_topology *t, const struct caad_flow *f
 	return false;
 }
 
+void caad_plan_own_cpus(const struct caad_cpumask *base, const struct caad_flow *flows, size_t n_flows,
+                        uint64_t threshold_bps, const struct caad_plan *plan, struct caad_cpumask *ret)
+{
+	struct caad_cpumask readers, targets, off_readers;
+
+	caad_cpumask_zero(&readers);
+	caad_cpumask_zero(&targets);
+	for (size_t i = 0; i < n_flows; i++)
+		if (flows[i].rate_bps >= threshold_bps && flows[i].consumer_cpu >= 0 &&
+		    flows[i].consumer_cpu < CAAD_CPUS_MAX)
+			caad_cpumask_set(&readers, (unsigned)flows[i].consumer_cpu);
+	for (size_t k = 0; plan && k < plan->n_decisions; k++)
+		if (plan->decisions[k].steer_cpu >= 0 && plan->decisions[k].steer_cpu < CAAD_CPUS_MAX)
+			caad_cpumask_set(&targets, (unsigned)plan->decisions[k].steer_cpu);
+	caad_cpumask_andnot(&off_readers, base, &readers);
+	caad_cpumask_andnot(ret, &off_readers, &targets);
+	if (caad_cpumask_empty(ret))
+		*ret = caad_cpumask_empty(&off_readers) ? *base : off_readers;
+}
+
 /* Heavy flow k (of this rate and id, the latest seen) becomes the fastest
  * of a group if it is faster than the fastest so far. */
 /*

@@ -16,6 +16,18 @@ test_init
 # flow would never be heavy at the default.
 rate_threshold() { if [ "${CAAD_TEST_SLOWDOWN:-1}" -gt 1 ]; then echo 50M; else echo 1G; fi; }
 
+# caad's own CPU affinity, as a list ("0-1")
+own_cpus() { taskset -pc "$CAAD_PID" | sed 's/.*: //'; }
+# cpu_in_list CPU LIST: whether CPU is in the cpulist LIST ("0-3,8")
+cpu_in_list() {
+	local r lo hi
+	for r in ${2//,/ }; do
+		lo=${r%-*} hi=${r#*-}
+		[ "$1" -ge "$lo" ] && [ "$1" -le "$hi" ] && return 0
+	done
+	return 1
+}
+
 run_case() {
 	local app_cpu=$1 want_mask=$2 want_proc=$3
 	info "receiver on CPU $app_cpu: expect rps_cpus $want_mask and processing on CPU $want_proc"
@@ -31,6 +43,7 @@ run_case() {
 	CAAD_PID=$!
 	wait_for 10 test -s "$rt/state.json" || { cat "$TMP/caad-$app_cpu.log"; fail "caad did not start"; }
 
+	local own0; own0=$(own_cpus)
 	in_b iperf3 -s -1 -A "$app_cpu" -J >"$TMP/srv.json" 2>&1 &
 	local srv=$!
 	tb_wait_listen 5201
@@ -54,8 +67,16 @@ run_case() {
 	wait_for "$(slow_s 3)" proc_is || { jq . "$rt/state.json"; fail "BPF processing CPU did not become $want_proc"; }
 	jq -r '.flows[] | select(.heavy) | "# flow \(.tuple): \(.comm) on CPU \(.consumer_cpu), processed on CPU \(.proc_cpu), steer \(.steer_cpu) (\(.relation))"' "$rt/state.json"
 
+	# caad itself keeps off the reader's CPU while its flow is heavy (woken
+	# there at every scan, it would preempt it), and goes back where it
+	# started once the flow is gone
+	own_off() { ! cpu_in_list "$app_cpu" "$(own_cpus)"; }
+	wait_for 3 own_off || fail "caad runs on CPUs $(own_cpus), the reader's CPU $app_cpu among them"
+	info "caad itself on CPUs $(own_cpus) (started on $own0) while the flow is heavy"
 	wait "$cli" || fail "iperf3 client failed: $(cat "$TMP/cli.json")"
 	wait "$srv" || true
+	own_back() { [ "$(own_cpus)" = "$own0" ]; }
+	wait_for 5 own_back || fail "caad runs on CPUs $(own_cpus) after the flow, started on $own0"
 	local after_rps; after_rps=$(softnet_received_rps "$want_proc")
 	info "softnet received_rps on CPU $want_proc: $before_rps -> $after_rps"
 	[ "$after_rps" -gt "$before_rps" ] || fail "kernel shows no RPS-steered packets on CPU $want_proc"

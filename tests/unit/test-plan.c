@@ -1220,6 +1220,42 @@ static void test_override_reader(void **state)
 	assert_non_null(strstr(d->reason, "another heavy flow's consumer reads there"));
 }
 
+/* caad's own CPUs: off the heavy readers and the steered CPUs; off the
+ * readers alone where that leaves none; as started where even that does. */
+static void test_own_cpus(void **state)
+{
+	struct caad_cpumask base, got, want;
+	struct caad_flow flows[3] = {
+		{ .id = 1, .consumer_cpu = 1, .rate_bps = 5000000000ull },
+		{ .id = 2, .consumer_cpu = 2, .rate_bps = 100000000ull }, /* light: not kept off */
+		{ .id = 3, .consumer_cpu = -1, .rate_bps = 5000000000ull }, /* reader unknown */
+	};
+	struct caad_decision dec = { .flow_id = 1, .steer_cpu = 0 };
+	struct caad_plan plan = { .decisions = &dec, .n_decisions = 1 };
+
+	assert_int_equal(caad_cpumask_parse_list("0-3", &base), 0);
+	caad_plan_own_cpus(&base, flows, 3, 1000000000ull, &plan, &got);
+	assert_int_equal(caad_cpumask_parse_list("2-3", &want), 0);
+	assert_true(caad_cpumask_equal(&got, &want));
+	/* no plan (Mode=observe): the readers only */
+	caad_plan_own_cpus(&base, flows, 3, 1000000000ull, NULL, &got);
+	assert_int_equal(caad_cpumask_parse_list("0,2-3", &want), 0);
+	assert_true(caad_cpumask_equal(&got, &want));
+	/* 2 CPUs: the reader on 1, steered to 0: off the reader */
+	assert_int_equal(caad_cpumask_parse_list("0-1", &base), 0);
+	caad_plan_own_cpus(&base, flows, 3, 1000000000ull, &plan, &got);
+	assert_int_equal(caad_cpumask_parse_list("0", &want), 0);
+	assert_true(caad_cpumask_equal(&got, &want));
+	/* started on the reader's CPU alone: there */
+	assert_int_equal(caad_cpumask_parse_list("1", &base), 0);
+	caad_plan_own_cpus(&base, flows, 3, 1000000000ull, &plan, &got);
+	assert_true(caad_cpumask_equal(&got, &base));
+	/* nothing heavy: as started */
+	assert_int_equal(caad_cpumask_parse_list("0-3", &base), 0);
+	caad_plan_own_cpus(&base, flows, 3, 10000000000ull, NULL, &got);
+	assert_true(caad_cpumask_equal(&got, &base));
+}
+
 /*
  * The readers caad_plan_count_readers() counts are those the planner keeps
  * a closed-loop placement off: heavy flows' consumers, on every CPU of
@@ -4677,6 +4713,7 @@ int main(void)
 		cmocka_unit_test(test_override_marked),
 		cmocka_unit_test(test_override_reader),
 		cmocka_unit_test(test_count_readers),
+		cmocka_unit_test(test_own_cpus),
 		cmocka_unit_test(test_override_host),
 		cmocka_unit_test(test_window_fills_llc),
 		cmocka_unit_test(test_ten_flows_distinct_peers),
