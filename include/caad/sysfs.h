@@ -41,10 +41,10 @@ int caad_read_file(const char *path, char **ret);
  * whose last field may be empty). */
 int caad_read_file_raw(const char *path, char **ret);
 /* caad_read_file() of a file caad itself writes, by rename (a store):
- * without waiting on a FIFO's writer, and without following a symbolic
- * link, which caad's write would replace. -EBADFD for anything but a
- * regular file (a FIFO, a device, a directory, a symbolic link), with what
- * it is in *ret_kind (may be NULL), "a FIFO" and the like. */
+ * without waiting on a FIFO's writer. -EISDIR for a directory (what a
+ * read() of one says), -EBADFD for anything else but a regular file (a
+ * FIFO, a socket, a device), with what it is in *ret_kind (may be NULL),
+ * "a FIFO" and the like. A symbolic link is followed. */
 int caad_read_own_file(const char *path, char **ret, const char **ret_kind);
 /* Read one line of a file into buf (trimmed). */
 int caad_read_line(const char *path, char *buf, size_t size);

@@ -98,8 +98,6 @@ static const char *file_kind(mode_t mode)
 	case S_IFCHR:
 	case S_IFBLK:
 		return "a device";
-	case S_IFLNK:
-		return "a symbolic link";
 	default:
 		return "a special file";
 	}
@@ -113,21 +111,17 @@ int caad_read_own_file(const char *path, char **ret, const char **ret_kind)
 	if (ret_kind)
 		*ret_kind = NULL;
 	/* O_NONBLOCK: the open of a FIFO would wait for a writer (a regular
-	 * file reads as without it); O_NOFOLLOW: the file caad writes is
-	 * renamed over the name, which replaces a symbolic link there */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
-	if (fd < 0) {
-		int r = -errno;
-
-		if (r == -ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-			if (ret_kind)
-				*ret_kind = file_kind(st.st_mode);
-			return -EBADFD;
-		}
-		return r;
-	}
+	 * file reads as without it). A symbolic link is followed, as before:
+	 * one to a good store (a state dir moved by hand) is read */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
 	if (fstat(fd, &st) < 0)
 		return -errno;
+	/* a directory cannot be read, as read() says: not set aside, nor
+	 * written over, while it is there (an admin's, or a mistake) */
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
 	if (!S_ISREG(st.st_mode)) {
 		if (ret_kind)
 			*ret_kind = file_kind(st.st_mode);
