@@ -17,6 +17,12 @@
  *                     open fails with ENOENT (ERRNO is not used: write ENOENT)
  *             slow    opening it for writing takes ERRNO milliseconds more,
  *                     then succeeds (a write that holds caad up)
+ *             bpf     the bpf(2) call of this command, through libbpf's
+ *                     syscall(), fails with ERRNO: SUFFIX is the command's
+ *                     name less "BPF_", in lower case, e.g.
+ *                     "map_lookup_and_delete_batch" (the flows handed over,
+ *                     which caad drains at every scan where the kernel has
+ *                     no map element iterator)
  *             readfd  read(2) fails with ERRNO on an fd whose /proc/self/fd
  *                     link ends with SUFFIX, whatever opened it: e.g.
  *                     "bpf_iter" for the BPF iterators caad reads its flow
@@ -31,12 +37,15 @@
  *                          threads): one that took signals would kill caad
  *
  * Only the libc entry points caad's sysfs.c uses are wrapped (open,
- * openat, their 64-bit and fortified forms, write, close), and read.
+ * openat, their 64-bit and fortified forms, write, close), read, and
+ * syscall() for bpf(2).
  */
 /* meson's -D_FILE_OFFSET_BITS=64 renames open to open64 in the headers:
  * here both are defined, as themselves */
 #undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
+#include <linux/bpf.h>
+#include <sys/syscall.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -48,7 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum op { OP_OPEN, OP_WRITE, OP_READ, OP_VANISH, OP_READFD, OP_SLOW };
+enum op { OP_OPEN, OP_WRITE, OP_READ, OP_VANISH, OP_READFD, OP_SLOW, OP_BPF };
 
 struct rule {
 	char suffix[256];
@@ -63,7 +72,7 @@ struct rule {
 
 static struct rule rules[RULES_MAX];
 static size_t n_rules;
-static bool loaded, any_readfd;
+static bool loaded, any_readfd, any_bpf;
 static signed char fd_rule[FDS_MAX]; /* fd -> 1 + index of its "write" rule, 0 none */
 static bool fd_trunc[FDS_MAX];       /* O_TRUNC held back until a write goes through */
 
@@ -74,6 +83,7 @@ static int (*real_openat64)(int, const char *, int, ...);
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_read)(int, void *, size_t);
 static int (*real_close)(int);
+static long (*real_syscall)(long, ...);
 
 static const struct {
 	const char *name;
@@ -129,9 +139,12 @@ static void parse_rule(char *text)
 		r->op = OP_READFD;
 	else if (!strcmp(field[1], "slow"))
 		r->op = OP_SLOW;
+	else if (!strcmp(field[1], "bpf"))
+		r->op = OP_BPF;
 	else
-		die("unknown OP (open, write, read, vanish, readfd, slow)", copy);
+		die("unknown OP (open, write, read, vanish, readfd, slow, bpf)", copy);
 	any_readfd |= r->op == OP_READFD;
+	any_bpf |= r->op == OP_BPF;
 	r->error = 0;
 	for (size_t i = 0; i < sizeof(errnos) / sizeof(errnos[0]); i++)
 		if (!strcmp(field[2], errnos[i].name))
@@ -160,7 +173,9 @@ static void load(void)
 	real_write = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
 	real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
 	real_read = (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
-	if (!real_open || !real_open64 || !real_openat || !real_openat64 || !real_write || !real_close || !real_read)
+	real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	if (!real_open || !real_open64 || !real_openat || !real_openat64 || !real_write || !real_close || !real_read ||
+	    !real_syscall)
 		abort();
 	env = getenv("CAAD_FAULTS");
 	if (!env || !*env)
@@ -194,7 +209,7 @@ static bool fires(struct rule *r)
 
 static void note(const struct rule *r, const char *path)
 {
-	static const char *const ops[] = { "open", "write", "read", "vanish", "readfd", "slow" };
+	static const char *const ops[] = { "open", "write", "read", "vanish", "readfd", "slow", "bpf" };
 	const char *log = getenv("CAAD_FAULTS_LOG");
 	char line[4200];
 	int fd, n;
@@ -236,7 +251,7 @@ static int before_open(const char *path, int flags)
 	for (size_t i = 0; path && i < n_rules; i++) {
 		struct rule *r = &rules[i];
 
-		if (r->op == OP_READFD || !ends_with(path, r->suffix))
+		if (r->op == OP_READFD || r->op == OP_BPF || !ends_with(path, r->suffix))
 			continue;
 		if (r->op == OP_READ ? writing : (!writing || r->op == OP_WRITE))
 			continue;
@@ -390,6 +405,51 @@ ssize_t read(int fd, void *buf, size_t count)
 		return -1;
 	}
 	return real_read(fd, buf, count);
+}
+
+/* The name of a bpf(2) command as a "bpf" rule names it, or NULL. */
+static const char *bpf_cmd_name(long cmd)
+{
+	switch (cmd) {
+	case BPF_MAP_LOOKUP_ELEM:
+		return "map_lookup_elem";
+	case BPF_MAP_LOOKUP_BATCH:
+		return "map_lookup_batch";
+	case BPF_MAP_LOOKUP_AND_DELETE_BATCH:
+		return "map_lookup_and_delete_batch";
+	case BPF_ITER_CREATE:
+		return "iter_create";
+	default:
+		return NULL;
+	}
+}
+
+/* libbpf makes its bpf(2) calls through syscall(): the six arguments any
+ * call may have are passed on as they came (as longs, as the ABI has them) */
+long syscall(long nr, ...)
+{
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (size_t i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	load();
+	if (any_bpf && nr == SYS_bpf) {
+		const char *name = bpf_cmd_name(a[0]);
+
+		for (size_t i = 0; name && i < n_rules; i++) {
+			struct rule *r = &rules[i];
+
+			if (r->op != OP_BPF || strcmp(r->suffix, name) != 0 || !fires(r))
+				continue;
+			note(r, name);
+			errno = r->error;
+			return -1;
+		}
+	}
+	return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 /* the fortified form (-D_FORTIFY_SOURCE), where the buffer's size is known */

@@ -81,6 +81,13 @@ info "flow table after the churn: $(nflows) entries"
 # flow keeps its place and its steering, checked below)
 NOTE="MaxFlows=$MAXFLOWS reached, or no kernel memory"
 grep -q "$NOTE" "$TMP/caad.log" && info "the churn reached MaxFlows= already: $(grep -c "$NOTE" "$TMP/caad.log") notice(s)"
+# Where flows are handed over as they change (no map element iterator),
+# the count of entries is made true again by the TCP iterator's pass, every
+# 10 s, not at every scan: a churned connection whose close the programs
+# missed (its socket freed) holds its place until then, and the held
+# connections below, idle after their first read, would not get theirs
+# back. One pass first.
+if grep -q "refuses map element iterators" "$TMP/caad.log"; then sleep 11; fi
 HOLD=$CAAD_SOURCE_ROOT/bench/lib/holdconns.py
 NHOLD=$(( MAXFLOWS + 100 ))
 in_b python3 "$HOLD" server 5600 1 >/dev/null 2>&1 &
@@ -93,7 +100,9 @@ exec {HOLD_IN}>"$TMP/hold.in"
 wait_for 30 grep -q '^ready' "$TMP/hold.out" || fail "holdconns: $(cat "$TMP/hold.out")"
 info "held open: $(cat "$TMP/hold.out")"
 full() { [ "$(nflows)" -ge "$(( MAXFLOWS - 2 ))" ] && grep -q "$NOTE" "$TMP/caad.log"; }
-wait_for 10 full || { tail "$TMP/caad.log"; fail "$NHOLD connections held, $(nflows) listed, and no notice that MaxFlows= was reached"; }
+# (where flows are handed over as they change, idle ones are listed by the
+# TCP iterator's pass every 10 s)
+wait_for 12 full || { tail "$TMP/caad.log"; fail "$NHOLD connections held, $(nflows) listed, and no notice that MaxFlows= was reached"; }
 info "$(grep "$NOTE" "$TMP/caad.log" | tail -1)"
 [ "$(nflows)" -le "$MAXFLOWS" ] || fail "caad lists $(nflows) flows, more than MaxFlows=$MAXFLOWS"
 
