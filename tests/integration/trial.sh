@@ -88,7 +88,8 @@ run_trial() {
 
 	wait_for 10 grep -q "^Trial 1:" "$log" || { cat "$log"; fail "no trial started"; }
 	r2=$(retrans_a); t2=$(now_ms)
-	wait_for $(( ROUNDS * 2 * TURN_MS / 1000 + 10 )) grep -q "^Trial 1 .* done: " "$log" ||
+	# asked once a second: the turns are being measured (wait_every)
+	wait_every 1 $(( ROUNDS * 2 * TURN_MS / 1000 + 10 )) grep -q "^Trial 1 .* done: " "$log" ||
 		{ cat "$log"; fail "the trial did not finish"; }
 	r3=$(retrans_a); t3=$(now_ms)
 	trial_ms=$(( t3 - t2 ))
