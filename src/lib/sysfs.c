@@ -85,12 +85,10 @@ int caad_read_file_raw(const char *path, char **ret)
 	return read_whole(path, false, ret);
 }
 
-/* What a file that is not a regular one is, for people. */
+/* What a file that is neither a regular one nor a directory is, for people. */
 static const char *file_kind(mode_t mode)
 {
 	switch (mode & S_IFMT) {
-	case S_IFDIR:
-		return "a directory";
 	case S_IFIFO:
 		return "a FIFO";
 	case S_IFSOCK:
