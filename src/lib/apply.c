@@ -4,8 +4,12 @@
  * value durably before its first write, restores on exit or after a crash.
  *
  * Journal: one line per object, "PATH<TAB>ORIGINAL" (or, for a threaded
- * NAPI kthread, "kthread:PID:COMM<TAB>CPULIST"), rewritten atomically (temp
- * file, fsync, rename) whenever an object is added or dropped.
+ * NAPI kthread, "kthread:PID:COMM<TAB>CPULIST"), then what tells its
+ * device (an ifindex, an IRQ's handlers) and what caad wrote there
+ * ("wrote=" fields), rewritten atomically (temp file, fsync, rename)
+ * whenever an object is added or dropped and before each write: after a
+ * crash, an object that reads neither its original nor what caad wrote is
+ * someone else's, and left as it is.
  *
  * A refused read or write is handled by the class of its error (see
  * refused()), logged once with its path, and not tried again while the
@@ -38,7 +42,9 @@ struct journal_entry {
 	char *label;     /* "eth0 rx-3 RPS", "IRQ 112" */
 	char *original;  /* as read */
 	enum caad_setting_kind kind;
-	struct caad_cpumask written;
+	struct caad_cpumask written; /* what caad wrote there last (has_written) */
+	struct caad_cpumask writing; /* the value being written, journaled before the write (has_writing) */
+	bool has_written, has_writing;
 	int ifindex;     /* of the interface whose value it is: renames and removals go by it */
 	char *actions_first; /* an IRQ's actions as first journaled, where a rename of its interface
 	                      * renamed them in `actions` (NULL: none): drivers that name handlers once,
@@ -653,6 +659,10 @@ static bool journal_text_ok(const char *s)
 
 /* An IRQ line's third field: the handlers the IRQ had, as its device named them. */
 #define IRQ_ACTIONS "actions="
+/* A line's last fields, one or two: a value caad wrote there (CPU list or number). */
+#define JOURNAL_WROTE "wrote="
+
+static bool count_kind(enum caad_setting_kind kind);
 
 /* What /sys/kernel/irq/N/actions reads under root (a sysroot, "" for the
  * host's): the IRQ's handlers, "i40e-eth0-TxRx-3" and the like; NULL when
@@ -669,6 +679,25 @@ static char *irq_actions(const char *root, int irq)
 		return NULL;
 	}
 	return text;
+}
+
+/* A journal line's last fields: what caad wrote there, and what it is
+ * writing now (an ntuple rule's line has none: the rule is caad's own). */
+static void journal_wrote(FILE *f, const struct journal_entry *e)
+{
+	const struct caad_cpumask *v[2] = { e->has_written ? &e->written : NULL, e->has_writing ? &e->writing : NULL };
+	char buf[CAAD_CPUS_MAX * 6];
+
+	if (e->kind == CAAD_SETTING_NTUPLE_RULE)
+		return;
+	for (unsigned i = 0; i < 2; i++) {
+		if (!v[i] || (i == 1 && v[0] && caad_cpumask_equal(v[1], v[0])))
+			continue;
+		if (count_kind(e->kind))
+			fprintf(f, "\t" JOURNAL_WROTE "%" PRIu64, v[i]->w[0]);
+		else if (caad_cpumask_format_list(v[i], buf, sizeof(buf)) >= 0)
+			fprintf(f, "\t" JOURNAL_WROTE "%s", buf);
+	}
 }
 
 static int journal_write(struct caad_actuator *a)
@@ -700,16 +729,18 @@ static int journal_write(struct caad_actuator *a)
 		const struct journal_entry *e = &a->entries[i];
 
 		if (e->ifindex > 0 && (strstr(e->path, "/sys/class/net/") || e->kind == CAAD_SETTING_NTUPLE_RULE))
-			fprintf(f, "%s\t%s\t%d\n", e->path, e->original, e->ifindex);
+			fprintf(f, "%s\t%s\t%d", e->path, e->original, e->ifindex);
 		else if (e->actions && journal_text_ok(e->actions) && e->actions_first &&
 		         !streq(e->actions_first, e->actions) && journal_text_ok(e->actions_first))
 			/* either is the device's: renamed handlers, or the names they had */
-			fprintf(f, "%s\t%s\t" IRQ_ACTIONS "%s\t" IRQ_ACTIONS "%s\n", e->path, e->original, e->actions,
+			fprintf(f, "%s\t%s\t" IRQ_ACTIONS "%s\t" IRQ_ACTIONS "%s", e->path, e->original, e->actions,
 			        e->actions_first);
 		else if (e->actions && journal_text_ok(e->actions))
-			fprintf(f, "%s\t%s\t" IRQ_ACTIONS "%s\n", e->path, e->original, e->actions);
+			fprintf(f, "%s\t%s\t" IRQ_ACTIONS "%s", e->path, e->original, e->actions);
 		else
-			fprintf(f, "%s\t%s\n", e->path, e->original);
+			fprintf(f, "%s\t%s", e->path, e->original);
+		journal_wrote(f, e);
+		fputc('\n', f);
 	}
 	if (fclose(f) != 0)
 		return -ENOMEM;
@@ -1175,6 +1206,18 @@ static void undo_done(struct undo *u)
 	*u = (struct undo){};
 }
 
+/* What caad holds e's object at changed without a write of its own (the
+ * kernel moved it, someone wrote caad's value, an undo): journaled, so
+ * that a restore after a crash takes the object for caad's. */
+static void entry_set_written(struct caad_actuator *a, struct journal_entry *e, const struct caad_cpumask *m)
+{
+	if (e->has_written && caad_cpumask_equal(&e->written, m))
+		return;
+	e->written = *m;
+	e->has_written = true;
+	(void)journal_write(a); /* not written: a crash restore leaves it as someone else's */
+}
+
 /* A journal entry goes: its object is gone, or was never changed after all. */
 static void entry_drop(struct caad_actuator *a, struct journal_entry *e)
 {
@@ -1225,7 +1268,7 @@ enum caad_setting_state caad_actuator_setting_state(struct caad_actuator *a, con
  * given. Not known (no online list): HOTPLUG_NO.
  */
 enum { HOTPLUG_NO, HOTPLUG_MOVED, HOTPLUG_SEEN };
-static int by_hotplug(const struct caad_actuator *a, enum caad_setting_kind kind, const struct caad_cpumask *written,
+static int by_hotplug(const char *sysroot, enum caad_setting_kind kind, const struct caad_cpumask *written,
                       const struct caad_cpumask *cur)
 {
 	_cleanup_free_ char *path = NULL, *text = NULL;
@@ -1233,7 +1276,7 @@ static int by_hotplug(const struct caad_actuator *a, enum caad_setting_kind kind
 
 	if (kind != CAAD_SETTING_IRQ_AFFINITY && kind != CAAD_SETTING_KTHREAD_AFFINITY)
 		return HOTPLUG_NO;
-	if (caad_path(&path, a->sysroot, "/sys/devices/system/cpu/online") < 0 || caad_read_file(path, &text) < 0 ||
+	if (caad_path(&path, sysroot, "/sys/devices/system/cpu/online") < 0 || caad_read_file(path, &text) < 0 ||
 	    caad_cpumask_parse_list(text, &online) < 0)
 		return HOTPLUG_NO;
 	caad_cpumask_and(&both, written, &online);
@@ -1251,7 +1294,7 @@ static bool held_by_others(const struct caad_actuator *a, const struct journal_e
 	struct caad_cpumask cur;
 
 	return parse_value(e->kind, current, &cur) >= 0 && !caad_cpumask_equal(&cur, &e->written) &&
-	       by_hotplug(a, e->kind, &e->written, &cur) == HOTPLUG_NO;
+	       by_hotplug(a->sysroot, e->kind, &e->written, &cur) == HOTPLUG_NO;
 }
 
 /*
@@ -1270,7 +1313,7 @@ static int adopt_orphan(struct caad_actuator *a, struct journal_entry *e, const 
 	 * under its name; an IRQ the kernel moved off CPUs gone offline
 	 * meanwhile is caad's still, as at a restore (held_by_others()) */
 	if ((e->ifindex <= 0 || e->ifindex == iface->ifindex) &&
-	    (caad_cpumask_equal(cur, &e->written) || by_hotplug(a, e->kind, &e->written, cur) != HOTPLUG_NO)) {
+	    (caad_cpumask_equal(cur, &e->written) || by_hotplug(a->sysroot, e->kind, &e->written, cur) != HOTPLUG_NO)) {
 		log_info("%s: reads what caad wrote before its interface left, original \"%s\" kept", label, e->original);
 		e->orphan = false;
 		e->ifindex = iface->ifindex;
@@ -1450,12 +1493,12 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	}
 	bool others = prev && !a->go_ahead && !caad_cpumask_equal(&cur, &prev->written);
 	if (others) {
-		int h = by_hotplug(a, s->kind, &prev->written, &cur);
+		int h = by_hotplug(a->sysroot, s->kind, &prev->written, &cur);
 
 		if (h == HOTPLUG_MOVED) {
 			log_info("%s: its CPUs went offline and the kernel moved it to %s: caad's still, original kept",
 			         label, current);
-			prev->written = cur;
+			entry_set_written(a, prev, &cur);
 		}
 		others = h == HOTPLUG_NO;
 	}
@@ -1465,7 +1508,7 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		refusal_drop(a, path); /* it holds the value anyway */
 		/* after a go-ahead, what someone else wrote there is caad's value now */
 		if (prev)
-			prev->written = cur;
+			entry_set_written(a, prev, &cur);
 		return 0;
 	}
 	/* ENOSPC on these CPUs before: stop adding IRQs there */
@@ -1496,7 +1539,23 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 
 	struct journal_entry *e = find_entry(a, path);
 	bool added = false;
-	if (!e) {
+	if (e) {
+		/* the new value journaled first: after a crash, the object
+		 * reading it (or the last one) is caad's, and restored */
+		e->writing = s->cpus;
+		e->has_writing = true;
+		r = journal_write(a);
+		if (r < 0) {
+			e->has_writing = false;
+			if (refuse(a, path, &s->cpus, r, true)) {
+				count_class(a, CAAD_ERROR_OTHER);
+				log_warning_errno(r, "%s: left as it is, the journal cannot be written: %m; not tried "
+				                  "again until the plan wants another value or the configuration is reloaded",
+				                  label);
+			}
+			return r;
+		}
+	} else {
 		/* the name still the inventory's device: two interfaces that
 		 * swapped names since would have this one's value journaled
 		 * under the other's ifindex, and restored onto neither */
@@ -1522,7 +1581,7 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		e = &a->entries[a->n_entries++];
 		*e = (struct journal_entry){ .path = strdup(path), .label = strdup(label),
 			                     .original = strdup(current), .kind = s->kind,
-			                     .ifindex = iface->ifindex };
+			                     .writing = s->cpus, .has_writing = true, .ifindex = iface->ifindex };
 		if (s->kind == CAAD_SETTING_IRQ_AFFINITY)
 			e->actions = irq_actions(a->sysroot, s->irq); /* NULL: not known, said so */
 		if (!e->path || !e->label || !e->original) {
@@ -1549,6 +1608,7 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 	}
 
 	r = obj_write(path, want);
+	e->has_writing = false; /* still journaled: the next journal write drops it */
 	if (r < 0) {
 		r = kernel_refusal(refused(a, inv, s, path, label, want, r));
 		/* Nothing changed: a new entry goes again; a vanished object
@@ -1566,6 +1626,7 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		return r;
 	}
 	e->written = s->cpus;
+	e->has_written = true;
 	a->stats.written++;
 	refusal_drop(a, path);
 	level = change_level(a, path, note, sizeof(note));
@@ -1607,7 +1668,7 @@ static int undo_one(struct caad_actuator *a, struct undo *u, enum caad_setting_k
 	if (e && u->added)
 		entry_drop(a, e);
 	else if (e)
-		e->written = u->prev_cpus;
+		entry_set_written(a, e, &u->prev_cpus);
 	return 1;
 }
 
@@ -2430,12 +2491,77 @@ static int journal_irq_is_other(const char *obj, const char *was, const char *wa
 }
 
 /* A journal line that failed, as it was, for the next attempt. */
-static void keep_line(FILE *f, const char *obj, const char *original, const char *ifindex)
+static void keep_line(FILE *f, const char *obj, const char *original, const char *ifindex, const char *wrote)
 {
+	fprintf(f, "%s\t%s", obj, original);
 	if (ifindex)
-		fprintf(f, "%s\t%s\t%s\n", obj, original, ifindex);
-	else
-		fprintf(f, "%s\t%s\n", obj, original);
+		fprintf(f, "\t%s", ifindex);
+	if (wrote)
+		fprintf(f, "\t%s", wrote);
+	fputc('\n', f);
+}
+
+/* The kind of value a journal line's object holds (one that is not an
+ * ntuple rule: journal_obj_known()). */
+static enum caad_setting_kind journal_obj_kind(const char *obj)
+{
+	static const char *const ends[] = {
+		[CAAD_SETTING_IRQ_AFFINITY] = "/smp_affinity_list",
+		[CAAD_SETTING_RPS_CPUS] = "/rps_cpus",
+		[CAAD_SETTING_RFS_FLOW_CNT] = "/rps_flow_cnt",
+		[CAAD_SETTING_RFS_TABLE] = "/rps_sock_flow_entries",
+	};
+	size_t len = strlen(obj);
+
+	for (size_t k = 0; k < ARRAY_SIZE(ends); k++)
+		if (ends[k] && len > strlen(ends[k]) && streq(obj + len - strlen(ends[k]), ends[k]))
+			return (enum caad_setting_kind)k;
+	return CAAD_SETTING_KTHREAD_AFFINITY;
+}
+
+/*
+ * Whether a journal line's object (not an ntuple rule) reads neither its
+ * original nor a value its "wrote=" fields (wrote: "wrote=A[TAB wrote=B]",
+ * NULL for a journal of an earlier caad, which had none) say caad wrote,
+ * and not by the kernel's doing after CPUs went offline: someone else
+ * changed it after caad's crash (or before it, after caad's last write),
+ * and it is theirs. 1 (logged), or 0: restore it (caad's, or not known:
+ * unreadable, a field that does not parse).
+ */
+static int journal_obj_taken(const char *journal_path, unsigned lineno, const char *obj, const char *original,
+                             const char *wrote)
+{
+	enum caad_setting_kind kind = journal_obj_kind(obj);
+	_cleanup_free_ char *current = NULL, *root = NULL;
+	struct caad_cpumask cur, m;
+	size_t root_len = 0;
+
+	if (!wrote || obj_read(obj, &current) < 0 || parse_value(kind, current, &cur) < 0)
+		return 0;
+	if (parse_value(kind, original, &m) >= 0 && caad_cpumask_equal(&cur, &m))
+		return 0; /* nothing to do, and nothing lost writing it */
+	if (kind == CAAD_SETTING_IRQ_AFFINITY && irq_of_path(obj, &root_len) >= 0)
+		root = strndup(obj, root_len);
+	for (const char *w = wrote; w; w = strchr(w, '\t') ? strchr(w, '\t') + 1 : NULL) {
+		_cleanup_free_ char *v = NULL;
+		const char *end = strchr(w, '\t');
+
+		if (strncmp(w, JOURNAL_WROTE, strlen(JOURNAL_WROTE)) != 0 ||
+		    !(v = strndup(w + strlen(JOURNAL_WROTE), end ? (size_t)(end - w) - strlen(JOURNAL_WROTE) : SIZE_MAX)) ||
+		    (count_kind(kind) ? parse_value(kind, v, &m) : caad_cpumask_parse_list(v, &m)) < 0) {
+			log_warning("%s:%u: unknown field \"%.64s\" of %s: what caad wrote there is not known, restored "
+			            "all the same",
+			            journal_path, lineno, w, obj);
+			return 0;
+		}
+		if (caad_cpumask_equal(&cur, &m) ||
+		    by_hotplug(root ?: "", kind, &m, &cur) != HOTPLUG_NO)
+			return 0;
+	}
+	log_notice("%s: reads \"%s\", neither its original \"%s\" nor what caad wrote (%s): changed by someone else "
+	           "since, not restored",
+	           obj, current, original, wrote);
+	return 1;
 }
 
 /* The last place of needle in s, or NULL. */
@@ -2514,7 +2640,7 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 	/* line by line, blank ones counted: messages name the line an editor shows */
 	for (char *line = text, *next; line; line = next) {
 		_cleanup_free_ char *moved = NULL;
-		char *tab, *original, *idx;
+		char *tab, *original, *idx, *wrote;
 		unsigned long want = 0;
 
 		next = strchr(line, '\n');
@@ -2531,10 +2657,14 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 		}
 		*tab = 0;
 		original = tab + 1;
+		/* the last fields: what caad wrote there (older journals: none) */
+		wrote = strstr(original, "\t" JOURNAL_WROTE);
+		if (wrote)
+			*wrote++ = 0;
 		if (!journal_obj_known(line)) {
 			log_error("%s:%u: %s is not an object caad writes: not restored", journal_path, lineno, line);
 			failed++;
-			keep_line(lf, line, original, NULL);
+			keep_line(lf, line, original, NULL, wrote);
 			continue;
 		}
 		/* a third field: the ifindex the object's interface had, or an
@@ -2551,7 +2681,7 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 			if (r > 0)
 				continue;
 			/* both fields, as they were, in a line kept for the next
-			 * attempt (keep_line() writes idx as the last field) */
+			 * attempt (keep_line() writes idx whole, then wrote) */
 			if (too)
 				too[-1] = '\t';
 		} else if (idx) {
@@ -2567,7 +2697,7 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 				          "restored",
 				          journal_path, lineno, idx, line);
 				failed++;
-				keep_line(lf, line, original, idx);
+				keep_line(lf, line, original, idx, wrote);
 				continue;
 			}
 			/* r: the ifindex of the line's interface now (-ENODEV:
@@ -2595,7 +2725,7 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 				log_error_errno(f, "%s:%u: cannot tell where the device of %s went, not restored: %m",
 				                journal_path, lineno, line);
 				failed++;
-				keep_line(lf, line, original, idx);
+				keep_line(lf, line, original, idx, wrote);
 				continue;
 			}
 			if (r == -ENODEV) {
@@ -2611,7 +2741,7 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 				log_error_errno(r, "%s:%u: cannot tell the device of %s, not restored: %m", journal_path,
 				                lineno, line);
 				failed++;
-				keep_line(lf, line, original, idx);
+				keep_line(lf, line, original, idx, wrote);
 				continue;
 			}
 			if (r > 0 && (unsigned long)r != want) {
@@ -2624,11 +2754,13 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 			r = ntuple_undo(line, original, line, LOG_INFO, "");
 			if (r < 0) {
 				failed++;
-				keep_line(lf, line, original, idx);
+				keep_line(lf, line, original, idx, wrote);
 			}
 			n += MAX(r, 0);
 			continue;
 		}
+		if (journal_obj_taken(journal_path, lineno, line, original, wrote))
+			continue;
 		r = obj_write(line, original);
 		if (gone(r)) {
 			log_info("%s: gone, nothing to restore", line);
@@ -2647,7 +2779,7 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 		if (r < 0) {
 			log_error_errno(r, "%s:%u: failed to restore \"%s\" to %s: %m", journal_path, lineno, original, line);
 			failed++;
-			keep_line(lf, line, original, idx);
+			keep_line(lf, line, original, idx, wrote);
 			continue;
 		}
 		log_notice("Restored %s to \"%s\" from the journal of an earlier run", line, original);

@@ -193,6 +193,27 @@ banned_is 5 || fail "irqbalance's banned list is \"$(cat "$TMP/irqb")\" after --
 kill "$IRQB"; wait "$IRQB" 2>/dev/null || true
 info "kill -9 then --restore: tree byte-for-byte original, irqbalance's own list (5) back"
 
+# 3a. kill -9, then someone else sets IRQ 100 before the restore: its
+#     journal line says what caad wrote there, so the restore leaves the
+#     other's value (and says so) and puts back the rest.
+make_tree
+caad_on 3a --interface fk0
+start_flow 3
+steered 3a "kill -9 (3a)"
+grep -qP "^\Q$R\E/proc/irq/100/smp_affinity_list\t0-1\t.*wrote=0$" "$TMP/rt3a/journal" ||
+	{ cat "$TMP/rt3a/journal"; fail "IRQ 100's journal line does not say caad wrote 0 there"; }
+kill -KILL "$CAAD_PID"; wait "$CAAD_PID" 2>/dev/null || true; CAAD_PID=
+wait "$CLI" || true
+echo 1 >"$R/proc/irq/100/smp_affinity_list"
+"$CAAD" --restore --runtime-dir "$TMP/rt3a" >"$TMP/restore3a.log" 2>&1 ||
+	{ cat "$TMP/restore3a.log"; fail "caad --restore failed (3a)"; }
+irq100_is 1 || fail "the restore wrote over IRQ 100, set by someone else after the crash: $(cat "$R/proc/irq/100/smp_affinity_list")"
+grep -q "proc/irq/100/smp_affinity_list: reads \"1\", neither its original \"0-1\" nor what caad wrote" \
+	"$TMP/restore3a.log" || { cat "$TMP/restore3a.log"; fail "the restore did not say why IRQ 100 was left"; }
+[ "$(cat "$R/sys/class/net/fk0/queues/rx-0/rps_cpus")" = 3 ] || fail "rx-0 rps_cpus not restored (3a)"
+[ ! -e "$TMP/rt3a/journal" ] || fail "journal still there after --restore (3a)"
+info "kill -9, IRQ 100 set by someone else, --restore: left to them, the rest restored"
+
 # 3b. a journal of an earlier boot (a persistent --runtime-dir): the reboot
 #     reset what it records and its numbers may name other objects now, so
 #     the next start removes it instead of writing its originals back.

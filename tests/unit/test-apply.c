@@ -349,18 +349,23 @@ static size_t journal_lines_any(const struct fixture *fx, char lines[][512], siz
 }
 
 /* Whether the journal has the line for ROOT/rel with the original value
- * (and, for an interface's object, any ifindex after it). */
+ * (and, for an interface's object, any ifindex after it; then any values
+ * caad wrote there). */
 static bool journal_has(char lines[][512], size_t n, const struct fixture *fx, const char *rel, const char *original)
 {
-	char want[512];
+	char want[512], line[512], *wrote;
 	size_t k;
 
 	snprintf(want, sizeof(want), "%s/%s\t%s", fx->root, rel, original);
 	k = strlen(want);
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(lines[i], want, k) == 0 &&
-		    (!lines[i][k] || (lines[i][k] == '\t' && strspn(lines[i] + k + 1, "0123456789") == strlen(lines[i] + k + 1))))
+	for (size_t i = 0; i < n; i++) {
+		strcpy(line, lines[i]);
+		if ((wrote = strstr(line, "\twrote=")))
+			*wrote = 0;
+		if (strncmp(line, want, k) == 0 &&
+		    (!line[k] || (line[k] == '\t' && strspn(line + k + 1, "0123456789") == strlen(line + k + 1))))
 			return true;
+	}
 	return false;
 }
 
@@ -502,7 +507,8 @@ static void test_apply_only_differences(void **state)
 }
 
 /* The journal: "PATH<TAB>ORIGINAL" per object, the first original kept;
- * an interface's sysfs object has "<TAB>IFINDEX" after it. */
+ * an interface's sysfs object has "<TAB>IFINDEX" after it; then what caad
+ * wrote there, as a CPU list. */
 static void test_journal_contents(void **state)
 {
 	struct fixture *fx = *state;
@@ -527,10 +533,13 @@ static void test_journal_contents(void **state)
 	for (size_t i = 0; i < n; i++) {
 		const char *third = strchr(strchr(lines[i], '\t') + 1, '\t');
 
-		if (strstr(lines[i], "/sys/class/net/vb/"))
-			assert_true(third && streq(third, "\t2")); /* vb's ifindex */
+		assert_non_null(third);
+		if (strstr(lines[i], RX0))
+			assert_string_equal(third, "\t2\twrote=0"); /* vb's ifindex */
+		else if (strstr(lines[i], RX1))
+			assert_string_equal(third, "\t2\twrote=1");
 		else
-			assert_null(third); /* an IRQ's: no interface */
+			assert_string_equal(third, "\twrote=0"); /* an IRQ's: no interface */
 	}
 
 	/* No temp file left next to it. */
@@ -583,9 +592,9 @@ static void test_journal_unwritable(void **state)
 
 /*
  * The journal becomes unwritable after caad steered a queue's IRQ: a new
- * target that needs a new entry (its RPS) writes the IRQ, fails to
- * journal the RPS, and puts the IRQ back; then the queue is left as it is,
- * not moved and put back again at every scan.
+ * target (the IRQ's new value is journaled before its write, its RPS is a
+ * new entry) writes nothing; then the queue is left as it is, not tried
+ * again at every scan.
  */
 static void test_journal_unwritable_later(void **state)
 {
@@ -1468,7 +1477,7 @@ static void test_journal_irq_identity(void **state)
 	struct caad_actuator *a;
 
 	write_file(fx->root, "sys/kernel/irq/101/actions", "i40e-vb-TxRx-0\n");
-	assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vb-TxRx-0", fx->root, IRQ101) > 0);
+	assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vb-TxRx-0\twrote=0", fx->root, IRQ101) > 0);
 
 	/* the same handlers after the crash: restored */
 	a = actuator(fx->root, fx->journal, false);
@@ -1507,6 +1516,84 @@ static void test_journal_irq_identity(void **state)
 	assert_int_equal(caad_actuator_restore(a), 0);
 	assert_content(fx->root, IRQ101, "0\n");
 	caad_actuator_free(a);
+}
+
+/*
+ * Each journal line says what caad wrote there, journaled before each
+ * write (with the value before it): after a crash, an object that reads
+ * neither its original nor one of those was changed by someone else since
+ * and is left to them; one that reads caad's value is restored. A line
+ * that fails is kept whole, what caad wrote with it; a "wrote=" field that
+ * does not parse cannot tell, and its object is restored.
+ */
+static void test_journal_restore_others_since(void **state)
+{
+	struct fixture *fx = *state;
+	struct caad_setting s1[] = { rps(0, "0"), irq(101, 0, "0") }, s2[] = { rps(0, "1"), irq(101, 0, "0-1") };
+	struct caad_plan p1 = PLAN(s1), p2 = PLAN(s2);
+	_cleanup_free_ char *want = NULL, *irq101 = path_in(fx->root, IRQ101), *text = NULL;
+	_cleanup_free_ char *log = NULL;
+	struct capture cap;
+	char lines[8][512];
+	struct caad_actuator *a;
+	size_t n;
+	int r;
+
+	a = actuator(fx->root, fx->journal, false);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p1), 2);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p2), 2);
+	caad_actuator_free(a); /* a crash: nothing restored */
+	/* IRQ 101's line was last written before its write: both values */
+	assert_true(asprintf(&want, "%s/%s\t1\twrote=0\twrote=0-1", fx->root, IRQ101) > 0);
+	n = journal_lines(fx, lines, ARRAY_SIZE(lines));
+	assert_int_equal(n, 2);
+	assert_true(streq(lines[0], want) || streq(lines[1], want));
+	assert_true(journal_has(lines, n, fx, RX0, "0"));
+
+	/* someone sets rx-0 to CPUs 0-1 meanwhile; IRQ 101 reads caad's 0-1 */
+	write_file(fx->root, RX0, "3\n");
+	capture_begin(&cap, fx->root);
+	r = caad_journal_restore(fx->journal, true);
+	log = capture_end(&cap);
+	assert_int_equal(r, 1);
+	assert_content(fx->root, RX0, "3\n");
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_false(exists(fx->journal));
+	assert_non_null(strstr(log, "neither its original \"0\" nor what caad wrote (wrote=1): changed by someone "
+	                            "else since, not restored"));
+
+	/* what caad wrote before its last write (killed between the journal
+	 * and the write) is caad's too */
+	write_file(fx->root, RX0, "0\n");
+	a = actuator(fx->root, fx->journal, false);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p1), 2);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p2), 2);
+	caad_actuator_free(a);
+	write_file(fx->root, IRQ101, "0\n");
+	assert_int_equal(caad_journal_restore(fx->journal, true), 2);
+	assert_content(fx->root, RX0, "0\n");
+	assert_content(fx->root, IRQ101, "1\n");
+
+	/* a line that fails is kept with what caad wrote */
+	a = actuator(fx->root, fx->journal, false);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p1), 2);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p2), 2);
+	caad_actuator_free(a);
+	assert_int_equal(unlink(irq101), 0);
+	assert_int_equal(mkdir(irq101, 0755), 0);
+	assert_int_equal(caad_journal_restore(fx->journal, true), -EIO);
+	assert_content(fx->root, RX0, "0\n");
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+	assert_string_equal(lines[0], want);
+	assert_int_equal(rmdir(irq101), 0);
+
+	/* an unknown "wrote=" value: restored all the same */
+	write_file(fx->root, IRQ101, "0\n");
+	free(text);
+	assert_true(asprintf(&text, "%s/%s\t1\twrote=zero\n", fx->root, IRQ101) > 0);
+	write_file(fx->root, "run/journal", text);
+	assert_int_equal(caad_journal_restore(fx->journal, true), 1);
+	assert_content(fx->root, IRQ101, "1\n");
 }
 
 /*
@@ -1919,7 +2006,8 @@ static void test_rename_irq_actions(void **state)
 	assert_int_equal(rename(from, to), 0);
 	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "vc"), 1);
 	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
-	assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vc-TxRx-0\tactions=i40e-vb-TxRx-0", fx->root, IRQ101) > 0);
+	assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vc-TxRx-0\tactions=i40e-vb-TxRx-0\twrote=0",
+	                     fx->root, IRQ101) > 0);
 	assert_string_equal(lines[0], want);
 	write_file(fx->root, "sys/kernel/irq/101/actions", "i40e-vc-TxRx-0\n");
 	assert_int_equal(caad_actuator_restore(a), 0);
@@ -1961,8 +2049,8 @@ static void test_rename_irq_actions(void **state)
 		fault_set(NULL, 0, 0);
 		assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
 		free(want);
-		assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vd-TxRx-0\tactions=i40e-vb-TxRx-0", fx->root,
-		                     IRQ101) > 0);
+		assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vd-TxRx-0\tactions=i40e-vb-TxRx-0\twrote=0",
+		                     fx->root, IRQ101) > 0);
 		assert_string_equal(lines[0], want);
 		assert_int_equal(caad_journal_restore(fx->journal, false), 1);
 		assert_content(fx->root, IRQ101, "1\n");
@@ -1989,7 +2077,7 @@ static void test_rename_irq_actions(void **state)
 	assert_int_equal(caad_actuator_rename_iface(a, 2, "vb", "vc"), 1);
 	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
 	free(want);
-	assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vbx-TxRx-0", fx->root, IRQ101) > 0);
+	assert_true(asprintf(&want, "%s/%s\t1\tactions=i40e-vbx-TxRx-0\twrote=0", fx->root, IRQ101) > 0);
 	assert_string_equal(lines[0], want);
 	assert_int_equal(caad_actuator_restore(a), 0);
 	assert_content(fx->root, IRQ101, "1\n");
@@ -3786,6 +3874,7 @@ int main(void)
 		T(test_journal_restore_managed_irq),
 		T(test_restore_object_vanishes),
 		T(test_journal_irq_identity),
+		T(test_journal_restore_others_since),
 		T(test_journals_drop_other_boot),
 		T(test_kthread_pid_reused),
 		T(test_kthread_gone),
