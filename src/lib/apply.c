@@ -1436,6 +1436,21 @@ static int give_back(struct caad_actuator *a, const struct caad_setting *s, cons
 	return 1;
 }
 
+/* s's value is not written because the journal could not say so first
+ * (r, what): parked, as a refusal, until the plan wants another value or
+ * the configuration is reloaded. Returns r. */
+static int unjournaled(struct caad_actuator *a, const char *path, const struct caad_setting *s, const char *label,
+                       const char *what, int r)
+{
+	if (refuse(a, path, &s->cpus, r, true)) {
+		count_class(a, CAAD_ERROR_OTHER);
+		log_warning_errno(r, "%s: left as it is, %s: %m; not tried again until the plan wants another value or "
+		                  "the configuration is reloaded",
+		                  label, what);
+	}
+	return r;
+}
+
 /*
  * Returns 1 when written (u then tells how to put it back), 0 when nothing
  * was to be done, a negative errno when it was refused, or -EALREADY when
@@ -1547,13 +1562,7 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 		r = journal_write(a);
 		if (r < 0) {
 			e->has_writing = false;
-			if (refuse(a, path, &s->cpus, r, true)) {
-				count_class(a, CAAD_ERROR_OTHER);
-				log_warning_errno(r, "%s: left as it is, the journal cannot be written: %m; not tried "
-				                  "again until the plan wants another value or the configuration is reloaded",
-				                  label);
-			}
-			return r;
+			return unjournaled(a, path, s, label, "the journal cannot be written", r);
 		}
 	} else {
 		/* the name still the inventory's device: two interfaces that
@@ -1597,13 +1606,7 @@ static int apply_one(struct caad_actuator *a, const struct caad_inventory *inv, 
 			 * and would be written and put back at every scan. */
 			entry_done(e);
 			a->n_entries--;
-			if (refuse(a, path, &s->cpus, r, true)) {
-				count_class(a, CAAD_ERROR_OTHER);
-				log_warning_errno(r, "%s: left as it is, its original cannot be journaled: %m; not tried "
-				                  "again until the plan wants another value or the configuration is reloaded",
-				                  label);
-			}
-			return r;
+			return unjournaled(a, path, s, label, "its original cannot be journaled", r);
 		}
 	}
 
@@ -1656,7 +1659,19 @@ static int undo_one(struct caad_actuator *a, struct undo *u, enum caad_setting_k
 
 	if (!u->path)
 		return 0;
+	e = find_entry(a, u->path);
+	if (e && !u->added) {
+		/* caad's earlier value, journaled first as every write is (the
+		 * refused setting's journal write since dropped it); put back
+		 * even where the journal cannot be written: a half-steered
+		 * queue is worse than a crash restore that leaves it */
+		e->writing = u->prev_cpus;
+		e->has_writing = true;
+		(void)journal_write(a);
+	}
 	r = obj_write(u->path, u->prev);
+	if (e)
+		e->has_writing = false;
 	if (r < 0) {
 		count_error(a, r);
 		return log_error_errno(r, "%s: failed to put \"%s\" back to %s: %m", u->label, u->prev, u->path);
@@ -1664,7 +1679,6 @@ static int undo_one(struct caad_actuator *a, struct undo *u, enum caad_setting_k
 	a->stats.undone++;
 	log_notice("%s put back to %s: %s could not be set with it (a queue is steered all or not at all)", u->label,
 	           fmt_value(u->kind, &u->prev_cpus, buf, sizeof(buf)), what[refused]);
-	e = find_entry(a, u->path);
 	if (e && u->added)
 		entry_drop(a, e);
 	else if (e)
@@ -2558,9 +2572,12 @@ static int journal_obj_taken(const char *journal_path, unsigned lineno, const ch
 		    by_hotplug(root ?: "", kind, &m, &cur) != HOTPLUG_NO)
 			return 0;
 	}
+	_cleanup_free_ char *shown = strdup(wrote);
+	for (char *t = shown; t && (t = strchr(t, '\t'));)
+		*t = ' ';
 	log_notice("%s: reads \"%s\", neither its original \"%s\" nor what caad wrote (%s): changed by someone else "
 	           "since, not restored",
-	           obj, current, original, wrote);
+	           obj, current, original, shown ?: "?");
 	return 1;
 }
 

@@ -49,7 +49,7 @@
 
 #include "capture.h"
 #include "child.h"
-#include "../skip.h"
+#include "test-util.h"
 
 #define RX0 "sys/class/net/vb/queues/rx-0/rps_cpus"
 #define RX1 "sys/class/net/vb/queues/rx-1/rps_cpus"
@@ -71,27 +71,6 @@ static char *path_in(const char *root, const char *rel)
 
 	assert_int_equal(caad_path(&p, root, "/%s", rel), 0);
 	return p;
-}
-
-static void mkdir_parents(char *path, size_t from)
-{
-	for (char *p = path + from; (p = strchr(p, '/')); p++) {
-		*p = 0;
-		assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
-		*p = '/';
-	}
-}
-
-static void write_file(const char *root, const char *rel, const char *data)
-{
-	_cleanup_free_ char *path = path_in(root, rel);
-	FILE *f;
-
-	mkdir_parents(path, strlen(root) + 1);
-	f = fopen(path, "we"); /* truncates, as someone else's write would */
-	assert_non_null(f);
-	assert_true(fputs(data, f) >= 0);
-	assert_int_equal(fclose(f), 0);
 }
 
 /* The exact bytes of a file, or NULL when it cannot be read. */
@@ -133,14 +112,6 @@ static bool exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) < 0 ? -1 : 0;
-}
-
 static void set_old_mtime(const char *root, const char *rel)
 {
 	_cleanup_free_ char *path = path_in(root, rel);
@@ -177,7 +148,12 @@ static struct {
 	unsigned calls;     /* writes to a matching path */
 	unsigned writes;    /* all writes */
 	const char *inside; /* non-NULL: every path written must start with it */
+	const char *peek;   /* non-NULL: at each write of a path ending so, the journal is read */
+	const char *journal;
+	char *journal_then; /* as read at the last such write (NULL: none, or unreadable) */
 } fault;
+
+static char *read_all(const char *path);
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -189,6 +165,10 @@ static bool ends_with(const char *s, const char *suffix)
 int __wrap_caad_write_file(const char *path, const char *value)
 {
 	fault.writes++;
+	if (fault.peek && ends_with(path, fault.peek)) {
+		free(fault.journal_then);
+		fault.journal_then = read_all(fault.journal);
+	}
 	if (fault.inside && strncmp(path, fault.inside, strlen(fault.inside)) != 0)
 		fail_msg("written outside %s: %s", fault.inside, path);
 	if (fault.suffix && ends_with(path, fault.suffix)) {
@@ -220,6 +200,7 @@ int __wrap_caad_inventory_iface_fate(const char *sysroot, const char *name, int 
 
 static void fault_set(const char *suffix, int error, unsigned times)
 {
+	free(fault.journal_then);
 	fault = (typeof(fault)){ .suffix = suffix, .error = error, .times = times };
 	fate_error = 0;
 }
@@ -272,8 +253,9 @@ static int teardown(void **state)
 	struct fixture *fx = *state;
 	int r;
 
+	fault_set(NULL, 0, 0); /* frees what it read */
 	caad_inventory_free(fx->inv);
-	r = nftw(fx->top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	r = test_rm_tree(fx->top);
 	free(fx->journal);
 	free(fx->root);
 	free(fx->top);
@@ -2979,6 +2961,38 @@ static void test_fault_read_only(void **state)
 	assert_false(exists(fx->journal));
 }
 
+/*
+ * A queue's IRQ moved again, then its RPS refused: the IRQ's put-back of
+ * caad's earlier value is journaled before it is written, as every write
+ * is (the RPS's journal write before had dropped it), so that a crash
+ * then finds the IRQ caad's and restores it.
+ */
+static void test_undo_journaled_first(void **state)
+{
+	struct fixture *fx = *state;
+	struct caad_setting s1[] = { irq(101, 0, "0"), rps(0, "0") }, s2[] = { irq(101, 0, "0-1"), rps(0, "1") };
+	struct caad_plan p1 = PLAN(s1), p2 = PLAN(s2);
+	struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *want = NULL;
+
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p1), 2);
+	fault_set(RX0, -EINVAL, 0);
+	fault.peek = IRQ101;
+	fault.journal = fx->journal;
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &p2), 0);
+	assert_content(fx->root, IRQ101, "0\n");
+	assert_int_equal(stats_of(a).undone, 1);
+	/* the journal as the put-back found it */
+	assert_true(asprintf(&want, "%s/%s\t1\twrote=0-1\twrote=0\n", fx->root, IRQ101) > 0);
+	assert_non_null(fault.journal_then);
+	assert_non_null(strstr(fault.journal_then, want));
+	fault_set(NULL, 0, 0);
+	caad_actuator_free(a); /* a crash */
+	assert_int_equal(caad_journal_restore(fx->journal, true), 2);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_content(fx->root, RX0, "0\n");
+}
+
 /* An IRQ that caad moved before, refused with its new value: it keeps the
  * value caad wrote, and the journal keeps the first original. */
 static void test_fault_keeps_first_original(void **state)
@@ -3875,6 +3889,7 @@ int main(void)
 		T(test_restore_object_vanishes),
 		T(test_journal_irq_identity),
 		T(test_journal_restore_others_since),
+		T(test_undo_journaled_first),
 		T(test_journals_drop_other_boot),
 		T(test_kthread_pid_reused),
 		T(test_kthread_gone),
