@@ -74,31 +74,6 @@ struct fixture {
 	size_t n_flows;
 };
 
-static void write_file(const char *root, const char *rel, const char *data)
-{
-	_cleanup_free_ char *path = NULL;
-	FILE *f;
-
-	assert_int_equal(caad_path(&path, root, "/%s", rel), 0);
-	for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
-		*p = 0;
-		assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
-		*p = '/';
-	}
-	f = fopen(path, "we");
-	assert_non_null(f);
-	assert_true(fputs(data, f) >= 0);
-	assert_int_equal(fclose(f), 0);
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) < 0 ? -1 : 0;
-}
-
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
@@ -160,7 +135,7 @@ static int teardown(void **state)
 	caad_inventory_free(d->inv);
 	caad_topology_free(d->topo);
 	caad_config_done(&d->config);
-	r = nftw(fx->top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	r = test_rm_tree(fx->top);
 	free(fx->root);
 	free(fx->state);
 	free(fx->top);

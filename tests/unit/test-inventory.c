@@ -33,28 +33,6 @@
 
 /* ---- fake trees -------------------------------------------------------- */
 
-static void mkdir_parents(char *path, size_t from)
-{
-	for (char *p = path + from; (p = strchr(p, '/')); p++) {
-		*p = 0;
-		assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
-		*p = '/';
-	}
-}
-
-static void write_file(const char *root, const char *rel, const char *data)
-{
-	_cleanup_free_ char *path = NULL;
-	FILE *f;
-
-	assert_int_equal(caad_path(&path, root, "/%s", rel), 0);
-	mkdir_parents(path, strlen(root) + 1);
-	f = fopen(path, "we");
-	assert_non_null(f);
-	assert_true(fputs(data, f) >= 0);
-	assert_int_equal(fclose(f), 0);
-}
-
 static void make_dir(const char *root, const char *rel)
 {
 	_cleanup_free_ char *path = NULL;
@@ -74,14 +52,6 @@ static void make_symlink(const char *root, const char *rel, const char *target_r
 	assert_int_equal(symlink(target, path), 0);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) < 0 ? -1 : 0;
-}
-
 static int setup_root(void **state)
 {
 	char *d = strdup("/tmp/caad-test-inventory-XXXXXX");
@@ -97,7 +67,7 @@ static int setup_root(void **state)
 static int teardown_root(void **state)
 {
 	char *d = *state;
-	int r = nftw(d, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	int r = test_rm_tree(d);
 
 	free(d);
 	return r;

@@ -78,23 +78,6 @@ static char *make_tempdir(void)
 	return d;
 }
 
-static void write_file(const char *dir, const char *rel, const char *data)
-{
-	_cleanup_free_ char *path = NULL;
-	FILE *f;
-
-	assert_int_equal(caad_path(&path, dir, "/%s", rel), 0);
-	for (char *p = path + strlen(dir) + 1; (p = strchr(p, '/')); p++) {
-		*p = 0;
-		assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
-		*p = '/';
-	}
-	f = fopen(path, "we");
-	assert_non_null(f);
-	assert_int_equal(fputs(data, f) >= 0, 1);
-	assert_int_equal(fclose(f), 0);
-}
-
 static void remove_tree(const char *dir, const char *const *rels, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
