@@ -46,6 +46,8 @@ int caad_read_file_raw(const char *path, char **ret);
  * FIFO, a socket, a device), with what it is in *ret_kind (may be NULL),
  * "a FIFO" and the like. A symbolic link is followed. */
 int caad_read_own_file(const char *path, char **ret, const char **ret_kind);
+/* The same, untrimmed (a journal, whose last field may be empty). */
+int caad_read_own_file_raw(const char *path, char **ret, const char **ret_kind);
 /* Read one line of a file into buf (trimmed). */
 int caad_read_line(const char *path, char *buf, size_t size);
 /* Write value (a newline is added) in one write(2). Returns 0 or -errno,

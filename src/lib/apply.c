@@ -2637,15 +2637,20 @@ static bool journal_obj_known(const char *obj)
 int caad_journal_restore(const char *journal_path, bool follow_renames)
 {
 	_cleanup_free_ char *text = NULL, *left = NULL;
+	const char *kind;
 	FILE *lf;
 	size_t left_len = 0;
 	int r, n = 0, failed = 0;
 	unsigned lineno = 0;
 
-	/* untrimmed: the last line's original may be empty ("PATH\t") */
-	r = caad_read_file_raw(journal_path, &text);
+	/* untrimmed: the last line's original may be empty ("PATH\t"); and
+	 * without waiting on a FIFO's writer, or a start would hang there */
+	r = caad_read_own_file_raw(journal_path, &text, &kind);
 	if (r == -ENOENT)
 		return 0;
+	if (r == -EBADFD)
+		return log_error_errno(r, "Failed to read journal %s: it is %s, which caad never writes: remove it",
+		                       journal_path, kind);
 	if (r < 0)
 		return log_error_errno(r, "Failed to read journal %s: %m", journal_path);
 

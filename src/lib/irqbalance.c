@@ -453,14 +453,18 @@ static int journal_parse(const char *journal, char *text, char **ret_socket, int
 int caad_irqbalance_journal_restore(const char *journal)
 {
 	_cleanup_free_ char *text = NULL;
+	const char *kind;
 	_cleanup_free_ int *irqs = NULL;
 	char *socket;
 	size_t n;
 	int r;
 
-	r = caad_read_file(journal, &text);
+	r = caad_read_own_file(journal, &text, &kind);
 	if (r == -ENOENT)
 		return 0;
+	if (r == -EBADFD)
+		return log_warning_errno(r, "Failed to read %s: it is %s, which caad never writes: kept, remove it",
+		                         journal, kind);
 	if (r < 0)
 		return log_warning_errno(r, "Failed to read %s, kept: %m", journal);
 	r = journal_parse(journal, text, &socket, &irqs, &n);
@@ -521,7 +525,7 @@ static int sync_attach(struct caad_irqbalance_sync *s)
 		/* kept but unreadable: irqbalance's own list is not known, and
 		 * what it holds now has caad's old bans in it; saved as its
 		 * own, they would stay for good */
-		k = caad_read_file(s->journal, &text);
+		k = caad_read_own_file(s->journal, &text, NULL);
 		if (k < 0 && k != -ENOENT) {
 			if (first_failure(s, path))
 				log_warning_errno(k, "%s cannot be read, so irqbalance's own bans are not known: caad bans "

@@ -101,7 +101,7 @@ static const char *file_kind(mode_t mode)
 	}
 }
 
-int caad_read_own_file(const char *path, char **ret, const char **ret_kind)
+static int read_own(const char *path, bool trim, char **ret, const char **ret_kind)
 {
 	_cleanup_close_ int fd = -1;
 	struct stat st;
@@ -125,7 +125,17 @@ int caad_read_own_file(const char *path, char **ret, const char **ret_kind)
 			*ret_kind = file_kind(st.st_mode);
 		return -EBADFD;
 	}
-	return read_fd(fd, true, ret);
+	return read_fd(fd, trim, ret);
+}
+
+int caad_read_own_file(const char *path, char **ret, const char **ret_kind)
+{
+	return read_own(path, true, ret, ret_kind);
+}
+
+int caad_read_own_file_raw(const char *path, char **ret, const char **ret_kind)
+{
+	return read_own(path, false, ret, ret_kind);
 }
 
 static int read_fd(int fd, bool trim, char **ret)

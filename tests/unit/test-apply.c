@@ -2961,6 +2961,28 @@ static void test_fault_read_only(void **state)
 	assert_false(exists(fx->journal));
 }
 
+/* A FIFO where the journal should be (nothing caad writes): an error that
+ * says so, at once rather than a start that waits on a writer; kept. */
+static void test_journal_restore_fifo(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_free_ char *log = NULL;
+	struct capture cap;
+	struct stat st;
+	int r;
+
+	mkdir_parents(fx->journal, strlen(fx->root) + 1);
+	assert_int_equal(mkfifo(fx->journal, 0600), 0);
+	capture_begin(&cap, fx->root);
+	r = caad_journal_restore(fx->journal, true);
+	log = capture_end(&cap);
+	assert_int_equal(r, -EBADFD);
+	assert_non_null(strstr(log, "it is a FIFO, which caad never writes: remove it"));
+	assert_int_equal(lstat(fx->journal, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_content(fx->root, IRQ101, "1\n");
+}
+
 /*
  * A queue's IRQ moved again, then its RPS refused: the IRQ's put-back of
  * caad's earlier value is journaled before it is written, as every write
@@ -3890,6 +3912,7 @@ int main(void)
 		T(test_journal_irq_identity),
 		T(test_journal_restore_others_since),
 		T(test_undo_journaled_first),
+		T(test_journal_restore_fifo),
 		T(test_journals_drop_other_boot),
 		T(test_kthread_pid_reused),
 		T(test_kthread_gone),

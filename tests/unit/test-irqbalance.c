@@ -654,6 +654,21 @@ static void test_sync_journal(void **state)
 		assert_true(S_ISLNK(st.st_mode));
 		assert_int_equal(unlink(journal), 0);
 	}
+
+	/* a FIFO where the journal should be: an error at once, not a start
+	 * that waits on a writer; kept, and nothing banned with it */
+	{
+		struct stat st;
+
+		assert_int_equal(mkfifo(journal, 0600), 0);
+		assert_int_equal(caad_irqbalance_journal_restore(journal), -EBADFD);
+		assert_int_equal(caad_irqbalance_sync_new(f->root, journal, &s), 0);
+		assert_true(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, b, ARRAY_SIZE(b)) <= 0);
+		caad_irqbalance_sync_free(s);
+		assert_int_equal(lstat(journal, &st), 0);
+		assert_true(S_ISFIFO(st.st_mode));
+		assert_int_equal(unlink(journal), 0);
+	}
 }
 
 static void test_absent(void **state)
