@@ -530,7 +530,8 @@ static bool queue_held(struct daemon *d, const struct caad_plan *plan, const str
 		st = caad_actuator_setting_state(d->actuator, d->inv, s, &label);
 		if (st == CAAD_SETTING_BACKED_OFF || st == CAAD_SETTING_REFUSED) {
 			snprintf(why, size, "%s is not in place (%s)", label ? label : "its queue's setting",
-			         st == CAAD_SETTING_BACKED_OFF ? "someone else changed it" : "the kernel refused it");
+			         st == CAAD_SETTING_BACKED_OFF ? "someone else changed it"
+			                                               : "the kernel refused it, or it cannot be read");
 			return false;
 		}
 	}
