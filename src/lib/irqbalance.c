@@ -518,6 +518,7 @@ static int sync_attach(struct caad_irqbalance_sync *s)
 	 * irqbalance holds now (caad's old bans among them). */
 	if (s->journal) {
 		_cleanup_free_ char *text = NULL;
+		const char *kind;
 		int *kept, k;
 		char *socket;
 		size_t n;
@@ -525,12 +526,12 @@ static int sync_attach(struct caad_irqbalance_sync *s)
 		/* kept but unreadable: irqbalance's own list is not known, and
 		 * what it holds now has caad's old bans in it; saved as its
 		 * own, they would stay for good */
-		k = caad_read_own_file(s->journal, &text, NULL);
+		k = caad_read_own_file(s->journal, &text, &kind);
 		if (k < 0 && k != -ENOENT) {
 			if (first_failure(s, path))
-				log_warning_errno(k, "%s cannot be read, so irqbalance's own bans are not known: caad bans "
-				                     "nothing in irqbalance (%s), which may move caad's IRQs: %m",
-				                  s->journal, path);
+				log_warning_errno(k, "%s cannot be read%s%s, so irqbalance's own bans are not known: caad "
+				                     "bans nothing in irqbalance (%s), which may move caad's IRQs: %m",
+				                  s->journal, kind ? ": it is " : "", kind ?: "", path);
 			free(orig);
 			return k;
 		}
