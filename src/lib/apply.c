@@ -1681,8 +1681,11 @@ static int undo_one(struct caad_actuator *a, struct undo *u, enum caad_setting_k
 	           fmt_value(u->kind, &u->prev_cpus, buf, sizeof(buf)), what[refused]);
 	if (e && u->added)
 		entry_drop(a, e);
-	else if (e)
-		entry_set_written(a, e, &u->prev_cpus);
+	else if (e) {
+		/* journaled before the write: no other journal write */
+		e->written = u->prev_cpus;
+		e->has_written = true;
+	}
 	return 1;
 }
 
@@ -2515,24 +2518,6 @@ static void keep_line(FILE *f, const char *obj, const char *original, const char
 	fputc('\n', f);
 }
 
-/* The kind of value a journal line's object holds (one that is not an
- * ntuple rule: journal_obj_known()). */
-static enum caad_setting_kind journal_obj_kind(const char *obj)
-{
-	static const char *const ends[] = {
-		[CAAD_SETTING_IRQ_AFFINITY] = "/smp_affinity_list",
-		[CAAD_SETTING_RPS_CPUS] = "/rps_cpus",
-		[CAAD_SETTING_RFS_FLOW_CNT] = "/rps_flow_cnt",
-		[CAAD_SETTING_RFS_TABLE] = "/rps_sock_flow_entries",
-	};
-	size_t len = strlen(obj);
-
-	for (size_t k = 0; k < ARRAY_SIZE(ends); k++)
-		if (ends[k] && len > strlen(ends[k]) && streq(obj + len - strlen(ends[k]), ends[k]))
-			return (enum caad_setting_kind)k;
-	return CAAD_SETTING_KTHREAD_AFFINITY;
-}
-
 /*
  * Whether a journal line's object (not an ntuple rule) reads neither its
  * original nor a value its "wrote=" fields (wrote: "wrote=A[TAB wrote=B]",
@@ -2542,10 +2527,9 @@ static enum caad_setting_kind journal_obj_kind(const char *obj)
  * and it is theirs. 1 (logged), or 0: restore it (caad's, or not known:
  * unreadable, a field that does not parse).
  */
-static int journal_obj_taken(const char *journal_path, unsigned lineno, const char *obj, const char *original,
-                             const char *wrote)
+static int journal_obj_taken(const char *journal_path, unsigned lineno, const char *obj,
+                             enum caad_setting_kind kind, const char *original, const char *wrote)
 {
-	enum caad_setting_kind kind = journal_obj_kind(obj);
 	_cleanup_free_ char *current = NULL, *root = NULL;
 	struct caad_cpumask cur, m;
 	size_t root_len = 0;
@@ -2556,10 +2540,10 @@ static int journal_obj_taken(const char *journal_path, unsigned lineno, const ch
 		return 0; /* nothing to do, and nothing lost writing it */
 	if (kind == CAAD_SETTING_IRQ_AFFINITY && irq_of_path(obj, &root_len) >= 0)
 		root = strndup(obj, root_len);
-	for (const char *w = wrote; w; w = strchr(w, '\t') ? strchr(w, '\t') + 1 : NULL) {
+	for (const char *w = wrote, *end; w; w = end ? end + 1 : NULL) {
 		_cleanup_free_ char *v = NULL;
-		const char *end = strchr(w, '\t');
 
+		end = strchr(w, '\t');
 		if (strncmp(w, JOURNAL_WROTE, strlen(JOURNAL_WROTE)) != 0 ||
 		    !(v = strndup(w + strlen(JOURNAL_WROTE), end ? (size_t)(end - w) - strlen(JOURNAL_WROTE) : SIZE_MAX)) ||
 		    (count_kind(kind) ? parse_value(kind, v, &m) : caad_cpumask_parse_list(v, &m)) < 0) {
@@ -2600,26 +2584,29 @@ static const char *past_digits(const char *s)
 }
 
 /*
- * Whether a journal line's object is one caad writes, under any sysroot
- * (whatever comes before the object's own part, relative or not): the
- * journal is the operator's to edit (its messages say so), and a line
- * naming another file would have caad truncate and write it as root.
+ * The kind of value of a journal line's object, one caad writes, under
+ * any sysroot (whatever comes before the object's own part, relative or
+ * not); -EINVAL for any other: the journal is the operator's to edit (its
+ * messages say so), and a line naming another file would have caad
+ * truncate and write it as root.
  */
-static bool journal_obj_known(const char *obj)
+static int journal_obj_kind(const char *obj)
 {
 	static const char table[] = "/proc/sys/net/core/rps_sock_flow_entries";
 	size_t len = strlen(obj);
 	const char *comm, *at;
 	pid_t pid;
 
-	if (ntuple_obj(obj) || kthread_parse(obj, &pid, &comm) >= 0)
-		return true;
+	if (ntuple_obj(obj))
+		return CAAD_SETTING_NTUPLE_RULE;
+	if (kthread_parse(obj, &pid, &comm) >= 0)
+		return CAAD_SETTING_KTHREAD_AFFINITY;
 	if (len > strlen(table) && streq(obj + len - strlen(table), table))
-		return true;
+		return CAAD_SETTING_RFS_TABLE;
 	/* .../proc/irq/N/smp_affinity_list */
 	if ((at = last_of(obj, "/proc/irq/")) && (at = past_digits(at + strlen("/proc/irq/"))) &&
 	    streq(at, "/smp_affinity_list"))
-		return true;
+		return CAAD_SETTING_IRQ_AFFINITY;
 	/* .../sys/class/net/NAME/queues/rx-N/{rps_cpus,rps_flow_cnt} */
 	if ((at = last_of(obj, SYS_NET))) {
 		const char *name = at + strlen(SYS_NET), *slash = strchr(name, '/');
@@ -2628,10 +2615,13 @@ static bool journal_obj_known(const char *obj)
 		    (slash - name <= 2 && strspn(name, ".") == (size_t)(slash - name)) ||
 		    strncmp(slash, "/queues/rx-", strlen("/queues/rx-")) != 0 ||
 		    !(at = past_digits(slash + strlen("/queues/rx-"))))
-			return false;
-		return streq(at, "/rps_cpus") || streq(at, "/rps_flow_cnt");
+			return -EINVAL;
+		if (streq(at, "/rps_cpus"))
+			return CAAD_SETTING_RPS_CPUS;
+		if (streq(at, "/rps_flow_cnt"))
+			return CAAD_SETTING_RFS_FLOW_CNT;
 	}
-	return false;
+	return -EINVAL;
 }
 
 int caad_journal_restore(const char *journal_path, bool follow_renames)
@@ -2640,7 +2630,7 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 	const char *kind;
 	FILE *lf;
 	size_t left_len = 0;
-	int r, n = 0, failed = 0;
+	int r, n = 0, failed = 0, okind;
 	unsigned lineno = 0;
 
 	/* untrimmed: the last line's original may be empty ("PATH\t"); and
@@ -2683,7 +2673,8 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 		wrote = strstr(original, "\t" JOURNAL_WROTE);
 		if (wrote)
 			*wrote++ = 0;
-		if (!journal_obj_known(line)) {
+		okind = journal_obj_kind(line);
+		if (okind < 0) {
 			log_error("%s:%u: %s is not an object caad writes: not restored", journal_path, lineno, line);
 			failed++;
 			keep_line(lf, line, original, NULL, wrote);
@@ -2781,7 +2772,7 @@ int caad_journal_restore(const char *journal_path, bool follow_renames)
 			n += MAX(r, 0);
 			continue;
 		}
-		if (journal_obj_taken(journal_path, lineno, line, original, wrote))
+		if (journal_obj_taken(journal_path, lineno, line, (enum caad_setting_kind)okind, original, wrote))
 			continue;
 		r = obj_write(line, original);
 		if (gone(r)) {
