@@ -40,6 +40,10 @@
 
 #define WHITESPACE " \t\n\r\v\f"
 #define COMMENT_CHARS "#;"
+/* The longest assignment (inih, as packaged, takes 199 characters a line:
+ * longer ones caad hands over itself): a list of every other CPU of 4096
+ * fits, a file of one endless line does not. */
+#define CONFIG_LINE_MAX 65535
 #define IFNAME_MAX 15 /* IFNAMSIZ - 1 */
 
 #define INTERVAL_MS_DEFAULT 250u
@@ -676,12 +680,13 @@ static const struct config_key config_keys[] = {
 	KEY("Trials", "VerdictMaxAgeSec", parse_unsigned, verdict_max_age_sec, 0, VERDICT_MAX_AGE_MAX),
 };
 
-static bool section_known(const char *s)
+/* The section s as config_keys[] spells it, or NULL: none caad knows. */
+static const char *section_known(const char *s)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(config_keys); i++)
 		if (streq(config_keys[i].section, s))
-			return true;
-	return false;
+			return config_keys[i].section;
+	return NULL;
 }
 
 struct parse_ctx {
@@ -692,6 +697,7 @@ struct parse_ctx {
 	size_t buf_size;
 	unsigned line;
 	bool skip_keys; /* in a section already reported as bad */
+	const char *section; /* the last good header's, as config_keys[] spells it */
 	int read_errno;
 	int r;          /* first error */
 };
@@ -714,10 +720,12 @@ static int ctx_error(struct parse_ctx *ctx, int r, const char *fmt, ...)
 	return 0;
 }
 
-/* Whether inih should see the line p (stripped, NUL-terminated, len bytes). */
+/* Whether inih, or for an assignment longer than inih's lines (max - 1)
+ * handle_long(), should see the line p (stripped, NUL-terminated, len
+ * bytes). */
 static bool line_ok(struct parse_ctx *ctx, char *p, size_t len, int max)
 {
-	bool known;
+	const char *known;
 
 	if (*p == '[') {
 		/* Keys after a bad header belong to no known section: say so once. */
@@ -734,6 +742,7 @@ static bool line_ok(struct parse_ctx *ctx, char *p, size_t len, int max)
 		if (!known)
 			return false;
 		ctx->skip_keys = false;
+		ctx->section = known;
 		return true;
 	}
 
@@ -743,8 +752,8 @@ static bool line_ok(struct parse_ctx *ctx, char *p, size_t len, int max)
 	if (ctx->skip_keys)
 		return false;
 
-	if (len >= (size_t)max) {
-		ctx_error(ctx, -EINVAL, "Line too long: longer than %d characters", max - 1);
+	if (len > CONFIG_LINE_MAX) {
+		ctx_error(ctx, -EINVAL, "Line too long: longer than %d characters", CONFIG_LINE_MAX);
 		return false;
 	}
 	if (p[strcspn(p, "=:")] != '=') {
@@ -772,6 +781,22 @@ static bool line_ok(struct parse_ctx *ctx, char *p, size_t len, int max)
 			return false;
 		}
 	return true;
+}
+
+static int handle_key(void *user, const char *section, const char *name, const char *value);
+
+/* An assignment p (checked by line_ok()) too long for inih's line buffer:
+ * handed to handle_key() as inih would, its name and its value stripped,
+ * in the section of the last good header (after a bad one, line_ok() drops
+ * the line). */
+static void handle_long(struct parse_ctx *ctx, char *p)
+{
+	char *eq = strchr(p, '='), *e = eq;
+
+	while (e > p && strchr(WHITESPACE, e[-1]))
+		e--;
+	*e = '\0';
+	(void)handle_key(ctx, ctx->section, p, eq + 1 + strspn(eq + 1, WHITESPACE));
 }
 
 /* inih's fgets()-like reader: one line per call, handed over stripped. */
@@ -813,6 +838,11 @@ static char *read_line(char *str, int num, void *stream)
 	*e = '\0';
 
 	if (!line_ok(ctx, p, (size_t)(e - p), num)) {
+		str[0] = '\0';
+		return str;
+	}
+	if (e - p >= num) {
+		handle_long(ctx, p);
 		str[0] = '\0';
 		return str;
 	}

@@ -721,19 +721,72 @@ static void test_parse_errors_each_once(void **state)
 static void test_parse_long_lines(void **state)
 {
 	struct caad_config c;
-	_cleanup_free_ char *path = NULL, *log = NULL, *text = NULL, *want = NULL;
-	char comment[1000], value[1000];
+	_cleanup_free_ char *path = NULL, *log = NULL, *text = NULL, *want = NULL, *cpus = NULL, *names = NULL,
+	                    *huge = NULL;
+	char comment[1000];
+	size_t n = 0;
 
-	/* A long comment is fine, a long assignment an error on its own line. */
+	/* A long comment is fine; so is a list longer than inih's 199
+	 * characters a line: every odd CPU of 4096, 24 interfaces. */
 	memset(comment, 'c', sizeof(comment) - 1);
 	comment[sizeof(comment) - 1] = '\0';
-	memset(value, 'x', sizeof(value) - 1);
-	value[sizeof(value) - 1] = '\0';
-	assert_true(asprintf(&text, "#%s\n[Daemon]\nInterfaces=%s\nMaxFlows=100\n", comment, value) > 0);
+	cpus = calloc(4096 / 2, sizeof("4095,"));
+	names = calloc(24, sizeof("eth-0123456789 "));
+	assert_non_null(cpus);
+	assert_non_null(names);
+	for (unsigned i = 1; i < 4096; i += 2)
+		n += (size_t)sprintf(cpus + n, "%s%u", i > 1 ? "," : "", i);
+	for (unsigned i = 0, m = 0; i < 24; i++)
+		m += (size_t)sprintf(names + m, "%seth-01234567%02u", i ? "  " : "", i);
+	assert_true(asprintf(&text, "#%s\n[Daemon]\nInterfaces= %s \nMaxFlows=100\n[Placement]\nBannedCPUs  =  %s\n", comment,
+	                     names, cpus) > 0);
+	caad_config_init(&c);
+	if (parse_string(&c, text, &path, &log) != 0)
+		fail_msg("a long list refused:\n%s", log);
+	assert_int_equal(c.n_interfaces, 24);
+	assert_string_equal(c.interfaces[0], "eth-0123456700");
+	assert_string_equal(c.interfaces[23], "eth-0123456723");
+	assert_int_equal(caad_cpumask_count(&c.policy.banned), 2048);
+	assert_true(caad_cpumask_test(&c.policy.banned, 4095));
+	assert_false(caad_cpumask_test(&c.policy.banned, 4094));
+	assert_int_equal(c.max_flows, 100);
+	caad_config_done(&c);
+	free(text), free(path), free(log);
 
+	/* a long value checked as any: the error on its own line */
+	assert_true(asprintf(&text, "[Placement]\nBannedCPUs=%s,4096\n[Daemon]\nMaxFlows=100\n", cpus) > 0);
 	caad_config_init(&c);
 	assert_int_equal(parse_string(&c, text, &path, &log), -EINVAL);
-	assert_true(asprintf(&want, "%s:3: Line too long", path) > 0);
+	assert_true(asprintf(&want, "%s:2: Invalid BannedCPUs= value", path) > 0);
+	if (!strstr(log, want))
+		fail_msg("log lacks \"%s\":\n%s", want, log);
+	assert_int_equal(count_lines(log), 1);
+	assert_int_equal(c.max_flows, 100);
+	caad_config_done(&c);
+	free(text), free(path), free(log), free(want);
+
+	/* outside of a section, or in a bad one (said once, at its header) */
+	assert_true(asprintf(&text, "Interfaces=%s\n[Nope]\nInterfaces=%s\n", names, names) > 0);
+	caad_config_init(&c);
+	assert_int_equal(parse_string(&c, text, &path, &log), -EINVAL);
+	assert_true(asprintf(&want, "%s:1: Assignment 'Interfaces=' outside of any section", path) > 0);
+	if (!strstr(log, want))
+		fail_msg("log lacks \"%s\":\n%s", want, log);
+	assert_non_null(strstr(log, ":2: Unknown section [Nope]"));
+	assert_int_equal(count_lines(log), 2);
+	caad_config_done(&c);
+	free(text), free(path), free(log), free(want);
+
+	/* longer than 65535 characters: an error, the file goes on */
+	huge = malloc(65536 + 1);
+	assert_non_null(huge);
+	memset(huge, 'x', 65536);
+	huge[65536] = '\0';
+	memcpy(huge, "Interfaces=", strlen("Interfaces="));
+	assert_true(asprintf(&text, "[Daemon]\n%s\nMaxFlows=100\n", huge) > 0);
+	caad_config_init(&c);
+	assert_int_equal(parse_string(&c, text, &path, &log), -EINVAL);
+	assert_true(asprintf(&want, "%s:2: Line too long: longer than 65535 characters", path) > 0);
 	if (!strstr(log, want))
 		fail_msg("log lacks \"%s\":\n%s", want, log);
 	assert_int_equal(count_lines(log), 1);
