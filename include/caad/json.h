@@ -23,6 +23,7 @@ void caad_json_name(FILE *f, const char *s);
  * single quotes, no \u0000 in a string (json-c lets the last five through,
  * or reads them otherwise than the text says). On
  * error -EINVAL with *ret_error "FILE:LINE:COL: invalid JSON: why" (FILE
- * as given), -EFBIG for more than 2 GiB, or -ENOMEM.
+ * as given), -EFBIG for more than 2 GiB, or -ENOMEM. The document null
+ * is 0 with *ret NULL.
  */
 int caad_json_parse_text(const char *text, size_t len, const char *file, struct json_object **ret, char **ret_error);

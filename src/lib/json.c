@@ -275,9 +275,17 @@ int caad_json_parse_text(const char *text, size_t len, const char *file, struct 
 	root = json_tokener_parse_ex(tok, text, (int)len);
 	enum json_tokener_error jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
+	/* a scalar at the very end ("7", "null": a file whose reader trimmed
+	 * its newline) is not over until a character follows: a space ends
+	 * it, and tells an unfinished document from a whole one */
+	if (jerr == json_tokener_continue && end == len) {
+		root = json_tokener_parse_ex(tok, " ", 1);
+		jerr = json_tokener_get_error(tok);
+	}
 	json_tokener_free(tok);
 
-	if (!root || jerr != json_tokener_success) {
+	/* (the document null: success, and no object) */
+	if (jerr != json_tokener_success) {
 		if (jerr == json_tokener_continue)
 			jerr = json_tokener_error_parse_eof;
 		json_object_put(root);

@@ -221,6 +221,12 @@ int caad_verdicts_load(const char *path, const char *kernel, const char *topolog
 			*ret_why = NULL;
 		return -EBADMSG;
 	}
+	/* a NUL byte, which no JSON text holds (the reader refuses it) */
+	if (r == -EBADMSG) {
+		if (ret_why && asprintf(ret_why, "%s: invalid JSON: a NUL byte", path) < 0)
+			*ret_why = NULL;
+		return r;
+	}
 	if (r < 0)
 		return r;
 	/* its text as JSON first: an error there names its line and column */

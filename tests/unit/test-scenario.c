@@ -516,6 +516,9 @@ static void test_bad_structure(void **state)
 
 	(void)state;
 	expect_error("[]", F ": (top level): expected an object, got an array", -EINVAL);
+	expect_error("null\n", F ": (top level): expected an object, got null", -EINVAL);
+	expect_error("null", F ": (top level): expected an object, got null", -EINVAL);
+	expect_error("7", F ": (top level): expected an object, got a number", -EINVAL);
 	expect_error("{\"flows\": []}", F ": interfaces: missing", -EINVAL);
 	expect_error("{\"interfaces\": []}", F ": flows: missing", -EINVAL);
 	expect_error("{\"interfaces\": {}, \"flows\": []}", F ": interfaces: expected an array, got an object", -EINVAL);

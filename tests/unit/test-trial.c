@@ -1484,6 +1484,30 @@ static void test_verdicts_bad_file(void **state)
 			fail_msg("%s, wanted %s", why, want);
 		free(why);
 	}
+
+	/* a NUL byte, and the document null (once "invalid JSON: success"):
+	 * each said so */
+	static const struct {
+		const char *text;
+		size_t len;
+		const char *want;
+	} odd[] = {
+		{ "{\"version\": 1}\0", 15, ": invalid JSON: a NUL byte" },
+		{ "null\n", 5, ": not a JSON object" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(odd); i++) {
+		struct caad_verdicts vs;
+		_cleanup_free_ char *want = NULL;
+		char *why = NULL;
+
+		assert_int_equal(caad_write_file_atomic(path, odd[i].text, odd[i].len, 0600), 0);
+		assert_int_equal(caad_verdicts_load(path, "k", "t", 10, 0, &vs, NULL, &why), -EBADMSG);
+		assert_int_equal(vs.n, 0);
+		assert_true(asprintf(&want, "%s%s", path, odd[i].want) > 0);
+		if (!why || !strstr(why, want))
+			fail_msg("%s, wanted %s", why ?: "(no reason)", want);
+		free(why);
+	}
 	unlink(path);
 }
 
