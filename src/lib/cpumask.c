@@ -88,13 +88,19 @@ void caad_cpumask_andnot(struct caad_cpumask *dst, const struct caad_cpumask *a,
  * CAAD_CPUS_MAX saturate there so that the caller can report -ERANGE without
  * the number overflowing.
  */
-static int parse_cpu(const char **p, const char *end, unsigned *ret)
+/* A CPU number at *p, saturated at CAAD_CPUS_MAX, and its digits past any
+ * leading zeros in *ret_digits (the whole number: what a range's order is
+ * read from, where saturated ends are equal). */
+static int parse_cpu(const char **p, const char *end, unsigned *ret, const char **ret_digits)
 {
 	const char *q = *p;
 	unsigned v = 0;
 
 	if (q >= end || !isdigit((unsigned char)*q))
 		return -EINVAL;
+	while (q + 1 < end && *q == '0' && isdigit((unsigned char)q[1]))
+		q++;
+	*ret_digits = q;
 	for (; q < end && isdigit((unsigned char)*q); q++) {
 		v = v * 10 + (unsigned)(*q - '0');
 		if (v > CAAD_CPUS_MAX)
@@ -103,6 +109,15 @@ static int parse_cpu(const char **p, const char *end, unsigned *ret)
 	*p = q;
 	*ret = v;
 	return 0;
+}
+
+/* Whether the number of digits [a, a_end) is below that of [b, b_end),
+ * both without leading zeros. */
+static bool digits_below(const char *a, const char *a_end, const char *b, const char *b_end)
+{
+	if (a_end - a != b_end - b)
+		return a_end - a < b_end - b;
+	return memcmp(a, b, (size_t)(a_end - a)) < 0;
 }
 
 int caad_cpumask_parse_list(const char *s, struct caad_cpumask *ret)
@@ -121,16 +136,20 @@ int caad_cpumask_parse_list(const char *s, struct caad_cpumask *ret)
 
 	/* Syntax errors win over range errors, wherever they are in the list. */
 	while (p < end) {
+		const char *lo_digits, *lo_end, *hi_digits;
 		unsigned lo, hi;
 
-		if (parse_cpu(&p, end, &lo) < 0)
+		if (parse_cpu(&p, end, &lo, &lo_digits) < 0)
 			return -EINVAL;
+		lo_end = p;
 		hi = lo;
 		if (p < end && *p == '-') {
 			p++;
-			if (parse_cpu(&p, end, &hi) < 0)
+			if (parse_cpu(&p, end, &hi, &hi_digits) < 0)
 				return -EINVAL;
-			if (hi < lo)
+			/* descending: a syntax error, even where both ends are
+			 * out of range (and saturated alike) */
+			if (digits_below(hi_digits, p, lo_digits, lo_end))
 				return -EINVAL;
 		}
 		if (p < end) {

@@ -201,6 +201,9 @@ static void test_parse_list_errors(void **state)
 		{ "1\n2", -EINVAL },    { "-", -EINVAL },       { "1--2", -EINVAL },  { "5000-1", -EINVAL },
 		{ "4096,x", -EINVAL },  { "4096", -ERANGE },    { "0-4096", -ERANGE }, { "1,9999", -ERANGE },
 		{ "99999999999999999999", -ERANGE },            { "4096-4097", -ERANGE },
+		/* descending: a syntax error, wherever its ends are */
+		{ "5000-4097", -EINVAL },                       { "99999999999999999999-5000", -EINVAL },
+		{ "4097-99999999999999999999", -ERANGE },       { "3-0002", -EINVAL },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
