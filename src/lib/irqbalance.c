@@ -426,21 +426,24 @@ static void journal_drop(const struct caad_irqbalance_sync *s)
 }
 
 /* Parse a journal: its socket, and the list (NULL and 0 for NONE). */
-static int journal_parse(const char *journal, char *text, char **ret_socket, int **ret_irqs, size_t *ret_n)
+/* The journal's text: irqbalance's socket and its own bans. -EBADMSG for
+ * what caad never writes (said by the callers: a start, and the scans
+ * after it, which say it once). */
+static int journal_parse(char *text, char **ret_socket, int **ret_irqs, size_t *ret_n)
 {
 	_cleanup_free_ int *irqs = NULL;
 	char *tab = strchr(text, '\t'), *save = NULL;
 	size_t n = 0;
 
 	if (!tab || tab == text || strchr(text, '\n'))
-		return log_warning_errno(EBADMSG, "%s: not a socket and a list of IRQs, ignored", journal);
+		return -EBADMSG;
 	*tab = '\0';
 	if (!streq(tab + 1, "NONE"))
 		for (char *t = strtok_r(tab + 1, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
 			int r = push_irq(&irqs, &n, t, INT_MAX);
 
 			if (r == -EINVAL)
-				return log_warning_errno(EBADMSG, "%s: bad IRQ \"%s\", ignored", journal, t);
+				return -EBADMSG;
 			if (r < 0)
 				return r;
 		}
@@ -467,21 +470,24 @@ int caad_irqbalance_journal_restore(const char *journal)
 		                         journal, kind);
 	if (r < 0)
 		return log_warning_errno(r, "Failed to read %s, kept: %m", journal);
-	r = journal_parse(journal, text, &socket, &irqs, &n);
+	r = journal_parse(text, &socket, &irqs, &n);
 	if (r == -ENOMEM)
 		return r;
-	if (r >= 0) {
-		r = caad_irqbalance_set_banned(socket, irqs, n);
-		if (r == -ENOENT || r == -ECONNREFUSED)
-			log_info("irqbalance of %s is gone, and the IRQs caad banned with it", socket);
-		else if (r < 0) {
-			/* kept: the next start tries again, and caad does not
-			 * take its old bans for irqbalance's own meanwhile */
-			return log_warning_errno(r, "Failed to give irqbalance at %s its banned IRQs back (%s kept): %m",
-			                         socket, journal);
-		} else
-			log_notice("irqbalance at %s: its banned IRQs put back (%zu) from %s", socket, n, journal);
-	}
+	/* kept, as one that cannot be read: dropped, the scans after would
+	 * take what irqbalance holds now (caad's old bans in it) for its own */
+	if (r < 0)
+		return log_warning_errno(r, "%s is not a socket and a list of IRQs, as caad writes it: kept (caad bans "
+		                            "nothing in irqbalance while it is there), remove it", journal);
+	r = caad_irqbalance_set_banned(socket, irqs, n);
+	if (r == -ENOENT || r == -ECONNREFUSED)
+		log_info("irqbalance of %s is gone, and the IRQs caad banned with it", socket);
+	else if (r < 0) {
+		/* kept: the next start tries again, and caad does not take its
+		 * old bans for irqbalance's own meanwhile */
+		return log_warning_errno(r, "Failed to give irqbalance at %s its banned IRQs back (%s kept): %m", socket,
+		                         journal);
+	} else
+		log_notice("irqbalance at %s: its banned IRQs put back (%zu) from %s", socket, n, journal);
 	if (unlink(journal) < 0 && errno != ENOENT)
 		return log_warning_errno(errno, "Failed to remove %s: %m", journal);
 	return r < 0 ? 0 : 1;
@@ -527,15 +533,20 @@ static int sync_attach(struct caad_irqbalance_sync *s)
 		 * what it holds now has caad's old bans in it; saved as its
 		 * own, they would stay for good */
 		k = caad_read_own_file(s->journal, &text, &kind);
+		if (k == 0) {
+			k = journal_parse(text, &socket, &kept, &n);
+			if (k == -EBADMSG)
+				kind = "not a socket and a list of IRQs";
+		}
 		if (k < 0 && k != -ENOENT) {
-			if (first_failure(s, path))
+			if (k != -ENOMEM && first_failure(s, path))
 				log_warning_errno(k, "%s cannot be read%s%s, so irqbalance's own bans are not known: caad "
 				                     "bans nothing in irqbalance (%s), which may move caad's IRQs: %m",
 				                  s->journal, kind ? ": it is " : "", kind ?: "", path);
 			free(orig);
 			return k;
 		}
-		if (k == 0 && journal_parse(s->journal, text, &socket, &kept, &n) == 0) {
+		if (k == 0) {
 			if (streq(socket, path)) {
 				free(orig);
 				orig = kept;

@@ -605,16 +605,41 @@ static void test_sync_journal(void **state)
 	assert_string_equal(f->banned, "5 7");
 	caad_irqbalance_sync_free(s);
 
-	/* an irqbalance that is gone took the bans with it; junk is dropped */
+	/* an irqbalance that is gone took the bans with it */
 	free(text);
 	assert_true(asprintf(&text, "%s/run/irqbalance/irqbalance9999.sock\t1 2\n", f->root) > 0);
 	assert_int_equal(caad_write_file_atomic(journal, text, strlen(text), 0600), 0);
 	assert_int_equal(caad_irqbalance_journal_restore(journal), 0);
 	assert_int_equal(access(journal, F_OK), -1);
-	assert_int_equal(caad_write_file_atomic(journal, "junk", 4, 0600), 0);
-	assert_int_equal(caad_irqbalance_journal_restore(journal), 0);
-	assert_int_equal(access(journal, F_OK), -1);
 	assert_string_equal(f->banned, "5 7");
+
+	/* one that caad never writes (by hand, or of a newer caad): kept, as
+	 * one that cannot be read, and nothing banned while it is there;
+	 * dropped, what irqbalance holds (caad's old 120 in it) would be
+	 * saved as its own, and stay banned for good */
+	{
+		_cleanup_free_ char *bad_irq = NULL;
+
+		assert_true(asprintf(&bad_irq, "%s/run/irqbalance/irqbalance1.sock\t5 x", f->root) > 0);
+		const char *const junk[] = { "junk", "\t1 2", bad_irq };
+
+		for (size_t i = 0; i < ARRAY_SIZE(junk); i++) {
+			free(text);
+			assert_non_null(text = strdup(junk[i]));
+			assert_int_equal(caad_write_file_atomic(journal, text, strlen(text), 0600), 0);
+			assert_int_equal(caad_irqbalance_journal_restore(journal), -EBADMSG);
+			assert_int_equal(access(journal, F_OK), 0);
+			snprintf(f->banned, sizeof(f->banned), "5 7 120");
+			assert_int_equal(caad_irqbalance_sync_new(f->root, journal, &s), 0);
+			assert_true(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, b, ARRAY_SIZE(b)) <= 0);
+			assert_true(caad_irqbalance_sync_update(s, CAAD_IRQBALANCE_BAN, b, ARRAY_SIZE(b)) <= 0);
+			assert_string_equal(f->banned, "5 7 120");
+			caad_irqbalance_sync_free(s);
+			assert_int_equal(access(journal, F_OK), 0);
+		}
+		assert_int_equal(unlink(journal), 0);
+		snprintf(f->banned, sizeof(f->banned), "5 7");
+	}
 
 	/* an irqbalance that does not answer (it listens, never accepts): the
 	 * journal is kept for the next start, and this one goes on (no error:
