@@ -220,6 +220,7 @@ enum vector_kind {
 	VECTOR_RX,   /* rx (and maybe tx): "-TxRx-N", "-rx-N", ... */
 	VECTOR_BARE, /* "<ifname>-N": rx queue N, or (beside named ones) a vector of no queue */
 	VECTOR_TX,   /* tx only ("-tx-N"): no rx queue's, but numbered with them by some drivers */
+	VECTOR_MLX5, /* "mlx5_comp<N>@pci:...": channel N's, or N - 1's (see match_finish()) */
 };
 
 /* As caad_inventory_match_irq_name(), with the vector's kind; a tx-only
@@ -236,8 +237,10 @@ static int match_irq_name(const char *ifname, const char *action, enum vector_ki
 	 * be that PCI address, or any mlx5 NIC's vectors would match. */
 	if (has_prefix(action, "mlx5_comp", &rest)) {
 		const char *at = strchr(rest, '@'), *bdf;
-		if (at && has_prefix(at, "@pci:", &bdf) && streq(bdf, ifname) && parse_index(rest, at, &q) == 0)
+		if (at && has_prefix(at, "@pci:", &bdf) && streq(bdf, ifname) && parse_index(rest, at, &q) == 0) {
+			*kind = VECTOR_MLX5;
 			return (int)q;
+		}
 		return -ENOENT;
 	}
 
@@ -341,9 +344,10 @@ static int load_rx_queues(const char *sysroot, struct caad_iface *iface)
 		if (r < 0)
 			return r;
 		r = caad_read_file(path, &value);
-		if (r == -ENOENT) {
+		if (r == -ENOENT || r == -ENODEV) {
 			/* the queue went since the listing (ethtool -L, a driver
 			 * reset; the link event reads it all again): no queue.
+			 * ENODEV: it went between the open and the read (sysfs).
 			 * Its directory there without rps_cpus: a kernel without
 			 * CONFIG_RPS. */
 			_cleanup_free_ char *qdir = NULL;
@@ -474,7 +478,7 @@ static int load_intx_irq(const char *sysroot, const char *ifname, unsigned *ret)
 /* An IRQ line whose first queue-naming action names a vector of iface. */
 struct named_vector {
 	unsigned irq, number;
-	bool bare;
+	bool bare, mlx5;
 };
 
 /* The queue index vector v serves, or -1 when it serves none of iface's. */
@@ -544,7 +548,10 @@ static int match_line(struct irq_match *m, char *line)
 			m->vec = nv;
 			m->cap = ncap;
 		}
-		m->vec[m->n_vec++] = (struct named_vector){ .irq = irq, .number = (unsigned)q, .bare = kind == VECTOR_BARE };
+		m->vec[m->n_vec++] = (struct named_vector){ .irq = irq,
+		                                            .number = (unsigned)q,
+		                                            .bare = kind == VECTOR_BARE,
+		                                            .mlx5 = kind == VECTOR_MLX5 };
 		break;
 	}
 	return 0;
@@ -558,6 +565,10 @@ static int match_line(struct irq_match *m, char *line)
  *    "eth0-0" beside "eth0-txrx-1"...); when that one, or a tx-only
  *    vector, has the lowest number, the queues' count from the lowest of
  *    theirs (tg3 with RSS: "eth0-tx-0", then rx-0 is "eth0-rx-1");
+ *  - mlx5's completion vectors count from 0, but from 1 on the kernels
+ *    between its dynamic MSI-X allocation (2023) and the fix of their
+ *    names ("net/mlx5: offset comp irq index in name by one", 2024), where
+ *    "mlx5_async0" takes 0: no "mlx5_comp0" there, channel N's is N + 1;
  *  - fewer vectors than queues: each serves several, in a layout the names
  *    do not tell (i40e/ice: runs of rings; ixgbe: round robin), so none is
  *    taken and the queues are steered with RPS.
@@ -565,17 +576,20 @@ static int match_line(struct irq_match *m, char *line)
 static void match_finish(struct irq_match *m)
 {
 	struct caad_iface *iface = m->iface;
-	bool infix = false;
+	bool infix = false, all_mlx5 = m->n_vec > 0;
 	unsigned low_bare = UINT_MAX, low_infix = UINT_MAX, base = 0;
 
 	for (size_t i = 0; i < m->n_vec; i++) {
 		unsigned *low = m->vec[i].bare ? &low_bare : &low_infix;
 
 		infix = infix || !m->vec[i].bare;
+		all_mlx5 = all_mlx5 && m->vec[i].mlx5;
 		*low = MIN(*low, m->vec[i].number);
 	}
 	if (infix && MIN(low_bare, m->low_tx) < low_infix)
 		base = low_infix;
+	if (all_mlx5 && low_infix == 1)
+		base = 1;
 	if (infix) { /* the bare ones serve no queue */
 		size_t n = 0;
 
@@ -612,7 +626,10 @@ static void match_finish(struct irq_match *m)
 				iface->rx[i].irq_source = "proc-interrupts";
 			}
 	}
-	if (m->n_vec == 0 && m->n_plain == 1 && iface->n_rx == 1 && iface->rx[0].irq < 0) {
+	/* one IRQ named just the interface: its queue's where the device has
+	 * no other (INTx, one MSI); beside MSI-X vectors, it is the misc or
+	 * link vector (ixgbe, igb, cxgb4: "eth0" beside "eth0-Rx0") */
+	if (m->n_vec == 0 && m->n_plain == 1 && m->n_msi <= 1 && iface->n_rx == 1 && iface->rx[0].irq < 0) {
 		iface->rx[0].irq = m->plain_irq;
 		iface->rx[0].irq_source = "proc-interrupts";
 	}
@@ -684,6 +701,16 @@ static int load_irq_affinity(const char *sysroot, const struct caad_iface *iface
 	if (r < 0)
 		return r;
 	r = caad_read_file(path, &value);
+	/* EIO: freed between the open and the read (procfs), or a read
+	 * that failed: either way its IRQ directory is asked */
+	if (r == -EIO || r == -ENODEV) {
+		_cleanup_free_ char *dir = NULL;
+
+		if (caad_path(&dir, sysroot, "/proc/irq/%d", q->irq) < 0)
+			return -ENOMEM;
+		if (access(dir, F_OK) < 0 && errno == ENOENT)
+			r = -ENOENT;
+	}
 	if (r == -ENOENT) {
 		/* The IRQ was freed since it was found (a driver reset, the
 		 * device going): its number may be another device's by the

@@ -33,6 +33,32 @@
 
 /* ---- fake trees -------------------------------------------------------- */
 
+/*
+ * Reads go through caad_read_file(), wrapped here
+ * (-Wl,--wrap=caad_read_file): a read of a path ending in read_fault.suffix
+ * fails with read_fault.error, as the read of a sysfs or procfs file that
+ * is removed between its open and its read does (ENODEV, EIO).
+ */
+int __real_caad_read_file(const char *path, char **ret);
+int __wrap_caad_read_file(const char *path, char **ret);
+
+static struct {
+	const char *suffix; /* NULL: none */
+	int error;
+	unsigned calls;
+} read_fault;
+
+int __wrap_caad_read_file(const char *path, char **ret)
+{
+	size_t n = strlen(path), k = read_fault.suffix ? strlen(read_fault.suffix) : 0;
+
+	if (read_fault.suffix && n >= k && streq(path + n - k, read_fault.suffix)) {
+		read_fault.calls++;
+		return read_fault.error;
+	}
+	return __real_caad_read_file(path, ret);
+}
+
 static void make_dir(const char *root, const char *rel)
 {
 	_cleanup_free_ char *path = NULL;
@@ -61,6 +87,8 @@ static int setup_root(void **state)
 		return -1;
 	}
 	*state = d;
+	read_fault.suffix = NULL; /* one that failed left none behind */
+	read_fault.calls = 0;
 	return 0;
 }
 
@@ -526,6 +554,43 @@ static void test_queue_gone_while_read(void **state)
 	assert_false(inv->ifaces[0].rx[1].has_rps);
 }
 
+/* A queue removed between the open of its rps_cpus and the read (sysfs
+ * says ENODEV) is gone too, not an error of the whole inventory (caad's
+ * start failed on it); while its directory is still there, it is a queue
+ * without RPS this time. */
+static void test_queue_gone_mid_read(void **state)
+{
+	const char *root = *state;
+	static const char *const rps[] = { "1\n", "2\n", "1\n" };
+	_cleanup_free_ char *qdir = NULL;
+	char *names[] = { "eth7" };
+
+	fake_iface(root, "eth7", "12\n", rps, 3);
+	read_fault.suffix = "eth7/queues/rx-2/rps_cpus";
+	read_fault.error = -ENODEV;
+	{
+		_cleanup_(caad_inventory_freep) struct caad_inventory *inv = load_ok(root, names, 1);
+
+		assert_int_equal(inv->ifaces[0].n_rx, 3);
+		assert_false(inv->ifaces[0].rx[2].has_rps);
+	}
+	/* gone by the read: listed (a dangling entry stands for it), its read
+	 * ENODEV */
+	assert_true(asprintf(&qdir, "%s/sys/class/net/eth7/queues/rx-2", root) > 0);
+	assert_int_equal(test_rm_tree(qdir), 0);
+	make_symlink(root, "sys/class/net/eth7/queues/rx-2", "sys/nonexistent/rx-2");
+	{
+		_cleanup_(caad_inventory_freep) struct caad_inventory *inv = load_ok(root, names, 1);
+
+		assert_int_equal(inv->ifaces[0].n_rx, 2);
+		assert_int_equal(inv->ifaces[0].rx[1].index, 1);
+		assert_true(inv->ifaces[0].rx[1].has_rps);
+	}
+	assert_int_equal(read_fault.calls, 2);
+	read_fault.suffix = NULL;
+	read_fault.calls = 0;
+}
+
 static void test_veth(void **state)
 {
 	const char *root = *state;
@@ -761,6 +826,74 @@ static void test_irq_freed_while_read(void **state)
 		fail_msg("logged \"%s\"", log);
 }
 
+/* The IRQ freed between the open of its smp_affinity_list and the read
+ * (procfs says EIO): not the queue's, as one whose file is gone; an EIO
+ * while its directory is there leaves it the queue's, CPUs unknown. */
+static void test_irq_freed_mid_read(void **state)
+{
+	const char *root = *state;
+	static const char *const rps[] = { "0\n", "0\n" };
+	static const unsigned msi[] = { 121, 122 };
+	_cleanup_free_ char *dir = NULL;
+	char *names[] = { "eth0" };
+
+	fake_iface(root, "eth0", "2\n", rps, 2);
+	fake_device(root, "eth0", "sys/devices/pci0000:00/0000:04:00.0", "sys/devices/pci0000:00/0000:04:00.0", msi,
+	            ARRAY_SIZE(msi));
+	fake_interrupts(root, " 121:          5          6  IR-PCI-MSI 2097153-edge      i40e-eth0-TxRx-0\n"
+	                      " 122:          7          8  IR-PCI-MSI 2097154-edge      i40e-eth0-TxRx-1\n");
+	fake_affinity(root, 121, "1\n");
+	fake_affinity(root, 122, "0\n");
+	read_fault.suffix = "irq/122/smp_affinity_list";
+	read_fault.error = -EIO;
+	{
+		_cleanup_(caad_inventory_freep) struct caad_inventory *inv = load_ok(root, names, 1);
+
+		assert_int_equal(inv->ifaces[0].rx[1].irq, 122);
+		assert_false(inv->ifaces[0].rx[1].has_irq_affinity);
+	}
+	assert_true(asprintf(&dir, "%s/proc/irq/122", root) > 0);
+	assert_int_equal(test_rm_tree(dir), 0);
+	{
+		_cleanup_(caad_inventory_freep) struct caad_inventory *inv = load_ok(root, names, 1);
+
+		assert_int_equal(inv->ifaces[0].rx[0].irq, 121);
+		assert_int_equal(inv->ifaces[0].rx[1].irq, -1);
+		assert_false(inv->ifaces[0].rx[1].has_irq_affinity);
+	}
+	assert_int_equal(read_fault.calls, 2);
+	read_fault.suffix = NULL;
+	read_fault.calls = 0;
+}
+
+/* mlx5 on the kernels that named completion vectors from 1 ("mlx5_async0",
+ * then "mlx5_comp1" for channel 0): rx-N is on mlx5_comp<N+1>, not a
+ * device whose rx-0 has no vector (and no IRQ steering at all). */
+static void test_mlx5_from_one(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	static const char *const rps[] = { "0\n", "0\n", "0\n", "0\n" };
+	static const unsigned msi[] = { 141, 142, 143, 144, 145 };
+	char *names[] = { "eth3" };
+
+	fake_iface(root, "eth3", "3\n", rps, 4);
+	fake_device(root, "eth3", "sys/devices/pci0000:00/0000:05:00.0", "sys/devices/pci0000:00/0000:05:00.0", msi,
+	            ARRAY_SIZE(msi));
+	fake_interrupts(root,
+	                " 141:          0          0  IR-PCI-MSIX-0000:05:00.0 0-edge  mlx5_async0@pci:0000:05:00.0\n"
+	                " 142:          1          0  IR-PCI-MSIX-0000:05:00.0 1-edge  mlx5_comp1@pci:0000:05:00.0\n"
+	                " 143:          1          0  IR-PCI-MSIX-0000:05:00.0 2-edge  mlx5_comp2@pci:0000:05:00.0\n"
+	                " 144:          1          0  IR-PCI-MSIX-0000:05:00.0 3-edge  mlx5_comp3@pci:0000:05:00.0\n"
+	                " 145:          1          0  IR-PCI-MSIX-0000:05:00.0 4-edge  mlx5_comp4@pci:0000:05:00.0\n");
+	for (unsigned irq = 141; irq <= 145; irq++)
+		fake_affinity(root, irq, "0-1\n");
+
+	inv = load_ok(root, names, 1);
+	for (unsigned i = 0; i < 4; i++)
+		assert_int_equal(inv->ifaces[0].rx[i].irq, 142 + (int)i);
+}
+
 /* mlx5: completion vectors by channel; two devices, told apart by MSI. */
 static void test_mlx5(void **state)
 {
@@ -946,6 +1079,29 @@ static void test_no_msi_intx_only(void **state)
 		if (inv->ifaces[0].rx[0].irq != cases[i].want)
 			fail_msg("case %zu: IRQ %d, expected %d", i, inv->ifaces[0].rx[0].irq, cases[i].want);
 	}
+}
+
+/* A line named just the interface, on a device of several MSI-X vectors
+ * whose queue vectors' names caad does not know: the misc vector (cxgb4:
+ * "eth0", "eth0-FWeventq", "eth0-Rx0"), not rx-0's. */
+static void test_plain_beside_msix(void **state)
+{
+	const char *root = *state;
+	_cleanup_(caad_inventory_freep) struct caad_inventory *inv = NULL;
+	static const char *const rps[] = { "0\n" };
+	static const unsigned msi[] = { 40, 41, 42 };
+	char *names[] = { "eth0" };
+	const char *dev = "sys/devices/pci0000:00/0000:05:00.4";
+
+	fake_iface(root, "eth0", "2\n", rps, 1);
+	fake_device(root, "eth0", dev, dev, msi, ARRAY_SIZE(msi));
+	fake_interrupts(root, "  40:  0  0  IR-PCI-MSIX-0000:05:00.4 0-edge  eth0\n"
+	                      "  41:  0  0  IR-PCI-MSIX-0000:05:00.4 1-edge  eth0-FWeventq\n"
+	                      "  42:  0  0  IR-PCI-MSIX-0000:05:00.4 2-edge  eth0-Rx0\n");
+	for (unsigned irq = 40; irq <= 42; irq++)
+		fake_affinity(root, irq, "0-1\n");
+	inv = load_ok(root, names, 1);
+	assert_int_equal(inv->ifaces[0].rx[0].irq, -1);
 }
 
 /* The device is replaced (ifindex_now) or deleted (NULL) while the load
@@ -1675,6 +1831,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_irq_freed_while_read, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_large_irq_numbers, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_mlx5, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_mlx5_from_one, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_irq_freed_mid_read, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_queue_gone_mid_read, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_plain_beside_msix, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_virtio, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_msi_of_parent_not_taken, setup_root, teardown_root),
 		cmocka_unit_test(test_vector_layouts),
