@@ -413,8 +413,8 @@ static int reload_inventory(struct daemon *d)
  * previous plan (d->plan) is looked up by flow id, O(log n) per flow. A
  * flow re-steered many times a minute (a reader the scheduler moves to
  * and fro) has its lines limited (caad_loglimit): its record follows it
- * from plan to plan beside its decision. The D-Bus signal goes each time,
- * and once more when a flow it told of leaves the plan.
+ * from plan to plan beside its decision. The D-Bus signal goes each time
+ * (and once more when a flow it told of leaves the plan: keep_scan()).
  */
 static void log_decisions(struct daemon *d, const struct caad_flow *flows, const struct caad_plan *plan,
                           uint64_t now_ns)
@@ -449,15 +449,6 @@ static void log_decisions(struct daemon *d, const struct caad_flow *flows, const
 			               tuple, f->rate_bps / 1e9, f->proc_cpu, dec->reason, note);
 		caad_bus_flow_steered(d->bus, f->id, dec->steer_cpu, dec->relation);
 	}
-	/* a flow gone from the plan (closed, light again, off a managed
-	 * interface) that the signal said was steered, or left to the host:
-	 * told that caad no longer steers it */
-	for (size_t k = 0; d->plan && k < d->plan->n_decisions; k++) {
-		const struct caad_decision *old = &d->plan->decisions[k];
-
-		if ((old->steer_cpu >= 0 || old->host) && !caad_plan_find(plan, old->flow_id))
-			caad_bus_flow_steered(d->bus, old->flow_id, -1, CAAD_RELATION_UNSTEERED);
-	}
 	free(d->next_decision_logs);
 	d->next_decision_logs = logs;
 }
@@ -474,9 +465,19 @@ static void notify_status(struct daemon *d, size_t n_flows, const struct caad_pl
 	           plan ? plan->n_decisions : 0, steered, caad_actuator_n_changed(d->actuator));
 }
 
-/* Keep the scan's flows and plan for the D-Bus API, until the next scan. */
+/* Keep the scan's flows and plan for the D-Bus API, until the next scan.
+ * A flow gone from the plan (closed, light again, off a managed interface;
+ * or no plan at all: observe mode, the queues unknown, a failed plan) that
+ * the signal said was steered, or left to the host, is told that caad no
+ * longer steers it, as ListFlows shows it from now on. */
 static void keep_scan(struct daemon *d, struct caad_flow **flows, size_t n, struct caad_plan **plan)
 {
+	for (size_t k = 0; d->plan && k < d->plan->n_decisions; k++) {
+		const struct caad_decision *old = &d->plan->decisions[k];
+
+		if ((old->steer_cpu >= 0 || old->host) && !caad_plan_find(*plan, old->flow_id))
+			caad_bus_flow_steered(d->bus, old->flow_id, -1, CAAD_RELATION_UNSTEERED);
+	}
 	free(d->flows);
 	d->flows = TAKE_PTR(*flows);
 	d->n_flows = n;

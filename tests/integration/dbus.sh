@@ -376,6 +376,27 @@ send_as root SetMode string:fast | grep -q "^Error org.freedesktop.DBus.Error.In
 [ "$(prop Mode)" = '"enforce"' ] || fail "a bad SetMode changed the mode"
 info "SetMode dry-run restored rx-0, enforce steered it again, 'fast' refused"
 
+# 8a. SetMode observe: no plan at all, every value put back; FlowSteered
+#     tells the flow it said was steered that caad no longer steers it (as
+#     ListFlows shows it), as when a flow leaves a plan. Counted, not
+#     grepped: the flow may have been told so before.
+steered_id=$(grep -A3 "member=FlowSteered" "$TMP/signals.log" | tr -s ' \n' ' ' |
+	{ grep -o 'member=FlowSteered string "0x[0-9a-f]*" int32 [0-9][0-9]*' || true; } | tail -1 |
+	{ grep -o 'string "0x[0-9a-f]*"' || true; })
+[ -n "$steered_id" ] || { cat "$TMP/signals.log"; fail "no FlowSteered to a CPU before SetMode observe"; }
+n_unsteered() {
+	grep -A3 "member=FlowSteered" "$TMP/signals.log" | tr -s ' \n' ' ' |
+		{ grep -o "member=FlowSteered $steered_id int32 -1 string \"unsteered\"" || true; } | wc -l
+}
+before=$(n_unsteered)
+call SetMode s observe >/dev/null
+wait_for 2 rps_is 0 "$orig0" || fail "observe did not restore rx-0: $(rps_b 0)"
+told_once_more() { [ "$(n_unsteered)" -gt "$before" ]; }
+wait_for 5 told_once_more || { cat "$TMP/signals.log"; fail "SetMode observe: no FlowSteered(-1, unsteered) for $steered_id"; }
+call SetMode s enforce >/dev/null
+wait_for 2 rps_is 0 1 || fail "enforce did not steer again after observe: $(rps_b 0)"
+info "SetMode observe: FlowSteered(${steered_id#string }, -1, unsteered); enforce steered it again"
+
 # 8b. SetPlacement: measure starts the closed loop (a trial on the flow, seen
 #     by GetTrials and the metrics), a bad placement is refused, Pause ends
 #     the trial (TrialFinished "aborted"), and under prior the rules steer again.
