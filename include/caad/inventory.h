@@ -85,7 +85,9 @@ struct caad_inventory {
  * Read the rx queues of the named interfaces under sysroot (NULL or "" is
  * the host): SYSROOT/sys/class/net/IF/queues/rx-N/rps_cpus, the device's
  * MSI IRQs and SYSROOT/proc/interrupts. An interface that does not exist is
- * an error naming it (-ENODEV).
+ * an error naming it (-ENODEV; one that goes while it is read: -ENOENT,
+ * -EINVAL or -ENODEV, as sysfs says it; a name that is no interface, such
+ * as bonding_masters: -ENOTDIR).
  */
 int caad_inventory_load(const char *sysroot, char *const *ifnames, size_t n, struct caad_inventory **ret);
 void caad_inventory_free(struct caad_inventory *inv);
