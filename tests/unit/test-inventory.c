@@ -59,6 +59,25 @@ int __wrap_caad_read_file(const char *path, char **ret)
 	return __real_caad_read_file(path, ret);
 }
 
+/* The reads failed as many times as wanted, and no more fail. */
+static void read_fault_done(unsigned want_calls)
+{
+	unsigned calls = read_fault.calls;
+
+	read_fault.suffix = NULL;
+	read_fault.calls = 0;
+	assert_int_equal(calls, want_calls);
+}
+
+/* root/rel, and all below it, removed. */
+static void rm_tree_rel(const char *root, const char *rel)
+{
+	_cleanup_free_ char *path = NULL;
+
+	assert_true(asprintf(&path, "%s/%s", root, rel) > 0);
+	assert_int_equal(test_rm_tree(path), 0);
+}
+
 static void make_dir(const char *root, const char *rel)
 {
 	_cleanup_free_ char *path = NULL;
@@ -562,7 +581,6 @@ static void test_queue_gone_mid_read(void **state)
 {
 	const char *root = *state;
 	static const char *const rps[] = { "1\n", "2\n", "1\n" };
-	_cleanup_free_ char *qdir = NULL;
 	char *names[] = { "eth7" };
 
 	fake_iface(root, "eth7", "12\n", rps, 3);
@@ -576,8 +594,7 @@ static void test_queue_gone_mid_read(void **state)
 	}
 	/* gone by the read: listed (a dangling entry stands for it), its read
 	 * ENODEV */
-	assert_true(asprintf(&qdir, "%s/sys/class/net/eth7/queues/rx-2", root) > 0);
-	assert_int_equal(test_rm_tree(qdir), 0);
+	rm_tree_rel(root, "sys/class/net/eth7/queues/rx-2");
 	make_symlink(root, "sys/class/net/eth7/queues/rx-2", "sys/nonexistent/rx-2");
 	{
 		_cleanup_(caad_inventory_freep) struct caad_inventory *inv = load_ok(root, names, 1);
@@ -586,9 +603,7 @@ static void test_queue_gone_mid_read(void **state)
 		assert_int_equal(inv->ifaces[0].rx[1].index, 1);
 		assert_true(inv->ifaces[0].rx[1].has_rps);
 	}
-	assert_int_equal(read_fault.calls, 2);
-	read_fault.suffix = NULL;
-	read_fault.calls = 0;
+	read_fault_done(2);
 }
 
 static void test_veth(void **state)
@@ -834,7 +849,6 @@ static void test_irq_freed_mid_read(void **state)
 	const char *root = *state;
 	static const char *const rps[] = { "0\n", "0\n" };
 	static const unsigned msi[] = { 121, 122 };
-	_cleanup_free_ char *dir = NULL;
 	char *names[] = { "eth0" };
 
 	fake_iface(root, "eth0", "2\n", rps, 2);
@@ -852,8 +866,7 @@ static void test_irq_freed_mid_read(void **state)
 		assert_int_equal(inv->ifaces[0].rx[1].irq, 122);
 		assert_false(inv->ifaces[0].rx[1].has_irq_affinity);
 	}
-	assert_true(asprintf(&dir, "%s/proc/irq/122", root) > 0);
-	assert_int_equal(test_rm_tree(dir), 0);
+	rm_tree_rel(root, "proc/irq/122");
 	{
 		_cleanup_(caad_inventory_freep) struct caad_inventory *inv = load_ok(root, names, 1);
 
@@ -861,9 +874,7 @@ static void test_irq_freed_mid_read(void **state)
 		assert_int_equal(inv->ifaces[0].rx[1].irq, -1);
 		assert_false(inv->ifaces[0].rx[1].has_irq_affinity);
 	}
-	assert_int_equal(read_fault.calls, 2);
-	read_fault.suffix = NULL;
-	read_fault.calls = 0;
+	read_fault_done(2);
 }
 
 /* mlx5 on the kernels that named completion vectors from 1 ("mlx5_async0",
