@@ -925,6 +925,14 @@ void closed_loop_applied(struct daemon *d, const struct caad_plan *plan)
 			(void)queue_held(d, plan, dc, why, sizeof(why));
 	} else if (cl->turn_cpu == TURN_RULES && (dc->steer_cpu < 0 || dc->host))
 		snprintf(why, sizeof(why), "its turn, the rules' placement, left it unsteered");
+	/* the rules may hold the last turn's CPU a while (DwellMSec=,
+	 * MaxMovesPerCycle=): that is no measure of their placement, once
+	 * the settle time is over */
+	else if (cl->turn_cpu == TURN_RULES && dc->closed_loop && cl->current->trial.measuring)
+		snprintf(why, sizeof(why),
+		         "its turn, the rules' placement, still held the last turn's CPU %d when its measure began "
+		         "(DwellMSec= longer than SettleMSec=)",
+		         dc->steer_cpu);
 	else if (cl->turn_cpu != TURN_RULES && dc->steer_cpu != cl->turn_cpu)
 		snprintf(why, sizeof(why),
 		         "its turn's placement, CPU %d, was not planned (a CPU the rules may not use, or another heavy "

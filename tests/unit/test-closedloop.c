@@ -342,6 +342,61 @@ static void test_no_smt_turn_on_another_reader(void **state)
 		assert_int_not_equal(t->cands[c].cpu, 0);
 }
 
+/*
+ * A reader not pinned that moves in the turn of its SMT sibling: the
+ * prior's turn after it is the rules' placement, which may hold the
+ * sibling a while (here DwellMSec= of 4 s, past the settle time of
+ * 500 ms): not measured as the prior's. The trial is aborted once its
+ * measure begins on the held CPU (found by review: it measured the
+ * sibling for the prior).
+ */
+static void test_prior_turn_not_a_held_one(void **state)
+{
+	struct fixture *fx = *state;
+	struct closed_loop *cl = &fx->d.loop;
+	struct caad_flow *f;
+	unsigned smt = UINT_MAX, measured_prior = 0;
+
+	fx->d.config.policy.allow_smt_sibling = true;
+	fx->d.config.policy.dwell_ms = 4000;
+	fx->d.config.trial.turn_ms = 4000;
+	f = add_flow(fx, 1, "iperf3", 0, 0, 8 * GBIT);
+	write_file(fx->root, "proc/4001/task/4001/status", "Name:\tiperf3\nCpus_allowed_list:\t0-7\n");
+
+	for (unsigned i = 0; i < 10 && !cl->current; i++)
+		scan(fx);
+	assert_non_null(cl->current);
+	for (unsigned c = 0; c < cl->current->trial.n_cands; c++)
+		if (cl->current->trial.cands[c].relation == CAAD_RELATION_SMT_SIBLING)
+			smt = c;
+	assert_int_not_equal(smt, UINT_MAX);
+
+	/* into the sibling's turn, to its last scans; the reader moves to
+	 * CPU 4, the turn's CPU with it to 5 */
+	for (unsigned i = 0; i < 40 && caad_trial_turn_cand(&cl->current->trial, cl->current->trial.turn) != smt; i++)
+		scan(fx);
+	assert_int_equal(caad_trial_turn_cand(&cl->current->trial, cl->current->trial.turn), smt);
+	for (unsigned i = 0; i < 4000 * MSEC / SCAN_NS - 3; i++)
+		scan(fx);
+	f->consumer_cpu = 4;
+	scan(fx);
+	assert_non_null(cl->current);
+	assert_int_equal(decision(fx, 1)->steer_cpu, 5);
+
+	/* the prior's turn, if it comes next: never measured on a held CPU */
+	for (unsigned i = 0; i < 16 && cl->current; i++) {
+		scan(fx);
+		if (!cl->current || cl->current->trial.state != CAAD_TRIAL_RUNNING ||
+		    caad_trial_turn_cand(&cl->current->trial, cl->current->trial.turn) != 0 ||
+		    !cl->current->trial.measuring)
+			continue;
+		measured_prior++;
+		if (decision(fx, 1)->closed_loop)
+			fail_msg("the prior's turn measured CPU %d, held from the sibling's turn", decision(fx, 1)->steer_cpu);
+	}
+	assert_true(cl->aborted == 1 || measured_prior > 0);
+}
+
 /* closed_loop_prepare() of fx, which reads the store, in a child whose
  * exit status says it returned 0 (an alarm ends one that hangs). */
 static struct fixture *child_fx;
@@ -399,6 +454,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_trial_of_a_verdict_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_trial_while_verdict_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_smt_turn_on_another_reader, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prior_turn_not_a_held_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verdict_store_fifo, setup, teardown),
 	};
 
