@@ -575,6 +575,8 @@ struct planner {
 	uint64_t *irq_shared;       /* per slot, a bit: its IRQ serves another rx queue too (irq_movable()) */
 	uint64_t *kthread_torn;     /* per slot, a bit: its NAPI kthread polls a queue steered elsewhere, or
 	                             * given back to the host, too (mark_torn_kthreads()) */
+	uint64_t *kthread_back;     /* per slot, a bit: its torn kthread goes back to the host here (the
+	                             * first slot of those it polls, none of them the host's) */
 	int32_t *host;              /* per slot: the fastest flow left to the host's steering there
 	                             * (CAAD_OVERRIDE_HOST), whose queue goes back to the host's values
 	                             * when no (faster) flow owns it; -1 */
@@ -1057,8 +1059,10 @@ static int build_ifaces(struct planner *pl)
 	pl->unsteerable = calloc(base / 64 + 1, sizeof(uint64_t));
 	pl->irq_shared = calloc(base / 64 + 1, sizeof(uint64_t));
 	pl->kthread_torn = calloc(base / 64 + 1, sizeof(uint64_t));
+	pl->kthread_back = calloc(base / 64 + 1, sizeof(uint64_t));
 	pl->host = malloc((base ? base : 1) * sizeof(int32_t));
-	if (!pl->slots || !pl->tally || !pl->unsteerable || !pl->irq_shared || !pl->kthread_torn || !pl->host ||
+	if (!pl->slots || !pl->tally || !pl->unsteerable || !pl->irq_shared || !pl->kthread_torn || !pl->kthread_back ||
+	    !pl->host ||
 	    mark_shared_irqs(pl) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
@@ -1089,6 +1093,7 @@ static void planner_done(struct planner *pl)
 	free(pl->unsteerable);
 	free(pl->irq_shared);
 	free(pl->kthread_torn);
+	free(pl->kthread_back);
 	free(pl->host);
 	free(pl->core_load);
 	free(pl->core_first);
@@ -2510,18 +2515,20 @@ static bool irq_movable(const struct planner *pl, unsigned slot, const struct ca
 
 /*
  * The mechanism that steers queue q (of slot) to cpu, its NAPI kthread
- * being kthread (0: none, or torn): false when there is none, nothing
- * caad may set there for that CPU (drop_settingless() leaves its owner
- * alone then).
+ * being kthread (0: none): false when there is none, nothing caad may set
+ * there for that CPU (drop_settingless() leaves its owner alone then). A
+ * threaded NAPI is polled by its kthread, wherever that runs: its IRQ only
+ * wakes it, so moving the IRQ moves no processing. Where its kthread
+ * cannot be moved (torn, or Mechanisms=), only RPS steers the queue.
  */
 static bool queue_kind(const struct planner *pl, unsigned slot, const struct caad_queue *q, pid_t kthread, int cpu,
                        enum caad_setting_kind *ret)
 {
 	unsigned off = pl->policy->disabled_mechanisms;
 
-	if (kthread > 0 && !(off & (1u << CAAD_SETTING_KTHREAD_AFFINITY)))
+	if (kthread > 0 && !bit_test(pl->kthread_torn, slot) && !(off & (1u << CAAD_SETTING_KTHREAD_AFFINITY)))
 		*ret = CAAD_SETTING_KTHREAD_AFFINITY;
-	else if (irq_movable(pl, slot, q) && !irq_banned(pl->policy, q, cpu))
+	else if (kthread <= 0 && irq_movable(pl, slot, q) && !irq_banned(pl->policy, q, cpu))
 		*ret = CAAD_SETTING_IRQ_AFFINITY;
 	else if (q->has_rps && !(off & (1u << CAAD_SETTING_RPS_CPUS)))
 		*ret = CAAD_SETTING_RPS_CPUS;
@@ -2546,13 +2553,24 @@ static unsigned queue_settings(struct planner *pl, int iface, unsigned slot, con
 
 	/* with RPS switched off (Mechanisms=) caad does not touch rps_cpus at all */
 	bool rps = q->has_rps && !(off & (1u << CAAD_SETTING_RPS_CPUS));
+	/* a torn kthread goes back to the host, once: an earlier plan may
+	 * have moved it, and it would poll these queues there for good */
+	bool back = kthread > 0 && bit_test(pl->kthread_back, slot);
 
 	if (!pl->plan->settings) /* counting */
-		return (kind == CAAD_SETTING_RPS_CPUS ? rps : 1u + rps) + rfs_settings(pl, iface, q, d);
+		return (kind == CAAD_SETTING_RPS_CPUS ? rps : 1u + rps) + back + rfs_settings(pl, iface, q, d);
 
 	caad_cpumask_zero(&m);
 	caad_cpumask_set(&m, (unsigned)cpu);
 	caad_cpumask_zero(&none);
+	if (back) {
+		char why[CAAD_REASON_MAX];
+
+		snprintf(why, sizeof(why), "its NAPI kthread polls queues steered to other CPUs too: the host's own value "
+		                           "goes back; %s", reason);
+		add_setting(pl, CAAD_SETTING_KTHREAD_AFFINITY, iface, q, kthread, &none, why);
+		pl->plan->settings[pl->plan->n_settings - 1].restore = true;
+	}
 	if (kind != CAAD_SETTING_RPS_CPUS)
 		add_setting(pl, kind, iface, q, kthread, &m, reason);
 	if (rps)
@@ -2602,8 +2620,9 @@ static bool queue_steerable(const struct planner *pl, unsigned slot, const struc
 {
 	unsigned off = pl->policy->disabled_mechanisms;
 
-	return (q->napi_kthread > 0 && !(off & (1u << CAAD_SETTING_KTHREAD_AFFINITY))) || irq_movable(pl, slot, q) ||
-	       (q->has_rps && !(off & (1u << CAAD_SETTING_RPS_CPUS)));
+	/* (a threaded NAPI's IRQ moves no processing: queue_kind()) */
+	return (q->napi_kthread > 0 && !(off & (1u << CAAD_SETTING_KTHREAD_AFFINITY))) ||
+	       (q->napi_kthread <= 0 && irq_movable(pl, slot, q)) || (q->has_rps && !(off & (1u << CAAD_SETTING_RPS_CPUS)));
 }
 
 /* The global RFS table, when a queue got RFS and the table is smaller than
@@ -2755,6 +2774,7 @@ static int mark_torn_kthreads(struct planner *pl)
 	if (!kt)
 		return -ENOMEM;
 	memset(pl->kthread_torn, 0, (pl->n_slots / 64 + 1) * sizeof(uint64_t));
+	memset(pl->kthread_back, 0, (pl->n_slots / 64 + 1) * sizeof(uint64_t));
 	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
 		const struct caad_iface *ifc = &pl->inv->ifaces[i];
 
@@ -2778,24 +2798,42 @@ static int mark_torn_kthreads(struct planner *pl)
 	}
 	qsort(kt, n, sizeof(*kt), cmp_torn);
 	for (size_t j = 0, end; j < n; j = end) {
-		bool torn = false;
+		bool torn = false, host = kt[j][1] == KTHREAD_RESTORE;
+		int64_t first = INT64_MAX;
 
-		for (end = j + 1; end < n && kt[end][0] == kt[j][0]; end++)
+		for (end = j + 1; end < n && kt[end][0] == kt[j][0]; end++) {
 			torn = torn || kt[end][1] != kt[j][1];
+			host = host || kt[end][1] == KTHREAD_RESTORE;
+		}
 		for (size_t k = j; torn && k < end; k++)
 			bit_set(pl->kthread_torn, (size_t)kt[k][2]);
+		/* given back by a queue of the host's (restore_settings()),
+		 * else by the first of its steered queues that has a setting
+		 * (one that has none gets none: drop_settingless()) */
+		for (size_t k = j; torn && !host && k < end; k++) {
+			unsigned slot = (unsigned)kt[k][2];
+			size_t i = (size_t)pl->slots[slot].iface;
+			enum caad_setting_kind kind;
+
+			if (kt[k][2] < first &&
+			    queue_kind(pl, slot, &pl->inv->ifaces[i].rx[slot - pl->ifs[i].base], (pid_t)kt[k][0],
+			               (int)kt[k][1], &kind))
+				first = kt[k][2];
+		}
+		if (first != INT64_MAX)
+			bit_set(pl->kthread_back, (size_t)first);
 	}
 	free(kt);
 	return 0;
 }
 
-/* The NAPI kthread that queue q of interface i moves by for its owner d,
- * 0: none, or torn (mark_torn_kthreads()). */
+/* The NAPI kthread that polls queue q of interface i for its owner d, 0:
+ * none (queue_kind() asks whether it is torn: mark_torn_kthreads()). */
 static pid_t owner_kthread(const struct planner *pl, size_t i, unsigned q, const struct caad_decision *d)
 {
 	const struct caad_iface *ifc = &pl->inv->ifaces[i];
 
-	return bit_test(pl->kthread_torn, pl->ifs[i].base + q) ? 0 : queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]);
+	return queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]);
 }
 
 /* Why queue q of interface i has nothing caad may set for its owner d's
@@ -2815,7 +2853,9 @@ static void settingless_text(const struct planner *pl, size_t i, unsigned q, con
 		kt = "Mechanisms= allows no kthread";
 	else
 		kt = "its NAPI kthread polls a queue steered elsewhere, or given back to the host, too";
-	if (rx->irq < 0)
+	if (queue_kthread(ifc, rx, &pl->flows[d->flow]) > 0)
+		irq = "its IRQ only wakes the kthread";
+	else if (rx->irq < 0)
 		irq = "no IRQ";
 	else if (rx->irq_managed)
 		irq = "a kernel-managed IRQ";

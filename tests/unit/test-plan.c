@@ -1810,7 +1810,10 @@ static void test_consumer_without_llc(void **state)
 
 /* One kthread polls two queues (fewer NAPIs than queues) whose flows are
  * read in two packages: it cannot follow both, so it moves for neither
- * (each scan would move it twice), and the queues take their IRQs. */
+ * (each scan would move it twice), and goes back to the host (an earlier
+ * plan may have moved it: it would poll both queues there for good). The
+ * queues take RPS: their IRQs only wake the kthread, and moving them
+ * would move no processing (found by review). */
 static void test_kthread_shared(void **state)
 {
 	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
@@ -1833,13 +1836,16 @@ static void test_kthread_shared(void **state)
 	assert_int_equal(decision_of(p, 1)->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
 	assert_int_not_equal(decision_of(p, 0)->steer_cpu, decision_of(p, 1)->steer_cpu);
 	for (size_t i = 0; i < p->n_settings; i++)
-		assert_int_not_equal(p->settings[i].kind, CAAD_SETTING_KTHREAD_AFFINITY);
+		assert_int_not_equal(p->settings[i].kind, CAAD_SETTING_IRQ_AFFINITY);
+	const struct caad_setting *back = must(p, CAAD_SETTING_KTHREAD_AFFINITY, 0, 0);
+	assert_true(back->restore);
+	assert_int_equal(back->pid, 777);
+	assert_null(setting_of(p, CAAD_SETTING_KTHREAD_AFFINITY, 0, 1));
 	for (unsigned q = 0; q < 2; q++) {
-		const struct caad_setting *irq = setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, q);
+		const struct caad_setting *rps = must(p, CAAD_SETTING_RPS_CPUS, 0, q);
 		struct caad_cpumask want = single((unsigned)decision_of(p, q)->steer_cpu);
 
-		assert_non_null(irq);
-		assert_mask_equal(&irq->cpus, &want);
+		assert_mask_equal(&rps->cpus, &want);
 	}
 
 	/* one flow alone on the two queues' kthread: it follows it */
@@ -1853,7 +1859,8 @@ static void test_kthread_shared(void **state)
  * (CAAD_OVERRIDE_HOST) cannot do both: the plan held "kthread 777 -> CPU"
  * and "kthread 777 restore", and the actuator wrote the host's value back
  * over caad's at every scan. The restore's wish tears the kthread: it goes
- * back to the host, and the steered queue takes its IRQ.
+ * back to the host (once), and the steered queue takes RPS (its IRQ only
+ * wakes the kthread).
  */
 static void test_kthread_shared_host(void **state)
 {
@@ -1880,12 +1887,13 @@ static void test_kthread_shared_host(void **state)
 		_cleanup_(caad_plan_freep) struct caad_plan *p = compute(t, &f.inv, fl, 2, &policy);
 		const struct caad_decision *d = caad_plan_find(p, 1);
 		struct caad_cpumask want = single((unsigned)d->steer_cpu);
-		const struct caad_setting *irq = must(p, CAAD_SETTING_IRQ_AFFINITY, 0, 0);
+		const struct caad_setting *rps = must(p, CAAD_SETTING_RPS_CPUS, 0, 0);
 
 		assert_true(caad_plan_find(p, 5)->host);
 		assert_int_equal(d->relation, CAAD_RELATION_PEER_CORE_SAME_LLC);
-		assert_false(irq->restore);
-		assert_mask_equal(&irq->cpus, &want);
+		assert_false(rps->restore);
+		assert_mask_equal(&rps->cpus, &want);
+		assert_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 0));
 		assert_null(setting_of(p, CAAD_SETTING_KTHREAD_AFFINITY, 0, 0));
 		assert_true(must(p, CAAD_SETTING_KTHREAD_AFFINITY, 0, 1)->restore);
 		/* never a kthread both set and given back */
@@ -1900,7 +1908,9 @@ static void test_kthread_shared_host(void **state)
 
 /* Mechanisms=: a disabled mechanism falls through to the next, and a queue
  * that nothing allowed fits is left alone. The veth's kthread is found by
- * the flow's NAPI kthread (sk_napi_id unknown), as BPF reports it. */
+ * the flow's NAPI kthread (sk_napi_id unknown), as BPF reports it. A
+ * threaded queue whose kthread may not move is steered by RPS, not by its
+ * IRQ, which only wakes the kthread. */
 static void test_mechanisms(void **state)
 {
 	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
@@ -1925,10 +1935,10 @@ static void test_mechanisms(void **state)
 		int eth0_kind, veth_kind; /* -1: no setting for the queue */
 	} cases[] = {
 		{ 0, CAAD_SETTING_KTHREAD_AFFINITY, CAAD_SETTING_KTHREAD_AFFINITY },
-		{ 1u << CAAD_SETTING_KTHREAD_AFFINITY, CAAD_SETTING_IRQ_AFFINITY, CAAD_SETTING_RPS_CPUS },
+		{ 1u << CAAD_SETTING_KTHREAD_AFFINITY, CAAD_SETTING_RPS_CPUS, CAAD_SETTING_RPS_CPUS },
 		{ (1u << CAAD_SETTING_KTHREAD_AFFINITY) | (1u << CAAD_SETTING_IRQ_AFFINITY), CAAD_SETTING_RPS_CPUS,
 		  CAAD_SETTING_RPS_CPUS },
-		{ (1u << CAAD_SETTING_KTHREAD_AFFINITY) | (1u << CAAD_SETTING_RPS_CPUS), CAAD_SETTING_IRQ_AFFINITY, -1 },
+		{ (1u << CAAD_SETTING_KTHREAD_AFFINITY) | (1u << CAAD_SETTING_RPS_CPUS), -1, -1 },
 	};
 	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
 		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
@@ -2365,7 +2375,10 @@ static void test_settingless_owner(void **state)
 		}
 	}
 
-	/* IRQ only, no CPU with vectors left: on a queue, and on every queue */
+	/* IRQ only, no CPU with vectors left: on a queue, and on every queue
+	 * (not threaded: a threaded NAPI's IRQ moves nothing) */
+	for (unsigned q = 0; q < 4; q++)
+		f.eth0[q].napi_kthread = 0;
 	caad_policy_init(&policy);
 	policy.disabled_mechanisms = others | (1u << CAAD_SETTING_KTHREAD_AFFINITY) | (1u << CAAD_SETTING_RPS_CPUS);
 	for (unsigned cpu = 0; cpu < 24; cpu++)
@@ -3571,10 +3584,20 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 			assert_false(q->irq_managed);
 			/* an IRQ of its own: one serving two queues cannot follow two targets */
 			assert_int_equal(irq_users(inv, q->irq), 1);
-			assert_true(kthread_torn(inv, q, policy));
+			/* a threaded NAPI's IRQ only wakes its kthread: it moves no processing */
+			assert_true(q->napi_kthread <= 0);
 			assert_int_equal(st->pid, 0);
 			break;
 		case CAAD_SETTING_KTHREAD_AFFINITY:
+			/* a torn kthread goes back to the host, once */
+			if (st->restore) {
+				assert_true(caad_cpumask_empty(&st->cpus));
+				assert_int_equal(st->pid, q->napi_kthread);
+				for (size_t j = i + 1; j < p->n_settings; j++)
+					assert_false(p->settings[j].kind == CAAD_SETTING_KTHREAD_AFFINITY &&
+					             p->settings[j].pid == st->pid);
+				break;
+			}
 			assert_false(caad_cpumask_empty(&st->cpus));
 			assert_true(q->napi_kthread > 0);
 			assert_int_equal(st->pid, q->napi_kthread);
@@ -3596,7 +3619,7 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 				                 caad_cpumask_test(&q->irq_affinity, cpu);
 
 				assert_true(kthread_torn(inv, q, policy));
-				assert_true(q->irq < 0 || q->irq_managed || irq_users(inv, q->irq) > 1 ||
+				assert_true(q->napi_kthread > 0 || q->irq < 0 || q->irq_managed || irq_users(inv, q->irq) > 1 ||
 				            (policy->disabled_mechanisms & (1u << CAAD_SETTING_IRQ_AFFINITY)) ||
 				            (caad_cpumask_test(&policy->irq_banned, cpu) && !irq_there));
 			}
