@@ -257,7 +257,7 @@ call Reload >/dev/null || fail "Reload with MinFlowBytes=0 failed"
 grep -q "Reload: MinFlowBytes=0: connections not followed yet are followed from that many bytes received" \
 	"$TMP/caad.log" || fail "the reload did not say MinFlowBytes= changed"
 wait_for 5 unmanaged_listed || { jq -c '.data[0][]' "$TMP/flows.json"; fail "ListFlows: the flows on lo and wb not listed with their names"; }
-pkill -f "10.79.1.2" || true
+tb_pkill "10.79.1.2" || true
 ip -n "$TB_B" link del wb
 info "ListFlows: three loopback flows on lo, three on the unmanaged wb (none under MinFlowBytes=64K; listed after a reload set 0)"
 
@@ -522,7 +522,7 @@ listening() {
 	grep -q "member=Ready" "$TMP/signals2.log"
 }
 wait_for 5 listening || { cat "$TMP/signals2.log"; fail "the second monitor does not listen"; }
-pkill -f "iperf3 -c $TB_DST" || fail "no iperf3 client to stop"
+tb_pkill "iperf3 -c $TB_DST" || fail "no iperf3 client to stop"
 told_unsteered() {
 	grep -A3 "member=FlowSteered" "$TMP/signals2.log" | tr -s ' \n' ' ' |
 		grep -q "member=FlowSteered $id int32 -1 string \"unsteered\""
@@ -595,7 +595,7 @@ out=$(send_as root RestoreAll)
 echo "$out" | grep -q "^Error org.caad1.Error.RestoreFailed: Some values could not be restored" ||
 	fail "RestoreAll with a failing restore: $out"
 [ "$(prop Paused)" = true ] || fail "not paused after a failed RestoreAll"
-pkill -f "iperf3 -c $TB_DST" || true
+tb_pkill "iperf3 -c $TB_DST" || true
 kill -TERM "$CAAD_PID" || fail "caad with the fault library died"
 wait "$CAAD_PID" || true
 CAAD_PID=
@@ -609,7 +609,7 @@ info "a restore that fails: SetMode and RestoreAll answered org.caad1.Error.Rest
 #     the steering, then the restore.
 rm -f "$TMP/faults.log"
 steered_with_faults "$TMP/caad-slow.log" "vb/queues/rx-0/rps_cpus:slow:4000:2:1"
-pkill -f "iperf3 -c $TB_DST" || true
+tb_pkill "iperf3 -c $TB_DST" || true
 kill -TERM "$CAAD_PID"
 wait_for 3 grep -q "^slow " "$TMP/faults.log" || { cat "$TMP/caad-slow.log"; fail "the restore was not held up"; }
 t0=$(mono_usec)

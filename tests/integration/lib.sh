@@ -98,6 +98,19 @@ stop_caad() {
 
 in_b() { ip netns exec "$TB_B" "$@"; }
 in_a() { ip netns exec "$TB_A" "$@"; }
+# tb_pkill PATTERN: kill this testbed's processes (of either namespace)
+# whose command line holds PATTERN; 1 when there was none. Not pkill -f,
+# which reaches another test's of the same subnet run meanwhile (sysroot's
+# killed trial's iperf3 client so).
+tb_pkill() {
+	local p found=1
+	for p in $(ip netns pids "$TB_A"; ip netns pids "$TB_B"); do
+		if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "$1"; then
+			kill "$p" 2>/dev/null && found=0
+		fi
+	done
+	return "$found"
+}
 # (the receiving veth is vb, or $IF where a test renamed it)
 rps_b() { in_b cat "/sys/class/net/${IF:-vb}/queues/rx-$1/rps_cpus"; }
 rps_is() { [ "$(rps_b "$1")" = "$2" ]; }

@@ -625,7 +625,7 @@ wait_for 6 grep -q "Queues unknown" "$TMP/caad10.log" || { cat "$TMP/caad10.log"
 wait_for 2 grep -qE "Trial 1 .* aborted: (the managed interfaces' queues are unknown|fk0 rx-[01]: .* is not in place)" \
 	"$TMP/caad10.log" ||
 	{ cat "$TMP/caad10.log"; fail "the trial went on while the queues were unknown"; }
-pkill -f "iperf3 -c $TB_DST" || true
+tb_pkill "iperf3 -c $TB_DST" || true
 wait "$CLI" || true
 kill -TERM "$CAAD_PID"; wait "$CAAD_PID" || fail "caad exit status $? after SIGTERM"; CAAD_PID=
 info "a trial whose interface vanished: $(grep -o "Trial 1 .* aborted: [^;]*" "$TMP/caad10.log")"
