@@ -575,8 +575,9 @@ struct planner {
 	uint64_t *irq_shared;       /* per slot, a bit: its IRQ serves another rx queue too (irq_movable()) */
 	uint64_t *kthread_torn;     /* per slot, a bit: its NAPI kthread polls a queue steered elsewhere, or
 	                             * given back to the host, too (mark_torn_kthreads()) */
-	uint64_t *kthread_back;     /* per slot, a bit: its torn kthread goes back to the host here (the
-	                             * first slot of those it polls, none of them the host's) */
+	uint64_t *kthread_back;     /* per slot, a bit: its kthread goes back to the host here, once: the
+	                             * first of the host's queues it polls, else (torn) the first steered
+	                             * one with a setting (mark_torn_kthreads()) */
 	int32_t *host;              /* per slot: the fastest flow left to the host's steering there
 	                             * (CAAD_OVERRIDE_HOST), whose queue goes back to the host's values
 	                             * when no (faster) flow owns it; -1 */
@@ -2232,6 +2233,33 @@ static void name_owner(const struct planner *pl, int iface, unsigned slot, const
  * holds it for DwellMSec=): served too when the owner's CPU is a peer core
  * of its consumer as well and no consumer's core (serves_too()), else
  * conflicted. */
+static pid_t queue_kthread(const struct caad_iface *ifc, const struct caad_queue *q, const struct caad_flow *f);
+
+/*
+ * The NAPI kthread that polls flow d's packets, where the owner's setting
+ * moves another one (0: none such). On a queue the kernel maps to no NAPI
+ * (veth), a queue's kthread is found through its owner's flow: a flow of
+ * the interface polled by another NAPI (another rx queue, an interface
+ * steered whole) is not served by moving the owner's; with RPS (no
+ * kthread mechanism), it is.
+ */
+static pid_t polled_apart(const struct planner *pl, const struct caad_decision *d, const struct caad_flow *owner,
+                          pid_t *ret_owners)
+{
+	const struct caad_iface *ifc = &pl->inv->ifaces[d->iface];
+	const struct iface_state *is = &pl->ifs[d->iface];
+	const struct caad_queue *q;
+	pid_t mine, theirs;
+
+	if (ifc->n_rx == 0 || (pl->policy->disabled_mechanisms & (1u << CAAD_SETTING_KTHREAD_AFFINITY)))
+		return 0;
+	q = d->queue >= 0 && (unsigned)d->queue < is->n_qpos && is->qpos[d->queue] >= 0 ? &ifc->rx[is->qpos[d->queue]]
+	                                                                              : &ifc->rx[0];
+	mine = queue_kthread(ifc, q, &pl->flows[d->flow]);
+	*ret_owners = theirs = queue_kthread(ifc, q, owner);
+	return mine > 0 && theirs > 0 && mine != theirs ? mine : 0;
+}
+
 static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 {
 	struct caad_decision *d = &pl->plan->decisions[k];
@@ -2252,6 +2280,17 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 	od = &pl->plan->decisions[sl->owner];
 	of = &pl->flows[od->flow];
 
+	pid_t owners, apart = polled_apart(pl, d, of, &owners);
+	if (apart) {
+		d->reason = arena_printf(pl->plan,
+		                         "not served by its queue's steering: its packets are polled by NAPI kthread %d, "
+		                         "and the flow that owns the queue moves another one (%d)",
+		                         (int)apart, (int)owners);
+		if (!d->reason)
+			return -ENOMEM;
+		d->considered = "";
+		return 0;
+	}
 	if (serves_too(pl, k, od->steer_cpu)) {
 		/* made once per slot: every flow sharing it has its consumer in
 		 * the LLC of the queue's CPU, so on one package and one note */
@@ -2587,15 +2626,16 @@ static unsigned queue_settings(struct planner *pl, int iface, unsigned slot, con
  * actuator writes back what its journal holds, and nothing where it holds
  * nothing), whatever Mechanisms= says now.
  */
-static unsigned restore_settings(struct planner *pl, int iface, const struct caad_queue *q, pid_t kthread,
-                                 const struct caad_decision *d)
+static unsigned restore_settings(struct planner *pl, int iface, unsigned slot, const struct caad_queue *q,
+                                 pid_t kthread, const struct caad_decision *d)
 {
 	enum caad_setting_kind kinds[QUEUE_KINDS];
 	struct caad_cpumask none;
 	char reason[CAAD_REASON_MAX];
 	unsigned n = 0;
 
-	if (kthread > 0)
+	/* (once for a kthread that polls several of them) */
+	if (kthread > 0 && bit_test(pl->kthread_back, slot))
 		kinds[n++] = CAAD_SETTING_KTHREAD_AFFINITY;
 	if (q->irq >= 0 && !q->irq_managed)
 		kinds[n++] = CAAD_SETTING_IRQ_AFFINITY;
@@ -2787,7 +2827,7 @@ static int mark_torn_kthreads(struct planner *pl)
 
 			/* as emit_settings() asks restore_settings() for it */
 			if (!d && (h = slot_host(pl, i, q, &own)) >= 0)
-				pid = queue_kthread(ifc, &ifc->rx[q], own ? &pl->flows[pl->plan->decisions[h].flow] : NULL);
+				pid = queue_kthread(ifc, &ifc->rx[q], &pl->flows[pl->plan->decisions[h].flow]);
 			if (pid > 0) {
 				kt[n][0] = pid;
 				kt[n][1] = wish;
@@ -2807,9 +2847,12 @@ static int mark_torn_kthreads(struct planner *pl)
 		}
 		for (size_t k = j; torn && k < end; k++)
 			bit_set(pl->kthread_torn, (size_t)kt[k][2]);
-		/* given back by a queue of the host's (restore_settings()),
-		 * else by the first of its steered queues that has a setting
-		 * (one that has none gets none: drop_settingless()) */
+		/* given back by the first queue of the host's (restore_settings()),
+		 * else, torn, by the first of its steered queues that has a
+		 * setting (one that has none gets none: drop_settingless()) */
+		for (size_t k = j; host && k < end; k++)
+			if (kt[k][1] == KTHREAD_RESTORE)
+				first = MIN(first, kt[k][2]);
 		for (size_t k = j; torn && !host && k < end; k++) {
 			unsigned slot = (unsigned)kt[k][2];
 			size_t i = (size_t)pl->slots[slot].iface;
@@ -2996,8 +3039,11 @@ static size_t emit_settings(struct planner *pl)
 
 			if (o < 0 && (h = slot_host(pl, i, q, &own)) >= 0) {
 				d = &pl->plan->decisions[h];
-				n += restore_settings(pl, (int)i, &ifc->rx[q],
-				                      queue_kthread(ifc, &ifc->rx[q], own ? &pl->flows[d->flow] : NULL), d);
+				/* a flow of unknown queue: its NAPI's kthread, which an
+				 * earlier plan may have moved for it (on veth, found
+				 * through the flow), goes back too */
+				n += restore_settings(pl, (int)i, is->base + q, &ifc->rx[q],
+				                      queue_kthread(ifc, &ifc->rx[q], &pl->flows[d->flow]), d);
 				continue;
 			}
 			if (o < 0)

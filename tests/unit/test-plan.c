@@ -1906,6 +1906,98 @@ static void test_kthread_shared_host(void **state)
 	}
 }
 
+/*
+ * A flow of unknown queue on a veth (its NAPI's kthread found through the
+ * flow, the queues mapped to none) left to the host's steering: the
+ * kthread an earlier plan moved for it goes back too, once, as the host's
+ * turn of a trial must measure the host's own placement (found by
+ * review: only the queues' RPS went back).
+ */
+static void test_kthread_host_of_unknown_queue(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_override o[] = { { .flow_id = 5, .cpu = CAAD_OVERRIDE_HOST, .why = "host-steering" } };
+	struct caad_napi napi = { .id = 300, .irq = -1, .kthread = 4343 };
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+	unsigned back = 0;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 0, 2);
+	f.ifaces[1].napis = &napi;
+	f.ifaces[1].n_napis = 1;
+	struct caad_flow fl = make_flow(5, 4, VETH_IFINDEX, -1, 9 * GBIT);
+	fl.napi_id = 300;
+
+	/* the rules first: the kthread moves for it */
+	p = compute(t, &f.inv, &fl, 1, &policy);
+	assert_true(decision_of(p, 0)->steer_cpu >= 0);
+	assert_int_equal(must(p, CAAD_SETTING_KTHREAD_AFFINITY, 1, 0)->pid, 4343);
+	caad_plan_freep(&p);
+
+	policy.overrides = o;
+	policy.n_overrides = ARRAY_SIZE(o);
+	p = compute(t, &f.inv, &fl, 1, &policy);
+	assert_true(decision_of(p, 0)->host);
+	for (size_t i = 0; i < p->n_settings; i++) {
+		assert_true(p->settings[i].restore);
+		back += p->settings[i].kind == CAAD_SETTING_KTHREAD_AFFINITY && p->settings[i].pid == 4343;
+	}
+	assert_int_equal(back, 1);
+	assert_non_null(must(p, CAAD_SETTING_RPS_CPUS, 1, 0));
+	assert_non_null(must(p, CAAD_SETTING_RPS_CPUS, 1, 1));
+}
+
+/*
+ * A veth steered whole by a flow of unknown queue, its kthread found
+ * through that flow (the kernel maps veth's queues to no NAPI): another
+ * flow polled by another NAPI's kthread is not served by moving the
+ * owner's, and is not reported as sharing its CPU (found by review). With
+ * RPS alone (Mechanisms=), every queue's RPS serves it.
+ */
+static void test_kthread_follower_apart(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	struct caad_napi napis[] = { { .id = 300, .irq = -1, .kthread = 4343 },
+		                     { .id = 301, .irq = -1, .kthread = 4344 } };
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	caad_policy_init(&policy);
+	fake_inv_init(&f, 0, 2);
+	f.ifaces[1].napis = napis;
+	f.ifaces[1].n_napis = ARRAY_SIZE(napis);
+	struct caad_flow fl[] = { make_flow(1, 4, VETH_IFINDEX, -1, 9 * GBIT), make_flow(2, 6, VETH_IFINDEX, -1, 5 * GBIT) };
+	fl[0].napi_id = 300;
+	fl[1].napi_id = 301;
+
+	for (int rps_only = 0; rps_only < 2; rps_only++) {
+		_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+		bool moved_4344 = false;
+
+		policy.disabled_mechanisms = rps_only ? 1u << CAAD_SETTING_KTHREAD_AFFINITY : 0;
+		p = compute(t, &f.inv, fl, 2, &policy);
+		const struct caad_decision *a = decision_of(p, 0), *b = decision_of(p, 1);
+
+		assert_true(a->steer_cpu >= 0);
+		for (size_t i = 0; i < p->n_settings; i++)
+			moved_4344 |= p->settings[i].kind == CAAD_SETTING_KTHREAD_AFFINITY && p->settings[i].pid == 4344;
+		assert_false(moved_4344);
+		if (rps_only) {
+			assert_true(b->shares_queue);
+			assert_int_equal(b->steer_cpu, a->steer_cpu);
+			assert_non_null(must(p, CAAD_SETTING_RPS_CPUS, 1, 0));
+		} else {
+			assert_false(b->shares_queue);
+			assert_int_equal(b->steer_cpu, -1);
+			assert_non_null(strstr(b->reason, "polled by NAPI kthread 4344"));
+		}
+	}
+}
+
 /* Mechanisms=: a disabled mechanism falls through to the next, and a queue
  * that nothing allowed fits is left alone. The veth's kthread is found by
  * the flow's NAPI kthread (sk_napi_id unknown), as BPF reports it. A
@@ -4746,6 +4838,8 @@ int main(void)
 		cmocka_unit_test(test_kthread_setting),
 		cmocka_unit_test(test_kthread_shared),
 		cmocka_unit_test(test_kthread_shared_host),
+		cmocka_unit_test(test_kthread_host_of_unknown_queue),
+		cmocka_unit_test(test_kthread_follower_apart),
 		cmocka_unit_test(test_consumer_without_llc),
 		cmocka_unit_test(test_window_tie_anchor),
 		cmocka_unit_test(test_mechanisms),
