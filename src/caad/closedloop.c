@@ -868,6 +868,10 @@ int closed_loop_prepare(struct daemon *d, const struct caad_flow *flows, size_t 
 		return 0;
 	if (!cl->verdicts_loaded)
 		load_verdicts(d);
+	/* GetTrials and trials.json show the verdicts in force: one that
+	 * expired goes now, not at the next save (an application gone for
+	 * good was listed with its verdict until a later one was decided) */
+	(void)caad_verdicts_expire(&cl->verdicts, (uint64_t)time(NULL), d->config.verdict_max_age_sec);
 
 	if (cl->current) {
 		r = run_trial(d, flows, n, now_ns);

@@ -397,6 +397,25 @@ static void test_prior_turn_not_a_held_one(void **state)
 	assert_true(cl->aborted == 1 || measured_prior > 0);
 }
 
+/* A verdict that expired (VerdictMaxAgeSec=) is no longer in force, nor
+ * shown as one (GetTrials, trials.json), though no flow of its
+ * application comes to look it up (found by review: it stayed listed until
+ * a later verdict was saved). One that has not expired stays. */
+static void test_expired_verdict_not_shown(void **state)
+{
+	struct fixture *fx = *state;
+	struct closed_loop *cl = &fx->d.loop;
+	uint64_t now = (uint64_t)time(NULL);
+
+	fx->d.config.verdict_max_age_sec = 60;
+	put_verdict(fx, "gone", CAAD_RELATION_SAME_CORE, now - 120);
+	put_verdict(fx, "young", CAAD_RELATION_SAME_CORE, now - 10);
+	add_flow(fx, 1, "other", 0, 0, 3 * GBIT);
+	scan(fx);
+	assert_int_equal(cl->verdicts.n, 1);
+	assert_string_equal(cl->verdicts.v[0].comm, "young");
+}
+
 /* closed_loop_prepare() of fx, which reads the store, in a child whose
  * exit status says it returned 0 (an alarm ends one that hangs). */
 static struct fixture *child_fx;
@@ -455,6 +474,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_trial_while_verdict_ahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_smt_turn_on_another_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prior_turn_not_a_held_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_expired_verdict_not_shown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verdict_store_fifo, setup, teardown),
 	};
 
