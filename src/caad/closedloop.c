@@ -301,8 +301,10 @@ static const struct caad_flow *find_flow(const struct caad_flow *flows, size_t n
 }
 
 /* The driver behind an interface: SYSROOT/sys/class/net/IF/device/driver's
- * name, "" for a virtual device. */
-static void iface_driver(const char *sysroot, const char *iface, char *buf, size_t size)
+ * name, "" for a virtual device (or one whose driver is unbound). < 0: it
+ * cannot be read now, which says nothing of the driver (a verdict looked
+ * up with "" would be dropped as another driver's, for good). */
+static int iface_driver(const char *sysroot, const char *iface, char *buf, size_t size)
 {
 	_cleanup_free_ char *path = NULL;
 	char target[PATH_MAX];
@@ -310,15 +312,18 @@ static void iface_driver(const char *sysroot, const char *iface, char *buf, size
 
 	buf[0] = '\0';
 	if (caad_path(&path, sysroot, "/sys/class/net/%s/device/driver", iface) < 0)
-		return;
+		return -ENOMEM;
 	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0)
-		return;
+	if (n < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (n == 0)
+		return 0;
 	target[n] = '\0';
 	const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
 	size_t len = strnlen(base, size - 1);
 	memcpy(buf, base, len);
 	buf[len] = '\0';
+	return 0;
 }
 
 static const struct caad_iface *flow_iface(const struct daemon *d, const struct caad_flow *f)
@@ -647,7 +652,8 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 		if (unpinned ? dec->held && dec->anchor_cpu != f->consumer_cpu
 		             : now_ns < dec->since_ns + (uint64_t)d->config.policy.dwell_ms * NSEC_PER_MSEC)
 			continue;
-		iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver));
+		if (iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver)) < 0)
+			continue; /* asked again at the next scan */
 		/* one dated ahead of the clock is its verdict too, not used
 		 * until the clock reaches it: a trial's would be put over it,
 		 * dated by the clock that is behind */
@@ -825,7 +831,8 @@ static int reuse_verdicts(struct daemon *d, const struct caad_flow *flows, size_
 		ifc = flow_iface(d, f);
 		if (!ifc)
 			continue;
-		iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver));
+		if (iface_driver(d->args->sysroot, ifc->name, driver, sizeof(driver)) < 0)
+			continue; /* its verdict is looked up at the next scan */
 		v = caad_verdicts_find(&cl->verdicts, ifc->name, driver, f->comm, consumer_unpinned(d, f), now_sec,
 		                       d->config.verdict_max_age_sec, NULL);
 		if (!v)

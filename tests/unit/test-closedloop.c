@@ -416,6 +416,43 @@ static void test_expired_verdict_not_shown(void **state)
 	assert_string_equal(cl->verdicts.v[0].comm, "young");
 }
 
+/* A verdict on a device's interface is kept while its driver cannot be
+ * read (a failed readlink read as no driver, and the verdict was dropped
+ * as another driver's, for good: review), and used again once it can. */
+static void test_verdict_kept_while_driver_unreadable(void **state)
+{
+	struct fixture *fx = *state;
+	struct closed_loop *cl = &fx->d.loop;
+	struct caad_verdict v = { .relation = CAAD_RELATION_SAME_CORE, .decided_sec = (uint64_t)time(NULL) - 10,
+		                  .trial = 7, .goodput_ratio = 1.2, .pairs = 2, .wins = 2,
+		                  .alternative = CAAD_RELATION_SAME_CORE };
+	_cleanup_free_ char *device = NULL, *driver = NULL;
+
+	assert_true(asprintf(&device, "%s/sys/class/net/vb/device", fx->root) > 0);
+	assert_true(asprintf(&driver, "%s/driver", device) > 0);
+	assert_int_equal(mkdir(device, 0755), 0);
+	assert_int_equal(symlink("../../../bus/pci/drivers/mlx5_core", driver), 0);
+	snprintf(v.iface, sizeof(v.iface), "vb");
+	snprintf(v.driver, sizeof(v.driver), "mlx5_core");
+	snprintf(v.comm, sizeof(v.comm), "iperf3");
+	assert_int_equal(caad_verdicts_put(&cl->verdicts, &v), 0);
+	add_flow(fx, 1, "iperf3", 0, 0, 8 * GBIT);
+
+	/* device/driver cannot be read (ENOTDIR): nothing said of the driver */
+	assert_int_equal(test_rm_tree(device), 0);
+	write_file(fx->root, "sys/class/net/vb/device", "not a directory\n");
+	scan(fx);
+	assert_int_equal(cl->verdicts.n, 1);
+
+	/* readable again: the verdict places the flow on its consumer's CPU */
+	assert_int_equal(unlink(device), 0);
+	assert_int_equal(mkdir(device, 0755), 0);
+	assert_int_equal(symlink("../../../bus/pci/drivers/mlx5_core", driver), 0);
+	scan(fx);
+	assert_int_equal(cl->verdicts.n, 1);
+	assert_int_equal(decision(fx, 1)->steer_cpu, 0);
+}
+
 /* closed_loop_prepare() of fx, which reads the store, in a child whose
  * exit status says it returned 0 (an alarm ends one that hangs). */
 static struct fixture *child_fx;
@@ -475,6 +512,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_smt_turn_on_another_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prior_turn_not_a_held_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expired_verdict_not_shown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verdict_kept_while_driver_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verdict_store_fifo, setup, teardown),
 	};
 
