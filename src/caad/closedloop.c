@@ -773,6 +773,16 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 		snprintf(why, sizeof(why), "another thread reads the flow now (TID %u, was %u)", f->tid,
 		         cl->current->tid);
 		caad_trial_abort(t, now_ns, why);
+	} else if (!streq(f->comm, cl->current->comm)) {
+		/* its verdict would go under the name it had */
+		snprintf(why, sizeof(why), "the consumer thread is named otherwise now");
+		caad_trial_abort(t, now_ns, why);
+	} else if (consumer_unpinned(d, f) != cl->current->unpinned) {
+		/* a verdict is of pinned readers or of those the scheduler
+		 * moves: its turns would have measured both */
+		snprintf(why, sizeof(why), "the consumer's CPU affinity changed: it is %s now",
+		         cl->current->unpinned ? "pinned" : "no longer pinned");
+		caad_trial_abort(t, now_ns, why);
 	} else if (f->consumer_cpu >= 0 && f->consumer_cpu != cl->current->consumer_now && !cl->current->unpinned) {
 		/* pinned when it started: someone moved it, the premise is gone */
 		snprintf(why, sizeof(why), "the consumer, pinned to CPU %d, moved to CPU %d", cl->current->consumer_now,

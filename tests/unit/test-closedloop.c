@@ -453,6 +453,39 @@ static void test_verdict_kept_while_driver_unreadable(void **state)
 	assert_int_equal(decision(fx, 1)->steer_cpu, 0);
 }
 
+/* A reader pinned mid-trial (taskset -p), or whose thread renames itself:
+ * the trial ends without a verdict, which would be stored for the kind of
+ * reader and the name it had at the start (review). */
+static void test_reader_changed_mid_trial(void **state)
+{
+	struct fixture *fx = *state;
+	struct closed_loop *cl = &fx->d.loop;
+	struct caad_flow *f = add_flow(fx, 1, "iperf3", 0, 0, 8 * GBIT);
+
+	write_file(fx->root, "proc/4001/task/4001/status", "Name:\tiperf3\nCpus_allowed_list:\t0-7\n");
+	for (int change = 0; change < 2; change++) {
+		uint64_t aborted = cl->aborted;
+
+		for (unsigned i = 0; i < 400 && !cl->current; i++)
+			scan(fx); /* (a cooldown of 60 s after the first) */
+		assert_non_null(cl->current);
+		assert_true(cl->current->unpinned == (change == 0));
+		scan(fx);
+		scan(fx);
+		assert_non_null(cl->current);
+		if (change == 0)
+			write_file(fx->root, "proc/4001/task/4001/status", "Name:\tiperf3\nCpus_allowed_list:\t0\n");
+		else
+			snprintf(f->comm, sizeof(f->comm), "iperf3-worker");
+		scan(fx);
+		assert_null(cl->current);
+		assert_int_equal(cl->aborted, aborted + 1);
+		assert_int_equal(cl->verdicts.n, 0);
+		if (change == 1)
+			snprintf(f->comm, sizeof(f->comm), "iperf3");
+	}
+}
+
 /* closed_loop_prepare() of fx, which reads the store, in a child whose
  * exit status says it returned 0 (an alarm ends one that hangs). */
 static struct fixture *child_fx;
@@ -513,6 +546,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_prior_turn_not_a_held_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expired_verdict_not_shown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verdict_kept_while_driver_unreadable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reader_changed_mid_trial, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verdict_store_fifo, setup, teardown),
 	};
 
