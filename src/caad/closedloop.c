@@ -773,6 +773,12 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 		snprintf(why, sizeof(why), "another thread reads the flow now (TID %u, was %u)", f->tid,
 		         cl->current->tid);
 		caad_trial_abort(t, now_ns, why);
+	} else if (!flow_iface(d, f) || !streq(flow_iface(d, f)->name, cl->current->iface)) {
+		/* gone from the inventory (a vanished device, one of several),
+		 * or renamed: its verdict would be stored under a name that
+		 * is no longer its interface's */
+		snprintf(why, sizeof(why), "its interface %.32s is gone, or named otherwise now", cl->current->iface);
+		caad_trial_abort(t, now_ns, why);
 	} else if (!streq(f->comm, cl->current->comm)) {
 		/* its verdict would go under the name it had */
 		snprintf(why, sizeof(why), "the consumer thread is named otherwise now");

@@ -453,9 +453,10 @@ static void test_verdict_kept_while_driver_unreadable(void **state)
 	assert_int_equal(decision(fx, 1)->steer_cpu, 0);
 }
 
-/* A reader pinned mid-trial (taskset -p), or whose thread renames itself:
- * the trial ends without a verdict, which would be stored for the kind of
- * reader and the name it had at the start (review). */
+/* A reader pinned mid-trial (taskset -p), or whose thread renames itself,
+ * or a flow whose interface leaves the inventory: the trial ends without a
+ * verdict, which would be stored for the kind of reader and the names it
+ * had at the start (review). */
 static void test_reader_changed_mid_trial(void **state)
 {
 	struct fixture *fx = *state;
@@ -483,6 +484,29 @@ static void test_reader_changed_mid_trial(void **state)
 		assert_int_equal(cl->verdicts.n, 0);
 		if (change == 1)
 			snprintf(f->comm, sizeof(f->comm), "iperf3");
+	}
+
+	/* its interface gone from the inventory (one of several) at the scan
+	 * that ends the trial's last turn, before the plan could say the flow
+	 * is not planned for: no verdict for it */
+	{
+		uint64_t aborted = cl->aborted, turn_ns = 2000 * MSEC;
+		const struct caad_trial *t;
+
+		for (unsigned i = 0; i < 400 && !cl->current; i++)
+			scan(fx);
+		assert_non_null(cl->current);
+		t = &cl->current->trial;
+		while (cl->current && t->turn + 1 < t->n_cands * t->params.rounds)
+			scan(fx);
+		while (cl->current && clock_ns + SCAN_NS - t->turn_start_ns < turn_ns)
+			scan(fx);
+		assert_non_null(cl->current);
+		f->ifindex = IFINDEX + 1; /* as if vb were another device now */
+		scan(fx);
+		assert_null(cl->current);
+		assert_int_equal(cl->aborted, aborted + 1);
+		assert_int_equal(cl->verdicts.n, 0);
 	}
 }
 
