@@ -2935,10 +2935,11 @@ static unsigned shared_slot(const struct planner *pl, uint32_t k)
 	const struct caad_decision *d = &pl->plan->decisions[k];
 	const struct iface_state *is = &pl->ifs[d->iface];
 
-	if (d->ntuple) /* moved there by a rule */
-		return is->base + (unsigned)is->qpos[d->queue];
+	/* an interface steered whole: its owner's, a flow's rule or not */
 	if (is->mode == IFACE_WHOLE)
 		return is->base + pl->inv->ifaces[d->iface].n_rx;
+	if (d->ntuple) /* moved there by a rule */
+		return is->base + (unsigned)is->qpos[d->queue];
 	return (unsigned)pl->hv[k].slot;
 }
 
@@ -2961,10 +2962,14 @@ static unsigned shared_slot(const struct planner *pl, uint32_t k)
 static int drop_settingless(struct planner *pl)
 {
 	_cleanup_free_ const char **why = calloc(pl->n_slots ? pl->n_slots : 1, sizeof(*why)); /* per slot */
+	/* per queue slot of an interface steered whole, a bit: its queue has
+	 * no setting for the whole owner's CPU, so a flow known to be on it
+	 * is not served (the owner, who may arrive on any queue, is) */
+	_cleanup_free_ uint64_t *queue_none = calloc(pl->n_slots / 64 + 1, sizeof(uint64_t));
 	char text[CAAD_REASON_MAX];
 	bool dropped = false;
 
-	if (!why)
+	if (!why || !queue_none)
 		return -ENOMEM;
 	for (size_t i = 0; i < pl->inv->n_ifaces; i++) {
 		const struct caad_iface *ifc = &pl->inv->ifaces[i];
@@ -2976,11 +2981,17 @@ static int drop_settingless(struct planner *pl)
 			const struct caad_decision *d = &pl->plan->decisions[pl->slots[whole].owner];
 			bool any = false;
 
-			for (unsigned q = 0; q < ifc->n_rx && !any; q++)
-				any = queue_kind(pl, is->base + q, &ifc->rx[q], owner_kthread(pl, i, q, d), d->steer_cpu,
-				                 &kind);
-			if (any)
+			for (unsigned q = 0; q < ifc->n_rx; q++) {
+				if (queue_kind(pl, is->base + q, &ifc->rx[q], owner_kthread(pl, i, q, d), d->steer_cpu,
+				               &kind))
+					any = true;
+				else
+					bit_set(queue_none, is->base + q);
+			}
+			if (any) {
+				dropped = true; /* (its flows on a queue without one, if any) */
 				continue;
+			}
 			settingless_text(pl, i, 0, d, text, sizeof(text));
 			why[whole] = arena_printf(pl->plan,
 			                          "no rx queue of its interface has anything caad may set for CPU %d "
@@ -3007,18 +3018,40 @@ static int drop_settingless(struct planner *pl)
 	}
 	if (!dropped)
 		return 0;
+	/* (a round again only where an owner went: a flow that shared a
+	 * queue wishes nothing of a kthread) */
+	bool owner_gone = false;
 	for (size_t k = 0; k < pl->plan->n_decisions; k++) {
 		struct caad_decision *d = &pl->plan->decisions[k];
+		const struct iface_state *is = &pl->ifs[d->iface];
+		const char *w;
 
-		if (d->steer_cpu >= 0 && d->shares_queue && why[shared_slot(pl, (uint32_t)k)])
-			unsteer(pl, d, why[shared_slot(pl, (uint32_t)k)]);
+		if (d->steer_cpu < 0 || !d->shares_queue)
+			continue;
+		w = why[shared_slot(pl, (uint32_t)k)];
+		if (!w && is->mode == IFACE_WHOLE && d->queue >= 0 && (unsigned)d->queue < is->n_qpos &&
+		    is->qpos[d->queue] >= 0 && bit_test(queue_none, is->base + (unsigned)is->qpos[d->queue])) {
+			unsigned q = (unsigned)is->qpos[d->queue], whole = is->base + pl->inv->ifaces[d->iface].n_rx;
+
+			settingless_text(pl, d->iface, q, &pl->plan->decisions[pl->slots[whole].owner], text,
+			                 sizeof(text));
+			w = arena_printf(pl->plan,
+			                 "its rx queue has nothing caad may set for CPU %d, where the flow that owns its "
+			                 "interface is steered: %s",
+			                 d->steer_cpu, text);
+			if (!w)
+				return -ENOMEM;
+		}
+		if (w)
+			unsteer(pl, d, w);
 	}
 	for (unsigned s = 0; s < pl->n_slots; s++)
 		if (why[s]) {
 			unsteer(pl, &pl->plan->decisions[pl->slots[s].owner], why[s]);
 			pl->slots[s].owner = -1;
+			owner_gone = true;
 		}
-	return 1;
+	return owner_gone;
 }
 
 /* Settings in interface and queue order, then RFS's global table, then the

@@ -3634,8 +3634,10 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 			assert_int_equal(d->since_ns, pd->since_ns);
 
 		/* A steered owner's queue (one of them, for a flow of unknown
-		 * queue) moves to its CPU by a setting: not a decision alone. */
-		if (!d->shares_queue) {
+		 * queue) moves to its CPU by a setting: not a decision alone;
+		 * so does the queue of a flow that shares its owner's (its
+		 * rule's, moved by one). */
+		{
 			bool set = false;
 			for (size_t j = 0; j < p->n_settings && !set; j++) {
 				const struct caad_setting *st = &p->settings[j];
@@ -3645,7 +3647,8 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 				      caad_cpumask_test(&st->cpus, s);
 			}
 			if (!set)
-				fail_msg("%s: flow %zu steered to CPU %u by no setting", what, d->flow, s);
+				fail_msg("%s: flow %zu (queue %d%s%s) steered to CPU %u by no setting: %s", what, d->flow, d->queue,
+				         d->shares_queue ? ", sharing" : "", d->ntuple ? ", ntuple" : "", s, d->reason);
 		}
 	}
 	assert_true(p->n_moves <= policy->max_moves);
