@@ -2205,6 +2205,22 @@ static void test_age_and_rate_band(void **state)
 		p2 = compute_at(t, &f.inv, fl, 3, &policy, p1, NOW + 250 * MSEC);
 		assert_null(decision_of(p2, 1));
 	}
+
+	/* an odd threshold: half of it rounds up, so a flow at 0 bit/s is
+	 * below half of RateThreshold=1 (rounded down, no rate was, and a
+	 * steered flow stayed heavy while its socket lived: review) */
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p1 = NULL, *p2 = NULL;
+		struct caad_flow fl = make_flow(1, 0, ETH0_IFINDEX, 0, 9 * GBIT);
+
+		policy.rate_threshold_bps = 1;
+		policy.dwell_ms = 0;
+		p1 = compute(t, &f.inv, &fl, 1, &policy);
+		assert_non_null(decision_of(p1, 0));
+		fl.rate_bps = 0;
+		p2 = compute_at(t, &f.inv, &fl, 1, &policy, p1, NOW + 250 * MSEC);
+		assert_null(decision_of(p2, 0));
+	}
 }
 
 /* The issue's hysteresis case: the consumer moves within its LLC, the
