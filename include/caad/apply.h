@@ -100,6 +100,11 @@ enum caad_setting_state {
 enum caad_setting_state caad_actuator_setting_state(struct caad_actuator *a, const struct caad_inventory *inv,
                                                     const struct caad_setting *s, char **ret_label);
 
+/* The flows whose ntuple rule the NIC refused, and that are not tried
+ * again while planned (struct caad_policy's ntuple_refused): sorted, in a
+ * new array in *ret (NULL when none), *ret_n of them. 0 or -ENOMEM. */
+int caad_actuator_ntuple_refused(const struct caad_actuator *a, uint64_t **ret, size_t *ret_n);
+
 /* Did the kernel refuse to move this IRQ (EIO/EPERM: managed)? Never tried again. */
 bool caad_actuator_irq_unmovable(const struct caad_actuator *a, int irq);
 /* The IRQ number's device is gone: another device's IRQ may take the

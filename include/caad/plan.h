@@ -54,6 +54,10 @@ struct caad_policy {
 	                              * (caad_policy_init(): CAAD_MECHANISMS_DEFAULT_OFF) */
 	const struct caad_override *overrides; /* sorted by flow_id, not owned; NULL: none */
 	size_t n_overrides;
+	/* flows whose ntuple rule the NIC refused (caad_actuator_ntuple_refused()):
+	 * no rule is planned for them, and none kept; sorted, not owned */
+	const uint64_t *ntuple_refused;
+	size_t n_ntuple_refused;
 };
 
 void caad_policy_init(struct caad_policy *p);

@@ -831,9 +831,16 @@ static int scan(struct daemon *d)
 			return log_error_errno(r, "Closed loop failed: %m");
 		}
 		struct caad_policy policy = d->config.policy;
+		_cleanup_free_ uint64_t *refused = NULL;
 
 		/* no more IRQs onto CPUs that ran out of vectors (RPS may go there) */
 		caad_actuator_irq_exhausted(d->actuator, &policy.irq_banned);
+		/* no rule for a flow whose rule the NIC refused: else the plan
+		 * says it moved while its packets arrive where they did */
+		r = caad_actuator_ntuple_refused(d->actuator, &refused, &policy.n_ntuple_refused);
+		if (r < 0) /* (planned as before: the refused rules stay parked) */
+			log_warning_errno(r, "Cannot list the refused ntuple rules for the plan: %m");
+		policy.ntuple_refused = refused;
 		/* the previous plan gives hysteresis; flows' times are CLOCK_MONOTONIC */
 		r = caad_plan_compute_with(d->plan_scratch, d->topo, d->inv, flows, n, &policy, d->plan, t0 * 1000,
 		                           &plan);

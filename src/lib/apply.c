@@ -90,6 +90,7 @@ struct caad_actuator {
 		bool parked;              /* not tried again while the plan wants cpus */
 		bool retried;             /* offline CPU: tried again after the topology was read again */
 		uint64_t wanted_ns;       /* an ntuple rule's: when the plan last wanted it */
+		uint64_t flow_id;         /* an ntuple rule's: the flow it was for (0: none) */
 	} *refusals;       /* reads and writes refused, each logged once */
 	size_t n_refusals;
 	struct caad_cpumask irq_exhausted; /* CPUs that had no vector left for an IRQ (ENOSPC) */
@@ -515,6 +516,37 @@ static int backoff_add(struct caad_actuator *a, char *path)
 		.until_ns = a->backoff_sec ? now + (uint64_t)a->backoff_sec * 1000000000ull : 0,
 	};
 	a->stats.backoffs++;
+	return 0;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+int caad_actuator_ntuple_refused(const struct caad_actuator *a, uint64_t **ret, size_t *ret_n)
+{
+	uint64_t *ids = NULL;
+	size_t n = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	for (size_t i = 0; i < a->n_refusals; i++)
+		n += a->refusals[i].parked && a->refusals[i].flow_id;
+	if (!n)
+		return 0;
+	ids = malloc(n * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < a->n_refusals; i++)
+		if (a->refusals[i].parked && a->refusals[i].flow_id)
+			ids[n++] = a->refusals[i].flow_id;
+	qsort(ids, n, sizeof(*ids), cmp_u64);
+	*ret = ids;
+	*ret_n = n;
 	return 0;
 }
 
@@ -2144,7 +2176,12 @@ static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *i
 
 		e->label = NULL;
 		entry_drop(a, e);
-		if (refuse(a, key, &none, r, true)) {
+		bool news = refuse(a, key, &none, r, true);
+		struct refusal *nrf = find_refusal(a, key);
+
+		if (nrf)
+			nrf->flow_id = s->flow_id; /* (the plan is told: caad_actuator_ntuple_refused()) */
+		if (news) {
 			count_class(a, caad_error_class_from_errno(r) == CAAD_ERROR_DEVICE_GONE ? CAAD_ERROR_DEVICE_GONE
 			                                                                     : CAAD_ERROR_OTHER);
 			log_warning_errno(r, "%s: inserting it failed: %m; not tried again while planned, until the "

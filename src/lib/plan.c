@@ -2206,14 +2206,31 @@ static int ntuple_moves(struct planner *pl)
 	return 0;
 }
 
+/* Whether the NIC refused flow_id's ntuple rule (struct caad_policy). */
+static bool ntuple_refused(const struct planner *pl, uint64_t flow_id)
+{
+	size_t lo = 0, hi = pl->policy->n_ntuple_refused;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pl->policy->ntuple_refused[mid] < flow_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pl->policy->n_ntuple_refused && pl->policy->ntuple_refused[lo] == flow_id;
+}
+
 /* collect(): a flow that an ntuple rule moved in the previous plan stays on
- * the rule's queue (slot), whatever queue it was seen on. */
+ * the rule's queue (slot), whatever queue it was seen on; but not where the
+ * NIC refused the rule (its packets never went there). */
 static void ntuple_keep(struct planner *pl, struct caad_decision *d, const struct caad_decision *pd, unsigned *slot)
 {
 	const struct iface_state *is = &pl->ifs[d->iface];
 	struct caad_ntuple_flow nf;
 
-	if (!pd || !pd->ntuple || pd->steer_cpu < 0 || pd->iface != d->iface || pd->queue < 0 ||
+	if (!pd || !pd->ntuple || ntuple_refused(pl, d->flow_id) || pd->steer_cpu < 0 || pd->iface != d->iface || pd->queue < 0 ||
 	    (unsigned)pd->queue >= is->n_qpos || is->qpos[pd->queue] < 0 || !ntuple_flow_of(&pl->flows[d->flow], &nf))
 		return;
 	*slot = is->base + (unsigned)is->qpos[pd->queue];
@@ -2324,7 +2341,7 @@ static int decide_follower(struct planner *pl, uint32_t k, unsigned owner_slot)
 	/* (not one of a device on top: its packets may carry a VLAN tag, which
 	 * a rule of the 4-tuple alone would not match) */
 	if (pl->ntuple_on && pl->inv->ifaces[d->iface].ntuple && !slot_is_whole(pl, d->iface, owner_slot) &&
-	    !pl->hv[k].lower)
+	    !pl->hv[k].lower && !ntuple_refused(pl, d->flow_id))
 		pl->ntuple_cands[pl->n_ntuple_cands++] = k; /* ntuple_moves() may move it */
 	pkg = off_nic_package(pl, d);
 	text = pkg < 0 ? &sl->conflict_reason : &sl->conflict_noted;

@@ -3648,6 +3648,11 @@ static void test_ntuple_refused(void **state)
 	struct caad_plan plan = PLAN(s);
 	struct caad_actuator_stats st;
 
+	uint64_t *refused = NULL;
+	size_t n_refused;
+
+	assert_int_equal(caad_actuator_ntuple_refused(a, &refused, &n_refused), 0);
+	assert_int_equal(n_refused, 0);
 	nic.insert_error = -ENOSPC;
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
@@ -3655,11 +3660,18 @@ static void test_ntuple_refused(void **state)
 	assert_false(exists(fx->journal));
 	caad_actuator_get_stats(a, &st);
 	assert_int_equal(st.errors, 1);
+	/* the plan is told whose rule the NIC refused */
+	assert_int_equal(caad_actuator_ntuple_refused(a, &refused, &n_refused), 0);
+	assert_int_equal(n_refused, 1);
+	assert_int_equal(refused[0], 7);
+	free(refused);
 
 	nic.insert_error = 0;
 	caad_actuator_clear_backoff(a);
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
 	assert_int_equal(nic.inserts, 2);
+	assert_int_equal(caad_actuator_ntuple_refused(a, &refused, &n_refused), 0);
+	assert_int_equal(n_refused, 0);
 
 	nic.used[0] = false; /* an operator deleted it */
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);

@@ -4319,6 +4319,26 @@ static void test_ntuple_conflict(void **state)
 		assert_int_equal(p2->n_moves + p2->n_forced, 0);
 	}
 
+	/* the NIC refused its rule (the actuator says so): not kept on the
+	 * rule's queue, nor moved by another rule, but conflicted on the
+	 * queue it arrives on (the plan said it moved for as long as it
+	 * lived: review) */
+	{
+		_cleanup_(caad_plan_freep) struct caad_plan *p2 = NULL;
+		const uint64_t refused[] = { 2 };
+
+		fl[1].rx_queue = 0;
+		policy.ntuple_refused = refused;
+		policy.n_ntuple_refused = ARRAY_SIZE(refused);
+		p2 = compute_at(t, &f.inv, fl, 2, &policy, p1, NOW + 100 * MSEC);
+		check_plan(t, &f.inv, fl, 2, &policy, p2, p1, "ntuple refused");
+		assert_false(p2->decisions[1].ntuple);
+		assert_int_equal(p2->decisions[1].steer_cpu, -1);
+		assert_int_equal(count_kind(p2, CAAD_SETTING_NTUPLE_RULE), 0);
+		policy.ntuple_refused = NULL;
+		policy.n_ntuple_refused = 0;
+	}
+
 	/* the flow ended: no rule (the actuator deletes it) */
 	{
 		_cleanup_(caad_plan_freep) struct caad_plan *p3 = compute_at(t, &f.inv, fl, 1, &policy, p1, NOW + 200 * MSEC);
