@@ -3489,16 +3489,6 @@ static int collect(struct planner *pl, size_t n_flows)
 		iface = find_iface(pl, f->ifindex);
 		if (iface < 0 && (iface = find_iface_by_napi(pl, f->napi_id, &rxq)) >= 0)
 			lower = true;
-		/* a driver that records no rx queue on the socket: the NAPI
-		 * its packets came through names it, where the kernel maps
-		 * queues to NAPIs (else the flow is on every queue) */
-		if (iface >= 0 && rxq < 0 && f->napi_id) {
-			const struct caad_iface *fi = &pl->inv->ifaces[iface];
-
-			for (unsigned q = 0; q < fi->n_rx && rxq < 0; q++)
-				if (fi->rx[q].napi_id == f->napi_id)
-					rxq = (int)fi->rx[q].index;
-		}
 		if (iface < 0) {
 			keep_consumer_free(pl, i, NULL);
 			continue;

@@ -2774,16 +2774,6 @@ static void test_upper_device_by_napi(void **state)
 	assert_int_equal(decision_of(p, 1)->queue, 1);
 	assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 1));
 	assert_null(decision_of(p, 2));
-
-	/* on the NIC itself, its rx queue not recorded (a driver that does
-	 * not): its NAPI names the queue, not every queue of eth0 (review) */
-	caad_plan_freep(&p);
-	struct caad_flow own = make_flow(4, 0, ETH0_IFINDEX, -1, 9 * GBIT);
-	own.napi_id = 8196; /* eth0 rx-3 */
-	p = compute(t, &f.inv, &own, 1, &policy);
-	assert_int_equal(decision_of(p, 0)->queue, 3);
-	assert_non_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 3));
-	assert_null(setting_of(p, CAAD_SETTING_IRQ_AFFINITY, 0, 0));
 }
 
 /* In another package, the NIC's own comes first (rule 4). */
