@@ -692,7 +692,9 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 	/* a turn is never shorter than the dwell time; half of it may settle */
 	p.turn_ms = MAX(p.turn_ms, d->config.policy.dwell_ms);
 	p.settle_ms = MIN(p.settle_ms, p.turn_ms / 2);
-	p.collapse_bps = d->config.policy.rate_threshold_bps / 2;
+	/* (rounded up, as the planner's half: with RateThreshold=1 a
+	 * collapse to 0 bit/s is one) */
+	p.collapse_bps = d->config.policy.rate_threshold_bps / 2 + (d->config.policy.rate_threshold_bps & 1);
 
 	rec = calloc(1, sizeof(*rec));
 	if (!rec)
@@ -841,7 +843,8 @@ static int reuse_verdicts(struct daemon *d, const struct caad_flow *flows, size_
 		char driver[CAAD_VERDICT_NAME_MAX];
 		int cpu, r;
 
-		if (f->rate_bps < d->config.policy.rate_threshold_bps / 2 || f->consumer_cpu < 0 ||
+		if (f->rate_bps < d->config.policy.rate_threshold_bps / 2 + (d->config.policy.rate_threshold_bps & 1) ||
+		    f->consumer_cpu < 0 ||
 		    (cl->current && cl->current->trial.flow_id == f->id))
 			continue;
 		ifc = flow_iface(d, f);

@@ -2131,7 +2131,11 @@ static int ntuple_insert(struct caad_actuator *a, const struct caad_inventory *i
 	if (asprintf(&key, NTUPLE_PREFIX "%s:%s", ifname, t) < 0)
 		return -ENOMEM;
 	ntuple_wanted(a, key, now);
-	const struct refusal *rf = find_refusal(a, key);
+	struct refusal *rf = find_refusal(a, key);
+	/* (a new connection of the same tuple, planned the refused rule, is
+	 * told of the refusal too) */
+	if (rf && rf->parked)
+		rf->flow_id = s->flow_id;
 	if (backed_off(a, key) || (rf && rf->parked))
 		return 0;
 	if (a->dry_run) {
@@ -2267,6 +2271,13 @@ static int apply_ntuple(struct caad_actuator *a, const struct caad_inventory *in
 			return r;
 		n += MAX(r, 0);
 	}
+	/* a refused rule's flow still in the plan (heavy, told of the
+	 * refusal and planned without a rule: caad_actuator_ntuple_refused())
+	 * still wants it: its refusal stands while the flow lives, else the
+	 * rule were planned, refused and logged again every few minutes */
+	for (size_t i = 0; i < a->n_refusals; i++)
+		if (a->refusals[i].flow_id && caad_plan_find(plan, a->refusals[i].flow_id))
+			a->refusals[i].wanted_ns = start;
 	records_drop(a, ntuple_forgotten, &start, true);
 	return n;
 }

@@ -874,7 +874,9 @@ static int handle_key(void *user, const char *section, const char *name, const c
 	if (r == -ENOMEM)
 		return ctx_error(ctx, r, "Out of memory");
 	if (r < 0)
-		return ctx_error(ctx, -EINVAL, "Invalid %s= value '%s': %s", name, value, why);
+		/* a long value cut (65535 characters fit): the reason must show */
+		return ctx_error(ctx, -EINVAL, "Invalid %s= value '%.80s%s': %s", name, value,
+		                 strlen(value) > 80 ? "..." : "", why);
 	return 1;
 }
 

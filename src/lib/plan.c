@@ -2816,12 +2816,13 @@ static int32_t slot_host(const struct planner *pl, size_t i, unsigned q, bool *r
  * (a driver with fewer NAPIs than queues, or a flow whose packets an
  * ntuple rule moved, which still names its first queue's NAPI) cannot
  * follow both: moved to one, then the other, at every scan. Like a shared
- * IRQ, it is then no queue's to move (queue_settings() takes the next
- * mechanism). Queues of one target (an interface steered whole) share it.
+ * IRQ, it is then no queue's to move: it goes back to the host, once
+ * (kthread_back), and its queues take RPS (queue_kind(): their IRQs only
+ * wake it). Queues of one target (an interface steered whole) share it.
  * A queue given back to the host wishes the host's value for its kthread:
  * beside a steered queue, the actuator would write the original back over
  * caad's value at every scan; so the kthread is torn then too, and goes
- * back to the host while the steered queue takes its IRQ or RPS.
+ * back to the host while the steered queue takes RPS.
  */
 static int mark_torn_kthreads(struct planner *pl)
 {

@@ -3701,6 +3701,30 @@ static void test_ntuple_forgotten(void **state)
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
 	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
 	assert_int_equal(nic.inserts, 1);
+	/* its flow still heavy, planned without the rule (the planner is told
+	 * of the refusal): the refusal stands, and tells the plan again (else
+	 * the rule were planned and refused again at each forgetting); a new
+	 * connection of that tuple planned the rule is told of it too */
+	{
+		struct caad_decision dec = { .flow_id = 7, .queue = 0, .steer_cpu = -1 };
+		struct caad_plan heavy = { .decisions = &dec, .n_decisions = 1 };
+		uint64_t *refused = NULL;
+		size_t n_refused;
+
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &heavy), 0);
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &heavy), 0);
+		assert_int_equal(caad_actuator_ntuple_refused(a, &refused, &n_refused), 0);
+		assert_int_equal(n_refused, 1);
+		free(refused);
+		s[0].flow_id = 8;
+		assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+		assert_int_equal(nic.inserts, 1);
+		assert_int_equal(caad_actuator_ntuple_refused(a, &refused, &n_refused), 0);
+		assert_int_equal(n_refused, 1);
+		assert_int_equal(refused[0], 8);
+		free(refused);
+		s[0].flow_id = 7;
+	}
 	/* its flow gone for a plan: the refusal with it; a flow of that
 	 * tuple again is tried again */
 	nic.insert_error = 0;
