@@ -395,6 +395,8 @@ static void test_prior_turn_not_a_held_one(void **state)
 			fail_msg("the prior's turn measured CPU %d, held from the sibling's turn", decision(fx, 1)->steer_cpu);
 	}
 	assert_true(cl->aborted == 1 || measured_prior > 0);
+	if (cl->aborted)
+		assert_non_null(strstr(cl->history[cl->n_history - 1].trial.abort_reason, "still held the last turn's CPU"));
 }
 
 /* A verdict that expired (VerdictMaxAgeSec=) is no longer in force, nor

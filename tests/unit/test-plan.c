@@ -3706,8 +3706,8 @@ static void check_plan(const struct caad_topology *t, const struct caad_inventor
 				/* (the queue's, or on a queue mapped to none, veth,
 				 * the one found through a flow) */
 				assert_true(q->napi_kthread <= 0 || st->pid == q->napi_kthread);
-				for (size_t j = i + 1; j < p->n_settings; j++)
-					assert_false(p->settings[j].kind == CAAD_SETTING_KTHREAD_AFFINITY &&
+				for (size_t j = 0; j < p->n_settings; j++)
+					assert_false(j != i && p->settings[j].kind == CAAD_SETTING_KTHREAD_AFFINITY &&
 					             p->settings[j].pid == st->pid);
 				break;
 			}
