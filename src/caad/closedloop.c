@@ -785,12 +785,6 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 		/* its verdict would go under the name it had */
 		snprintf(why, sizeof(why), "the consumer thread is named otherwise now");
 		caad_trial_abort(t, now_ns, why);
-	} else if (consumer_unpinned(d, f) != cl->current->unpinned) {
-		/* a verdict is of pinned readers or of those the scheduler
-		 * moves: its turns would have measured both */
-		snprintf(why, sizeof(why), "the consumer's CPU affinity changed: it is %s now",
-		         cl->current->unpinned ? "pinned" : "no longer pinned");
-		caad_trial_abort(t, now_ns, why);
 	} else if (f->consumer_cpu >= 0 && f->consumer_cpu != cl->current->consumer_now && !cl->current->unpinned) {
 		/* pinned when it started: someone moved it, the premise is gone */
 		snprintf(why, sizeof(why), "the consumer, pinned to CPU %d, moved to CPU %d", cl->current->consumer_now,
@@ -809,6 +803,16 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 	}
 	read_counters(d, cl->current, f, &c);
 	cand = caad_trial_step(t, now_ns, &c);
+	/* A verdict is of pinned readers or of those the scheduler moves:
+	 * one pinned (or freed) since the start, and so still at the end,
+	 * had turns of both kinds, and gets none. Asked at the end, not at
+	 * each scan: someone who moves a reader by pinning it for a while
+	 * (taskset -p) and frees it again leaves it of its kind. */
+	if (t->state == CAAD_TRIAL_DONE && consumer_unpinned(d, f) != cl->current->unpinned) {
+		t->state = CAAD_TRIAL_ABORTED;
+		snprintf(t->abort_reason, sizeof(t->abort_reason), "the consumer's CPU affinity changed: it is %s now",
+		         cl->current->unpinned ? "pinned" : "no longer pinned");
+	}
 	if (t->state == CAAD_TRIAL_RUNNING) {
 		cl->turn_cpu = turn_cpu(d, cl->current, cand);
 		if (cl->turn_cpu == TURN_NONE) {

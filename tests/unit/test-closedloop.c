@@ -455,36 +455,46 @@ static void test_verdict_kept_while_driver_unreadable(void **state)
 	assert_int_equal(decision(fx, 1)->steer_cpu, 0);
 }
 
-/* A reader pinned mid-trial (taskset -p), or whose thread renames itself,
- * or a flow whose interface leaves the inventory: the trial ends without a
- * verdict, which would be stored for the kind of reader and the names it
- * had at the start (review). */
+/* A reader pinned mid-trial (taskset -p) and still at its end, or whose
+ * thread renames itself, or a flow whose interface leaves the inventory:
+ * the trial ends without a verdict, which would be stored for the kind of
+ * reader and the names it had at the start (review). A reader pinned for a
+ * while and freed again (how unpinned.sh moves one) keeps its kind. */
 static void test_reader_changed_mid_trial(void **state)
 {
 	struct fixture *fx = *state;
 	struct closed_loop *cl = &fx->d.loop;
 	struct caad_flow *f = add_flow(fx, 1, "iperf3", 0, 0, 8 * GBIT);
 
-	write_file(fx->root, "proc/4001/task/4001/status", "Name:\tiperf3\nCpus_allowed_list:\t0-7\n");
+	static const char unpinned[] = "Name:\tiperf3\nCpus_allowed_list:\t0-7\n",
+	                  pinned[] = "Name:\tiperf3\nCpus_allowed_list:\t0\n";
+
+	write_file(fx->root, "proc/4001/task/4001/status", unpinned);
+	/* pinned from the third scan to the end; renamed: aborted, no verdict */
 	for (int change = 0; change < 2; change++) {
 		uint64_t aborted = cl->aborted;
 
 		for (unsigned i = 0; i < 400 && !cl->current; i++)
 			scan(fx); /* (a cooldown of 60 s after the first) */
 		assert_non_null(cl->current);
-		assert_true(cl->current->unpinned == (change == 0));
+		assert_true(cl->current->unpinned);
 		scan(fx);
 		scan(fx);
 		assert_non_null(cl->current);
 		if (change == 0)
-			write_file(fx->root, "proc/4001/task/4001/status", "Name:\tiperf3\nCpus_allowed_list:\t0\n");
+			write_file(fx->root, "proc/4001/task/4001/status", pinned);
 		else
 			snprintf(f->comm, sizeof(f->comm), "iperf3-worker");
-		scan(fx);
+		for (unsigned i = 0; i < 60 && cl->current; i++)
+			scan(fx);
 		assert_null(cl->current);
 		assert_int_equal(cl->aborted, aborted + 1);
 		assert_int_equal(cl->verdicts.n, 0);
-		if (change == 1)
+		assert_non_null(strstr(cl->history[cl->n_history - 1].trial.abort_reason,
+		                       change == 0 ? "affinity changed: it is pinned now" : "named otherwise"));
+		if (change == 0)
+			write_file(fx->root, "proc/4001/task/4001/status", unpinned);
+		else
 			snprintf(f->comm, sizeof(f->comm), "iperf3");
 	}
 
@@ -509,6 +519,29 @@ static void test_reader_changed_mid_trial(void **state)
 		assert_null(cl->current);
 		assert_int_equal(cl->aborted, aborted + 1);
 		assert_int_equal(cl->verdicts.n, 0);
+		f->ifindex = IFINDEX;
+	}
+
+	/* pinned a while and freed again (how taskset -p moves a reader):
+	 * still of its kind, the trial ends with a verdict for it */
+	{
+		uint64_t aborted = cl->aborted;
+
+		for (unsigned i = 0; i < 400 && !cl->current; i++)
+			scan(fx);
+		assert_non_null(cl->current);
+		scan(fx);
+		write_file(fx->root, "proc/4001/task/4001/status", pinned);
+		scan(fx);
+		scan(fx);
+		write_file(fx->root, "proc/4001/task/4001/status", unpinned);
+		for (unsigned i = 0; i < 60 && cl->current; i++)
+			scan(fx);
+		assert_null(cl->current);
+		assert_int_equal(cl->aborted, aborted);
+		assert_int_equal(cl->history[cl->n_history - 1].trial.state, CAAD_TRIAL_DONE);
+		assert_int_equal(cl->verdicts.n, 1);
+		assert_true(cl->verdicts.v[0].unpinned);
 	}
 }
 
