@@ -62,6 +62,14 @@ struct caad_policy {
 
 void caad_policy_init(struct caad_policy *p);
 
+/* Half of RateThreshold=, rounded up: "below half" is below it exactly
+ * (with RateThreshold=1, a flow at 0 bit/s is, as it was not rounded
+ * down). The planner's dips and the closed loop's collapses use it. */
+static inline uint64_t caad_policy_half_threshold(const struct caad_policy *p)
+{
+	return p->rate_threshold_bps / 2 + (p->rate_threshold_bps & 1);
+}
+
 /*
  * What the planner decided for one heavy flow. The strings belong to the
  * plan and live as long as it does.

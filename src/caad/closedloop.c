@@ -692,9 +692,7 @@ static int start_trial(struct daemon *d, const struct caad_flow *flows, size_t n
 	/* a turn is never shorter than the dwell time; half of it may settle */
 	p.turn_ms = MAX(p.turn_ms, d->config.policy.dwell_ms);
 	p.settle_ms = MIN(p.settle_ms, p.turn_ms / 2);
-	/* (rounded up, as the planner's half: with RateThreshold=1 a
-	 * collapse to 0 bit/s is one) */
-	p.collapse_bps = d->config.policy.rate_threshold_bps / 2 + (d->config.policy.rate_threshold_bps & 1);
+	p.collapse_bps = caad_policy_half_threshold(&d->config.policy); /* the planner's half */
 
 	rec = calloc(1, sizeof(*rec));
 	if (!rec)
@@ -759,6 +757,7 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 	struct closed_loop *cl = &d->loop;
 	struct caad_trial *t = &cl->current->trial;
 	const struct caad_flow *f = find_flow(flows, n, t->flow_id);
+	const struct caad_iface *ifc;
 	struct caad_trial_counters c;
 	char why[96];
 	unsigned cand;
@@ -775,7 +774,7 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 		snprintf(why, sizeof(why), "another thread reads the flow now (TID %u, was %u)", f->tid,
 		         cl->current->tid);
 		caad_trial_abort(t, now_ns, why);
-	} else if (!flow_iface(d, f) || !streq(flow_iface(d, f)->name, cl->current->iface)) {
+	} else if (!(ifc = flow_iface(d, f)) || !streq(ifc->name, cl->current->iface)) {
 		/* gone from the inventory (a vanished device, one of several),
 		 * or renamed: its verdict would be stored under a name that
 		 * is no longer its interface's */
@@ -847,8 +846,7 @@ static int reuse_verdicts(struct daemon *d, const struct caad_flow *flows, size_
 		char driver[CAAD_VERDICT_NAME_MAX];
 		int cpu, r;
 
-		if (f->rate_bps < d->config.policy.rate_threshold_bps / 2 + (d->config.policy.rate_threshold_bps & 1) ||
-		    f->consumer_cpu < 0 ||
+		if (f->rate_bps < caad_policy_half_threshold(&d->config.policy) || f->consumer_cpu < 0 ||
 		    (cl->current && cl->current->trial.flow_id == f->id))
 			continue;
 		ifc = flow_iface(d, f);

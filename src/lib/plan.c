@@ -3110,13 +3110,6 @@ static size_t emit_settings(struct planner *pl)
 
 /* ---- the whole --------------------------------------------------------- */
 
-/* Half of RateThreshold=, rounded up: "below half" is below it exactly
- * (with RateThreshold=1, a flow at 0 bit/s is, as it was not rounded down). */
-static uint64_t half_of(uint64_t threshold)
-{
-	return threshold / 2 + (threshold & 1);
-}
-
 /*
  * A flow steered by the previous plan, now below half the threshold: kept
  * heavy while the dip is younger than DwellMSec= (a reader starved for a
@@ -3154,7 +3147,7 @@ static inline const char *light(const struct caad_flow *f, const struct caad_pol
 	uint64_t min_age = (uint64_t)policy->min_age_ms * NSEC_PER_MSEC;
 	bool steered = placed(pd);
 
-	if (f->rate_bps < half_of(policy->rate_threshold_bps) && !dip_held(policy, pd, now_ns))
+	if (f->rate_bps < caad_policy_half_threshold(policy) && !dip_held(policy, pd, now_ns))
 		return "rate";
 	if (f->first_ns > 0 && (now_ns < f->first_ns || now_ns - f->first_ns < min_age))
 		return "age";
@@ -3178,7 +3171,7 @@ const char *caad_plan_light_reason(const struct caad_flow *f, const struct caad_
 	else
 		snprintf(buf, size, "light: %s, below RateThreshold=%s%s", fmt_rate(f->rate_bps, rate, sizeof(rate)),
 		         fmt_rate(policy->rate_threshold_bps, thr, sizeof(thr)),
-		         f->rate_bps >= half_of(policy->rate_threshold_bps) ? " (half of it keeps a steered flow heavy)" : "");
+		         f->rate_bps >= caad_policy_half_threshold(policy) ? " (half of it keeps a steered flow heavy)" : "");
 	return buf;
 }
 
@@ -3193,7 +3186,7 @@ static bool reader_window(const struct caad_topology *t, const struct caad_flow 
 {
 	const struct caad_decision *pd = caad_plan_find(prev, f->id);
 
-	if (f->rate_bps < half_of(policy->rate_threshold_bps) && !dip_held(policy, pd, now_ns))
+	if (f->rate_bps < caad_policy_half_threshold(policy) && !dip_held(policy, pd, now_ns))
 		return false;
 	if (!light(f, policy, pd, now_ns)) {
 		consumer_of_anchored(t, f, pd && pd->steer_cpu >= 0 ? pd->anchor_cpu : -1, ret);
@@ -3467,7 +3460,7 @@ static void keep_consumer_free(struct planner *pl, size_t i, const struct consum
 static int collect(struct planner *pl, size_t n_flows)
 {
 	const struct caad_topology *t = pl->topo;
-	uint64_t half = half_of(pl->policy->rate_threshold_bps);
+	uint64_t half = caad_policy_half_threshold(pl->policy);
 	struct caad_plan *plan = pl->plan;
 	uint64_t last_id = 0;
 
