@@ -85,6 +85,14 @@ static inline size_t caad_lower_bound_u64(const void *base, size_t n, size_t siz
 	return lo;
 }
 
+/* qsort()'s comparison of two uint64_t (flow ids), ascending. */
+static inline int caad_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* The same over an array of structs, by one of their uint64_t members. */
 #define LOWER_BOUND_BY(array, n, member, key)                                                   \
 	caad_lower_bound_u64((array), (n), sizeof(*(array)), offsetof(__typeof__(*(array)), member), \

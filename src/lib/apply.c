@@ -519,13 +519,6 @@ static int backoff_add(struct caad_actuator *a, char *path)
 	return 0;
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return (a > b) - (a < b);
-}
-
 int caad_actuator_ntuple_refused(const struct caad_actuator *a, uint64_t **ret, size_t *ret_n)
 {
 	uint64_t *ids = NULL;
@@ -544,7 +537,7 @@ int caad_actuator_ntuple_refused(const struct caad_actuator *a, uint64_t **ret, 
 	for (size_t i = 0; i < a->n_refusals; i++)
 		if (a->refusals[i].parked && a->refusals[i].flow_id)
 			ids[n++] = a->refusals[i].flow_id;
-	qsort(ids, n, sizeof(*ids), cmp_u64);
+	qsort(ids, n, sizeof(*ids), caad_cmp_u64);
 	*ret = ids;
 	*ret_n = n;
 	return 0;

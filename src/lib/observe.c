@@ -714,13 +714,6 @@ static int merge_record(struct merge *m, const struct caad_flow_record *rec)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Take every record handed over into "recent" since the last time, into
  * m (NULL: dropped, a pass of the iterator follows). A lookup and delete
@@ -798,7 +791,7 @@ static int snapshot_merge(struct caad_observer *o, uint64_t now, struct caad_flo
 		if (m.n_closed && m.appended) {
 			size_t k = 0;
 
-			qsort(m.closed, m.n_closed, sizeof(*m.closed), cmp_u64);
+			qsort(m.closed, m.n_closed, sizeof(*m.closed), caad_cmp_u64);
 			for (size_t i = 0; i < u; i++) {
 				size_t j = caad_lower_bound_u64(m.closed, m.n_closed, sizeof(*m.closed), 0, m.flows[i].id);
 

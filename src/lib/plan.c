@@ -2169,13 +2169,19 @@ static int ntuple_move(struct planner *pl, uint32_t k, unsigned from_slot)
 	return 1;
 }
 
+/* The position in its interface's rx[] of the queue of index rxq, -1: no
+ * such queue (or -1, unknown). */
+static int queue_pos(const struct iface_state *is, int rxq)
+{
+	return rxq >= 0 && (unsigned)rxq < is->n_qpos ? is->qpos[rxq] : -1;
+}
+
 /* The flow's own rx queue, as collect() found it (-1: none or unknown). */
 static int own_queue(const struct planner *pl, const struct caad_decision *d)
 {
-	const struct iface_state *is = &pl->ifs[d->iface];
 	int rxq = pl->flows[d->flow].rx_queue;
 
-	return rxq >= 0 && (unsigned)rxq < is->n_qpos && is->qpos[rxq] >= 0 ? rxq : -1;
+	return queue_pos(&pl->ifs[d->iface], rxq) >= 0 ? rxq : -1;
 }
 
 /*
@@ -2209,17 +2215,10 @@ static int ntuple_moves(struct planner *pl)
 /* Whether the NIC refused flow_id's ntuple rule (struct caad_policy). */
 static bool ntuple_refused(const struct planner *pl, uint64_t flow_id)
 {
-	size_t lo = 0, hi = pl->policy->n_ntuple_refused;
+	const uint64_t *ids = pl->policy->ntuple_refused;
+	size_t n = pl->policy->n_ntuple_refused, i = caad_lower_bound_u64(ids, n, sizeof(*ids), 0, flow_id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pl->policy->ntuple_refused[mid] < flow_id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < pl->policy->n_ntuple_refused && pl->policy->ntuple_refused[lo] == flow_id;
+	return i < n && ids[i] == flow_id;
 }
 
 /* collect(): a flow that an ntuple rule moved in the previous plan stays on
@@ -2230,8 +2229,8 @@ static void ntuple_keep(struct planner *pl, struct caad_decision *d, const struc
 	const struct iface_state *is = &pl->ifs[d->iface];
 	struct caad_ntuple_flow nf;
 
-	if (!pd || !pd->ntuple || ntuple_refused(pl, d->flow_id) || pd->steer_cpu < 0 || pd->iface != d->iface || pd->queue < 0 ||
-	    (unsigned)pd->queue >= is->n_qpos || is->qpos[pd->queue] < 0 || !ntuple_flow_of(&pl->flows[d->flow], &nf))
+	if (!pd || !pd->ntuple || ntuple_refused(pl, d->flow_id) || pd->steer_cpu < 0 || pd->iface != d->iface ||
+	    queue_pos(is, pd->queue) < 0 || !ntuple_flow_of(&pl->flows[d->flow], &nf))
 		return;
 	*slot = is->base + (unsigned)is->qpos[pd->queue];
 	d->queue = pd->queue;
@@ -2265,13 +2264,13 @@ static pid_t polled_apart(const struct planner *pl, const struct caad_decision *
 {
 	const struct caad_iface *ifc = &pl->inv->ifaces[d->iface];
 	const struct iface_state *is = &pl->ifs[d->iface];
+	int pos = queue_pos(is, d->queue);
 	const struct caad_queue *q;
 	pid_t mine, theirs;
 
 	if (ifc->n_rx == 0 || (pl->policy->disabled_mechanisms & (1u << CAAD_SETTING_KTHREAD_AFFINITY)))
 		return 0;
-	q = d->queue >= 0 && (unsigned)d->queue < is->n_qpos && is->qpos[d->queue] >= 0 ? &ifc->rx[is->qpos[d->queue]]
-	                                                                              : &ifc->rx[0];
+	q = &ifc->rx[pos >= 0 ? pos : 0];
 	mine = queue_kthread(ifc, q, &pl->flows[d->flow]);
 	*ret_owners = theirs = queue_kthread(ifc, q, owner);
 	return mine > 0 && theirs > 0 && mine != theirs ? mine : 0;
@@ -3042,14 +3041,14 @@ static int drop_settingless(struct planner *pl)
 	for (size_t k = 0; k < pl->plan->n_decisions; k++) {
 		struct caad_decision *d = &pl->plan->decisions[k];
 		const struct iface_state *is = &pl->ifs[d->iface];
+		int pos = queue_pos(is, d->queue);
 		const char *w;
 
 		if (d->steer_cpu < 0 || !d->shares_queue)
 			continue;
 		w = why[shared_slot(pl, (uint32_t)k)];
-		if (!w && is->mode == IFACE_WHOLE && d->queue >= 0 && (unsigned)d->queue < is->n_qpos &&
-		    is->qpos[d->queue] >= 0 && bit_test(queue_none, is->base + (unsigned)is->qpos[d->queue])) {
-			unsigned q = (unsigned)is->qpos[d->queue], whole = is->base + pl->inv->ifaces[d->iface].n_rx;
+		if (!w && is->mode == IFACE_WHOLE && pos >= 0 && bit_test(queue_none, is->base + (unsigned)pos)) {
+			unsigned q = (unsigned)pos, whole = is->base + pl->inv->ifaces[d->iface].n_rx;
 
 			settingless_text(pl, d->iface, q, &pl->plan->decisions[pl->slots[whole].owner], text,
 			                 sizeof(text));
@@ -3530,8 +3529,9 @@ static int collect(struct planner *pl, size_t n_flows)
 		}
 
 		unsigned slot = is->base + ifc->n_rx;
-		if (rxq >= 0 && (unsigned)rxq < is->n_qpos && is->qpos[rxq] >= 0) {
-			slot = is->base + (unsigned)is->qpos[rxq];
+		int pos = queue_pos(is, rxq);
+		if (pos >= 0) {
+			slot = is->base + (unsigned)pos;
 			d->queue = rxq;
 		} else if (rxq >= 0) {
 			/* a queue the inventory does not hold yet (more queues
