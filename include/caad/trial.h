@@ -250,3 +250,6 @@ unsigned caad_trial_step(struct caad_trial *t, uint64_t now_ns, const struct caa
 
 /* End a running trial from outside (the flow ended, its consumer moved, ...). */
 void caad_trial_abort(struct caad_trial *t, uint64_t now_ns, const char *why);
+/* A trial that has just ended with a result that cannot stand (its reader
+ * is of another kind now): aborted after all, at the end it had. */
+void caad_trial_withdraw(struct caad_trial *t, const char *why);

@@ -316,8 +316,6 @@ static int iface_driver(const char *sysroot, const char *iface, char *buf, size_
 	n = readlink(path, target, sizeof(target) - 1);
 	if (n < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (n == 0)
-		return 0;
 	target[n] = '\0';
 	const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
 	size_t len = strnlen(base, size - 1);
@@ -808,9 +806,9 @@ static int run_trial(struct daemon *d, const struct caad_flow *flows, size_t n, 
 	 * each scan: someone who moves a reader by pinning it for a while
 	 * (taskset -p) and frees it again leaves it of its kind. */
 	if (t->state == CAAD_TRIAL_DONE && consumer_unpinned(d, f) != cl->current->unpinned) {
-		t->state = CAAD_TRIAL_ABORTED;
-		snprintf(t->abort_reason, sizeof(t->abort_reason), "the consumer's CPU affinity changed: it is %s now",
+		snprintf(why, sizeof(why), "the consumer's CPU affinity changed: it is %s now",
 		         cl->current->unpinned ? "pinned" : "no longer pinned");
+		caad_trial_withdraw(t, why);
 	}
 	if (t->state == CAAD_TRIAL_RUNNING) {
 		cl->turn_cpu = turn_cpu(d, cl->current, cand);

@@ -579,6 +579,14 @@ void caad_trial_abort(struct caad_trial *t, uint64_t now_ns, const char *why)
 	snprintf(t->abort_reason, sizeof(t->abort_reason), "%s", why);
 }
 
+void caad_trial_withdraw(struct caad_trial *t, const char *why)
+{
+	if (t->state != CAAD_TRIAL_DONE)
+		return;
+	t->state = CAAD_TRIAL_ABORTED;
+	snprintf(t->abort_reason, sizeof(t->abort_reason), "%s", why);
+}
+
 static void counters_sub(struct caad_trial_counters *d, const struct caad_trial_counters *a,
                          const struct caad_trial_counters *b)
 {
