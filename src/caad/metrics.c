@@ -156,24 +156,33 @@ static void remove_old(struct daemon *d, const char *path)
 	d->metrics_written = NULL;
 }
 
-/* Whether path names a file of caad's runtime directory itself (its
- * journal, state.json, lock: caad's own, which a metrics file written over
- * them would destroy, and remove at exit). */
-static bool in_runtime_dir(const struct daemon *d, const char *path)
+/* Which of caad's own directories path names a file of, or NULL: its
+ * runtime directory (its journal, state.json, lock) or its state directory
+ * (the closed loop's verdicts), whose files a metrics file written over
+ * them would destroy, and remove at exit. */
+static const char *own_dir_of(const struct daemon *d, const char *path)
 {
-	_cleanup_free_ char *copy = strdup(path), *dir = NULL, *rt = NULL;
+	_cleanup_free_ char *copy = strdup(path), *dir = NULL;
+	const char *own[] = { d->args->runtime_dir, d->args->state_dir };
 
 	if (!copy)
-		return false;
+		return NULL;
 	dir = realpath(dirname(copy), NULL);
-	rt = realpath(d->args->runtime_dir, NULL);
-	return dir && rt && streq(dir, rt);
+	if (!dir)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++) {
+		_cleanup_free_ char *o = own[i] ? realpath(own[i], NULL) : NULL;
+
+		if (o && streq(dir, o))
+			return own[i];
+	}
+	return NULL;
 }
 
 void daemon_metrics_file_update(struct daemon *d)
 {
 	_cleanup_free_ char *text = NULL;
-	const char *path = d->config.metrics_file;
+	const char *path = d->config.metrics_file, *own;
 	int r;
 
 	remove_old(d, path);
@@ -184,11 +193,14 @@ void daemon_metrics_file_update(struct daemon *d)
 	}
 	if (!path)
 		return;
-	if (in_runtime_dir(d, path)) {
+	own = own_dir_of(d, path);
+	if (own) {
 		if (!d->metrics_failing) {
-			log_error("MetricsFile=%s is in caad's runtime directory %s, whose files are caad's own (its "
-			          "journal): not written; choose another directory",
-			          path, d->args->runtime_dir);
+			bool rt = own == d->args->runtime_dir;
+
+			log_error("MetricsFile=%s is in caad's %s directory %s, whose files are caad's own (its %s): not "
+			          "written; choose another directory",
+			          path, rt ? "runtime" : "state", own, rt ? "journal" : "verdicts");
 			d->metrics_failing = strdup(path);
 		}
 		return;

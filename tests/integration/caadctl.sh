@@ -498,9 +498,17 @@ wait_for 3 grep -q "MetricsFile=$RT/journal is in caad's runtime directory" "$TM
 sleep 0.3 # scans go on: none writes it
 if grep -q '^# HELP' "$RT/journal"; then fail "the journal was overwritten with metrics"; fi
 grep -q "rps_cpus" "$RT/journal" || fail "the journal lost its lines: $(cat "$RT/journal")"
+# and one among the closed loop's: its verdicts would be lost
+mkdir -p "$TMP/state"
+sed "s|^MetricsFile=.*|MetricsFile=$TMP/state/verdicts.json|" "$TMP/caad.conf.good" >"$TMP/caad.conf"
+run 0 "$CTL" reload
+wait_for 3 grep -q "MetricsFile=$TMP/state/verdicts.json is in caad's state directory" "$TMP/caad.log" ||
+	fail "no error for a MetricsFile= in the state directory"
+sleep 0.3
+[ ! -e "$TMP/state/verdicts.json" ] || fail "metrics written as the verdict store: $(head -3 "$TMP/state/verdicts.json")"
 cp "$TMP/caad.conf.good" "$TMP/caad.conf"
 run 0 "$CTL" reload
-info "MetricsFile= in the runtime directory refused, the journal kept"
+info "MetricsFile= in the runtime or state directory refused, their files kept"
 # stored verdicts, shown below the trials: one that kept the prior (its
 # figures are of the alternative that came closest), and one of a store
 # written before caad said whose figures they are
