@@ -81,6 +81,6 @@ const char *caad_parse_rate_error(int r);
 int caad_parse_bool(const char *s, bool *ret);
 /* Whether s may name a network interface, as Linux allows (the rule). */
 bool caad_ifname_valid(const char *s);
-#define CAAD_IFNAME_RULE "1-15 characters, none of '/', ':' or whitespace, not '.' or '..'"
+#define CAAD_IFNAME_RULE "1-15 bytes, none of '/', ':' or whitespace, not '.' or '..'"
 /* Replace the interface list (copies). */
 int caad_config_set_interfaces(struct caad_config *c, char *const *names, size_t n);

@@ -248,6 +248,15 @@ int caad_topology_print(const struct caad_topology *t, const struct caad_invento
 	return ferror(out) ? -EIO : 0;
 }
 
+/* "key": value, or null where it is not known: JSON OUTPUT in caadctl(8). */
+static void json_int(FILE *out, const char *key, long long value, bool known)
+{
+	if (known)
+		fprintf(out, "\"%s\": %lld", key, value);
+	else
+		fprintf(out, "\"%s\": null", key);
+}
+
 /* The cores of package p in LLC l (-1: none), as a JSON array. */
 static void json_cores(FILE *out, const struct caad_topology *t, unsigned p, int l)
 {
@@ -263,8 +272,10 @@ static void json_cores(FILE *out, const struct caad_topology *t, unsigned p, int
 		CAAD_CPUMASK_FOREACH(cpu, &t->cores[c].cpus) {
 			const struct caad_cpu *pu = &t->cpus[cpu];
 
-			fprintf(out, "%s{\"cpu\": %d, \"usable\": %s, \"numa_node\": %d, \"kind\": ",
-			        n_pu++ ? ", " : "", cpu, pu->usable ? "true" : "false", pu->numa);
+			fprintf(out, "%s{\"cpu\": %d, \"usable\": %s, ", n_pu++ ? ", " : "", cpu,
+			        pu->usable ? "true" : "false");
+			json_int(out, "numa_node", pu->numa, pu->numa >= 0);
+			fputs(", \"kind\": ", out);
 			caad_json_string(out, pu->kind >= 0 ? t->kinds[pu->kind].name : NULL);
 			fputc('}', out);
 		}
@@ -289,8 +300,9 @@ static void json_iface(FILE *out, const struct caad_topology *t, const struct ca
 	caad_json_string(out, ifc->driver[0] ? ifc->driver : NULL);
 	fputs(", \"bus_id\": ", out);
 	caad_json_string(out, ifc->bus_id[0] ? ifc->bus_id : NULL);
-	fprintf(out, ", \"numa_node\": %d, \"locality\": \"%s\", ", ifc->numa_node,
-	        caad_locality_source_to_string(ifc->locality));
+	fputs(", ", out);
+	json_int(out, "numa_node", ifc->numa_node, ifc->numa_node >= 0);
+	fprintf(out, ", \"locality\": \"%s\", ", caad_locality_source_to_string(ifc->locality));
 	if (ifc->has_local_cpus)
 		json_list(out, "local_cpus", &ifc->local_cpus);
 	else
@@ -300,8 +312,11 @@ static void json_iface(FILE *out, const struct caad_topology *t, const struct ca
 		fprintf(out, ", \"package\": %u", t->packages[pkg].os_index);
 	else
 		fputs(", \"package\": null", out);
-	fprintf(out, ", \"combined_channels\": %d, \"rx_channels\": %d, \"queues\": [", ifc->combined_channels,
-	        ifc->rx_channels);
+	fputs(", ", out);
+	json_int(out, "combined_channels", ifc->combined_channels, ifc->combined_channels >= 0);
+	fputs(", ", out);
+	json_int(out, "rx_channels", ifc->rx_channels, ifc->rx_channels >= 0);
+	fputs(", \"queues\": [", out);
 	for (unsigned k = 0; k < ifc->n_rx; k++) {
 		const struct caad_queue *q = &ifc->rx[k];
 
@@ -331,12 +346,22 @@ static void json_iface(FILE *out, const struct caad_topology *t, const struct ca
 			fprintf(out, ", \"rps_flow_cnt\": %u", q->rps_flow_cnt);
 		else
 			fputs(", \"rps_flow_cnt\": null", out);
-		fprintf(out, ", \"napi_id\": %u, \"napi_kthread\": %d}", q->napi_id, (int)q->napi_kthread);
+		fputs(", ", out);
+		json_int(out, "napi_id", q->napi_id, q->napi_id != 0);
+		fputs(", ", out);
+		json_int(out, "napi_kthread", q->napi_kthread, q->napi_kthread > 0);
+		fputc('}', out);
 	}
 	fputs("], \"napis\": [", out);
-	for (unsigned k = 0; k < ifc->n_napis; k++)
-		fprintf(out, "%s{\"id\": %u, \"irq\": %d, \"kthread\": %d}", k ? ", " : "", ifc->napis[k].id,
-		        ifc->napis[k].irq, (int)ifc->napis[k].kthread);
+	for (unsigned k = 0; k < ifc->n_napis; k++) {
+		const struct caad_napi *n = &ifc->napis[k];
+
+		fprintf(out, "%s{\"id\": %u, ", k ? ", " : "", n->id);
+		json_int(out, "irq", n->irq, n->irq >= 0);
+		fputs(", ", out);
+		json_int(out, "kthread", n->kthread, n->kthread > 0);
+		fputc('}', out);
+	}
 	fputs("]}", out);
 }
 

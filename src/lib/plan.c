@@ -843,16 +843,25 @@ static int cmp_cand(const void *a, const void *b, void *userdata)
 	return cmp_heavy(&x->k, &y->k, userdata);
 }
 
+/* A package as the topology trees name it (caad --print-topology, caadctl
+ * topology): its OS number (physical_package_id, not always 0..n-1), not
+ * caad's index. */
+static unsigned package_id(const struct planner *pl, int package)
+{
+	return pl->topo->packages[package].os_index;
+}
+
 static const char *llc_name(const struct planner *pl, int cpu, char *buf, size_t size)
 {
 	const struct caad_cpu *c = &pl->topo->cpus[cpu];
+	unsigned level = pl->topo->llc_depth_level, pkg = package_id(pl, c->package);
 
-	if (pl->topo->llc_depth_level > 0 && c->llc < 0) /* a core that no cache of that level covers */
-		snprintf(buf, size, "no L%u (core %d), package %d", pl->topo->llc_depth_level, c->core, c->package);
-	else if (pl->topo->llc_depth_level > 0)
-		snprintf(buf, size, "L%u#%d, package %d", pl->topo->llc_depth_level, c->llc, c->package);
+	if (level > 0 && c->llc < 0) /* a core that no cache of that level covers */
+		snprintf(buf, size, "no L%u (core %d), package %u", level, c->core, pkg);
+	else if (level > 0)
+		snprintf(buf, size, "L%u#%u, package %u", level, pl->topo->llcs[c->llc].os_index, pkg);
 	else
-		snprintf(buf, size, "package %d", c->package);
+		snprintf(buf, size, "package %u", pkg);
 	return buf;
 }
 
@@ -1326,9 +1335,9 @@ static int choose(const struct planner *pl, int c, const bool *nic_package, enum
 			if (tier == TIER_LLC)
 				llc_name(pl, c, where, sizeof(where));
 			else if (tier == TIER_PACKAGE && cc->llc < 0) /* its core has none (tier_text()) */
-				snprintf(where, sizeof(where), "other cores of package %d", cc->package);
+				snprintf(where, sizeof(where), "other cores of package %u", package_id(pl, cc->package));
 			else if (tier == TIER_PACKAGE)
-				snprintf(where, sizeof(where), "other LLCs of package %d", cc->package);
+				snprintf(where, sizeof(where), "other LLCs of package %u", package_id(pl, cc->package));
 			else
 				snprintf(where, sizeof(where), "other packages");
 			text_add(why, "%s%s:", why->len ? "; " : "", where);
@@ -1556,9 +1565,9 @@ static void nic_note(const struct planner *pl, const struct caad_decision *d, ch
 	if (pkg < 0)
 		return;
 	snprintf(buf, size,
-	         "; note: %s's NIC is local to package %d, the consumer runs on package %d (the NIC's own socket "
+	         "; note: %s's NIC is local to package %u, the consumer runs on package %u (the NIC's own socket "
 	         "measured best; caad does not move applications)",
-	         pl->inv->ifaces[d->iface].name, is->nic_first_package, pkg);
+	         pl->inv->ifaces[d->iface].name, package_id(pl, is->nic_first_package), package_id(pl, pkg));
 }
 
 /*

@@ -6,7 +6,6 @@
  */
 #include <arpa/inet.h>
 #include <assert.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -251,18 +250,6 @@ static int get_rate(struct parser *p, json_object *v, const char *field, uint64_
 	return 0;
 }
 
-static bool ifname_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n >= IF_NAMESIZE || streq(s, ".") || streq(s, ".."))
-		return false;
-	for (const char *c = s; *c; c++)
-		if (*c == '/' || *c == ':' || isspace((unsigned char)*c))
-			return false;
-	return true;
-}
-
 /* ---- interfaces -------------------------------------------------------- */
 
 static int parse_queue(struct parser *p, json_object *o, const char *path, struct caad_iface *ifc, unsigned qi)
@@ -367,9 +354,8 @@ static int parse_interface(struct parser *p, json_object *o, size_t i)
 		return fail(p, field, "missing");
 	if ((r = get_string(p, v, field, &name)) < 0)
 		return r;
-	if (!ifname_ok(name))
-		return fail(p, field, "\"%s\" is not an interface name (1-%d characters, none of '/', ':' or whitespace)",
-		            name, IF_NAMESIZE - 1);
+	if (!caad_ifname_valid(name))
+		return fail(p, field, "\"%s\" is not an interface name (%s)", name, CAAD_IFNAME_RULE);
 	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
 	known = tsearch(ifc->name, &p->names, cmp_name);
 	if (!known)
@@ -400,7 +386,9 @@ static int parse_interface(struct parser *p, json_object *o, size_t i)
 			return fail(p, field, "give numa_node or local_cpus, not both");
 		if ((r = get_cpulist(p, v, field, &ifc->local_cpus)) < 0)
 			return r;
-		ifc->has_local_cpus = !caad_cpumask_empty(&ifc->local_cpus);
+		if (caad_cpumask_empty(&ifc->local_cpus))
+			return fail(p, field, "an empty list; leave local_cpus out where the NIC's locality is unknown");
+		ifc->has_local_cpus = true;
 	}
 	snprintf(field, sizeof(field), "%s.ntuple", path);
 	if (member(o, "ntuple", &v) && (r = get_bool(p, v, field, &ifc->ntuple)) < 0)
@@ -615,7 +603,7 @@ static int parse_flow(struct parser *p, json_object *o, size_t i)
 		if ((r = get_string(p, v, field, &str)) < 0)
 			return r;
 		if (strlen(str) >= sizeof(f->comm))
-			return fail(p, field, "\"%s\" is longer than %zu characters", str, sizeof(f->comm) - 1);
+			return fail(p, field, "\"%s\" is longer than %zu bytes", str, sizeof(f->comm) - 1);
 		snprintf(f->comm, sizeof(f->comm), "%s", str);
 	}
 

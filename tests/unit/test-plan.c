@@ -2910,6 +2910,32 @@ static void test_untouched_queues(void **state)
 	assert_int_equal(p->settings[2].iface, 1);
 }
 
+/* Explain names packages and LLCs as the topology trees do: a package by
+ * its OS number (POWER9's chips are 0 and 8), an LLC by hwloc's index, not
+ * by caad's own counts. */
+static void test_considered_os_numbers(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = load_24em64t();
+	_cleanup_(caad_plan_freep) struct caad_plan *p = NULL;
+	struct caad_policy policy;
+	struct fake_inv f;
+
+	(void)state;
+	t->packages[t->cpus[1].package].os_index = 8;
+	t->llcs[t->cpus[1].llc].os_index = 5;
+	caad_policy_init(&policy);
+	for (unsigned cpu = 3; cpu < 24; cpu += 2)
+		if (cpu != 13) /* 1's sibling */
+			caad_cpumask_set(&policy.banned, cpu);
+	fake_inv_init(&f, 4, 1);
+	struct caad_flow fl[] = { make_flow(1, 1, ETH0_IFINDEX, 0, 9 * GBIT) };
+	p = compute(t, &f.inv, fl, 1, &policy);
+	const struct caad_decision *d = decision_of(p, 0);
+	assert_int_equal(d->steer_cpu, -1);
+	assert_string_equal(d->considered, "L3#5, package 8: 3 banned, 5 banned, 7 banned, 9 banned, 11 banned; "
+	                                   "other LLCs of package 8: no other core");
+}
+
 /* What Explain shows: the candidates and why each lost. */
 static void test_considered(void **state)
 {
@@ -4902,6 +4928,7 @@ int main(void)
 		cmocka_unit_test(test_collision_with_consumer),
 		cmocka_unit_test(test_untouched_queues),
 		cmocka_unit_test(test_considered),
+		cmocka_unit_test(test_considered_os_numbers),
 		cmocka_unit_test(test_synthetic_layouts),
 		cmocka_unit_test(test_window_one_llc),
 		cmocka_unit_test(test_window_two_llcs),

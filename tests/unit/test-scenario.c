@@ -594,6 +594,8 @@ static void test_bad_interfaces(void **state)
 	                   F ": interfaces[0].local_cpus: CPU 24 not in the topology");
 	expect_iface_error("{\"name\": \"eth0\", \"local_cpus\": \"x\", \"queues\": []}",
 	                   F ": interfaces[0].local_cpus: \"x\" is not a CPU list");
+	expect_iface_error("{\"name\": \"eth0\", \"local_cpus\": \"\", \"queues\": []}",
+	                   F ": interfaces[0].local_cpus: an empty list; leave local_cpus out");
 	expect_iface_error("{\"name\": \"eth0\", \"numa_node\": 0, \"local_cpus\": \"1\", \"queues\": []}",
 	                   F ": interfaces[0].local_cpus: give numa_node or local_cpus, not both");
 	expect_iface_error("{\"name\": \"eth0\", \"queues\": [{}]}", F ": interfaces[0].queues[0].index: missing");
@@ -785,7 +787,7 @@ static void test_bad_flows(void **state)
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"softirq_cpu\": 30}",
 	                  F ": flows[1].softirq_cpu: CPU 30 not in the topology");
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"comm\": \"abcdefghijklmnop\"}",
-	                  F ": flows[1].comm: \"abcdefghijklmnop\" is longer than 15 characters");
+	                  F ": flows[1].comm: \"abcdefghijklmnop\" is longer than 15 bytes");
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"laddr\": \"10.0.0.300\"}",
 	                  F ": flows[1].laddr: \"10.0.0.300\" is not an IPv4 or IPv6 address");
 	expect_flow_error("{\"id\": \"f2\", \"iface\": \"eth0\", \"rate_bps\": 1, \"laddr\": \"10.0.0.1\", \"raddr\": \"::1\"}",

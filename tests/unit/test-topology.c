@@ -901,6 +901,36 @@ static void test_path_absolute(void **state)
 	assert_non_null(owned);
 }
 
+/* Numbers not known are null in the JSON (caadctl(8), JSON OUTPUT), not
+ * caad's -1 or 0; known ones are numbers. */
+static void test_describe_unknown_null(void **state)
+{
+	_cleanup_(caad_topology_freep) struct caad_topology *t = NULL;
+	struct caad_queue rx[] = { { .index = 0, .irq = -1 }, { .index = 1, .irq = 31, .napi_id = 8193, .napi_kthread = 77 } };
+	struct caad_napi napis[] = { { .id = 8192, .irq = -1 }, { .id = 8193, .irq = 31, .kthread = 77 } };
+	struct caad_iface ifc = { .name = "eth0", .ifindex = 2, .numa_node = -1, .combined_channels = -1,
+		                  .rx_channels = 0, .rx = rx, .n_rx = 2, .napis = napis, .n_napis = 2 };
+	struct caad_inventory inv = { .ifaces = &ifc, .n_ifaces = 1 };
+	_cleanup_free_ char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	assert_int_equal(caad_topology_load_synthetic("package:1 l3:1 core:2 pu:1", &t), 0);
+	t->cpus[1].numa = -1;
+	assert_int_equal(caad_topology_to_json(t, &inv, f), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(out, "{\"cpu\": 0, \"usable\": true, \"numa_node\": 0, "));
+	assert_non_null(strstr(out, "{\"cpu\": 1, \"usable\": true, \"numa_node\": null, "));
+	assert_non_null(strstr(out, "\"ifindex\": 2, \"driver\": null, \"bus_id\": null, \"numa_node\": null, "));
+	assert_non_null(strstr(out, "\"combined_channels\": null, \"rx_channels\": 0, "));
+	assert_non_null(strstr(out, "\"rps_flow_cnt\": null, \"napi_id\": null, \"napi_kthread\": null}"));
+	assert_non_null(strstr(out, "\"rps_flow_cnt\": null, \"napi_id\": 8193, \"napi_kthread\": 77}"));
+	assert_non_null(strstr(out, "\"napis\": [{\"id\": 8192, \"irq\": null, \"kthread\": null}, "
+	                            "{\"id\": 8193, \"irq\": 31, \"kthread\": 77}]"));
+	assert_null(strstr(out, ": -1"));
+}
+
 /* An interface's name in the JSON is the string D-Bus gives for it (ListFlows,
  * ListQueues, Interfaces: '?' for control characters and bytes of no valid
  * UTF-8), so that caadctl can join the two. */
@@ -987,6 +1017,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_kinds),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_describe_odd_name),
+		cmocka_unit_test(test_describe_unknown_null),
 		cmocka_unit_test(test_path_absolute),
 		cmocka_unit_test(test_describe_cores_without_llc),
 		cmocka_unit_test(test_free_null),
