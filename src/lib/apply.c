@@ -1064,7 +1064,9 @@ static int refused(struct caad_actuator *a, const struct caad_inventory *inv, co
 	const struct refusal *rf = find_refusal(a, path);
 	bool retried = rf && rf->retried && !rf->parked && caad_cpumask_equal(&rf->cpus, &s->cpus);
 
-	if (!refuse(a, path, &s->cpus, r, want && c != CAAD_ERROR_DEVICE_GONE))
+	/* EBUSY: the IRQ's last move is not done (where the kernel does not
+	 * hold the new one pending instead): tried again at the next scan */
+	if (!refuse(a, path, &s->cpus, r, want && c != CAAD_ERROR_DEVICE_GONE && r != -EBUSY))
 		return r; /* said already */
 	count_class(a, c);
 	if (c == CAAD_ERROR_DEVICE_GONE)
@@ -1096,8 +1098,13 @@ static int refused(struct caad_actuator *a, const struct caad_inventory *inv, co
 		log_info("%s: %s is gone: dropped, nothing to restore there", label, path);
 		break;
 	default:
-		log_notice("%s: left as it is; not tried again until the plan wants another value or the configuration "
-		           "is reloaded", label);
+		if (r == -EBUSY)
+			log_notice("%s: busy (the kernel's last move of it is not done): tried again at the next scan",
+			           label);
+		else
+			log_notice("%s: left as it is; not tried again until the plan wants another value or the "
+			           "configuration is reloaded",
+			           label);
 		break;
 	}
 	return r;
@@ -1283,31 +1290,49 @@ enum caad_setting_state caad_actuator_setting_state(struct caad_actuator *a, con
 }
 
 /*
- * An IRQ's or a kthread's value read as cur where caad wrote `written`:
- * the kernel's doing after CPUs went offline, not someone else's?
- * HOTPLUG_MOVED: every CPU caad gave it is offline, and the kernel moved
- * it to online ones (an IRQ's affinity is rewritten then, a kthread's
- * widened); HOTPLUG_SEEN: a kthread's CPUs read as those of them online
- * (sched_getaffinity(), where its /proc/PID/status could not be read),
- * nothing moved. An RPS mask keeps what it was
- * given. Not known (no online list): HOTPLUG_NO.
+ * A value read as cur where caad wrote `written`: the kernel's doing
+ * around CPU hotplug, not someone else's?
+ * HOTPLUG_MOVED: the kernel moved it off CPUs that went offline: every CPU
+ * caad gave it is offline (an IRQ's affinity is rewritten to the CPUs
+ * online then, a kthread's widened), or they are back online and it still
+ * reads what the kernel made of it then (an IRQ: the CPUs online then,
+ * none of caad's, with caad's all there is, more than one; a kthread:
+ * every online CPU): the kernel never moves it back.
+ * HOTPLUG_SEEN: nothing moved, but it reads as the CPUs of it online: a
+ * kthread's (sched_getaffinity(), where its /proc/PID/status could not be
+ * read), or an RPS mask written while some of its CPUs were offline (the
+ * kernel keeps the online ones of what it is given).
+ * Not known (no online list): HOTPLUG_NO.
  */
 enum { HOTPLUG_NO, HOTPLUG_MOVED, HOTPLUG_SEEN };
 static int by_hotplug(const char *sysroot, enum caad_setting_kind kind, const struct caad_cpumask *written,
                       const struct caad_cpumask *cur)
 {
 	_cleanup_free_ char *path = NULL, *text = NULL;
-	struct caad_cpumask online, both;
+	struct caad_cpumask online, both, all;
 
-	if (kind != CAAD_SETTING_IRQ_AFFINITY && kind != CAAD_SETTING_KTHREAD_AFFINITY)
+	if (kind != CAAD_SETTING_IRQ_AFFINITY && kind != CAAD_SETTING_KTHREAD_AFFINITY && kind != CAAD_SETTING_RPS_CPUS)
 		return HOTPLUG_NO;
 	if (caad_path(&path, sysroot, "/sys/devices/system/cpu/online") < 0 || caad_read_file(path, &text) < 0 ||
 	    caad_cpumask_parse_list(text, &online) < 0)
 		return HOTPLUG_NO;
 	caad_cpumask_and(&both, written, &online);
+	if (kind == CAAD_SETTING_RPS_CPUS)
+		return caad_cpumask_equal(cur, &both) ? HOTPLUG_SEEN : HOTPLUG_NO;
 	if (caad_cpumask_empty(&both))
 		return HOTPLUG_MOVED;
-	return kind == CAAD_SETTING_KTHREAD_AFFINITY && caad_cpumask_equal(cur, &both) ? HOTPLUG_SEEN : HOTPLUG_NO;
+	if (kind == CAAD_SETTING_KTHREAD_AFFINITY && caad_cpumask_equal(cur, &both))
+		return HOTPLUG_SEEN;
+	if (kind == CAAD_SETTING_IRQ_AFFINITY) {
+		caad_cpumask_and(&both, cur, written);
+		caad_cpumask_or(&all, cur, written);
+		/* one CPU: as likely someone's move (the other CPU of two) */
+		return caad_cpumask_empty(&both) && caad_cpumask_equal(&all, &online) && caad_cpumask_count(cur) > 1
+		               ? HOTPLUG_MOVED
+		               : HOTPLUG_NO;
+	}
+	caad_cpumask_and(&all, &online, cur);
+	return caad_cpumask_equal(&all, &online) ? HOTPLUG_MOVED : HOTPLUG_NO;
 }
 
 static bool gone(int r);
@@ -1920,11 +1945,15 @@ static bool ntuple_obj(const char *obj)
 /* "ntuple:IFNAME:LOC" -> ifname, loc (RX_CLS_LOC_ANY for "any"). */
 static int ntuple_obj_parse(const char *obj, char ifname[static IF_NAMESIZE], uint32_t *ret_loc)
 {
-	const char *name = obj + strlen(NTUPLE_PREFIX), *colon = strchr(name, ':');
+	const char *name, *colon;
 	unsigned long loc;
 	char *end;
 
-	if (!ntuple_obj(obj) || !colon || colon == name || (size_t)(colon - name) >= IF_NAMESIZE)
+	if (!ntuple_obj(obj))
+		return -EINVAL;
+	name = obj + strlen(NTUPLE_PREFIX);
+	colon = strchr(name, ':');
+	if (!colon || colon == name || (size_t)(colon - name) >= IF_NAMESIZE)
 		return -EINVAL;
 	memcpy(ifname, name, (size_t)(colon - name));
 	ifname[colon - name] = '\0';

@@ -1097,6 +1097,106 @@ static void test_irq_moved_by_hotplug(void **state)
 	assert_int_equal(unlink(online), 0);
 }
 
+/*
+ * The CPU caad gave an IRQ went offline and came back (between two scans,
+ * or while caad was down): the IRQ reads the CPUs online then, none of
+ * caad's, and the kernel does not move it back. caad's still: moved back,
+ * restored. A move to one CPU that is not caad's is someone else's.
+ */
+static void test_irq_moved_by_hotplug_and_back(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *online = path_in(fx->root, "sys/devices/system/cpu/online");
+	struct caad_setting s[] = { irq(101, 0, "1") };
+	struct caad_plan plan = PLAN(s);
+	char lines[8][512];
+
+	write_file(fx->root, IRQ101, "0-3\n");
+	write_file(fx->root, "sys/devices/system/cpu/online", "0-3\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_content(fx->root, IRQ101, "1\n");
+	write_file(fx->root, IRQ101, "0,2-3\n"); /* CPU 1 offline, then back */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(caad_actuator_n_backed_off(a), 0);
+	assert_content(fx->root, IRQ101, "1\n");
+	assert_int_equal(journal_lines(fx, lines, ARRAY_SIZE(lines)), 1);
+	assert_true(journal_has(lines, 1, fx, IRQ101, "0-3"));
+
+	/* and just before the restore: restored all the same */
+	write_file(fx->root, IRQ101, "0,2-3\n");
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ101, "0-3\n");
+
+	/* one CPU, or not all the others: someone else's */
+	const char *theirs[] = { "2\n", "0,2\n" };
+	for (size_t i = 0; i < ARRAY_SIZE(theirs); i++) {
+		_cleanup_(caad_actuator_freep) struct caad_actuator *b = actuator(fx->root, fx->journal, false);
+
+		write_file(fx->root, IRQ101, "0-3\n");
+		assert_int_equal(caad_actuator_apply(b, fx->inv, &plan), 1);
+		write_file(fx->root, IRQ101, theirs[i]);
+		assert_int_equal(caad_actuator_apply(b, fx->inv, &plan), 0);
+		assert_int_equal(caad_actuator_n_backed_off(b), 1);
+		assert_int_equal(caad_actuator_restore(b), 0);
+		assert_content(fx->root, IRQ101, theirs[i]);
+	}
+	assert_int_equal(unlink(online), 0);
+}
+
+/* An RPS mask written while its CPU went offline reads without it (the
+ * kernel keeps the online CPUs of what it is given): the kernel's doing,
+ * written again, and restored. With the CPU online, the same is someone
+ * else's (RPS turned off). */
+static void test_rps_written_offline(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	_cleanup_free_ char *online = path_in(fx->root, "sys/devices/system/cpu/online");
+	struct caad_setting s[] = { rps(0, "1") };
+	struct caad_plan plan = PLAN(s);
+
+	write_file(fx->root, RX0, "3\n");
+	write_file(fx->root, "sys/devices/system/cpu/online", "0\n");
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	write_file(fx->root, RX0, "0\n"); /* what the kernel made of it */
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(caad_actuator_n_backed_off(a), 0);
+	write_file(fx->root, RX0, "0\n");
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, RX0, "3\n");
+
+	_cleanup_(caad_actuator_freep) struct caad_actuator *b = actuator(fx->root, fx->journal, false);
+	write_file(fx->root, "sys/devices/system/cpu/online", "0-1\n");
+	assert_int_equal(caad_actuator_apply(b, fx->inv, &plan), 1);
+	write_file(fx->root, RX0, "0\n");
+	assert_int_equal(caad_actuator_apply(b, fx->inv, &plan), 0);
+	assert_int_equal(caad_actuator_n_backed_off(b), 1);
+	assert_int_equal(caad_actuator_restore(b), 0);
+	assert_content(fx->root, RX0, "0\n");
+	assert_int_equal(unlink(online), 0);
+}
+
+/* EBUSY (an IRQ whose last move is not done): not parked, tried again at
+ * the next scan. */
+static void test_fault_busy(void **state)
+{
+	struct fixture *fx = *state;
+	_cleanup_(caad_actuator_freep) struct caad_actuator *a = actuator(fx->root, fx->journal, false);
+	struct caad_setting s[] = { irq(100, 0, "1") };
+	struct caad_plan plan = PLAN(s);
+
+	fault_set(IRQ100, -EBUSY, 1);
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 0);
+	assert_content(fx->root, IRQ100, "0-1\n");
+	assert_false(exists(fx->journal));
+	assert_int_equal(caad_actuator_apply(a, fx->inv, &plan), 1);
+	assert_int_equal(fault.calls, 2);
+	assert_content(fx->root, IRQ100, "1\n");
+	assert_int_equal(caad_actuator_restore(a), 0);
+	assert_content(fx->root, IRQ100, "0-1\n");
+}
+
 /* An orphan's IRQ (its interface left caad's view) that the kernel moved
  * off a CPU gone offline meanwhile is caad's still when the interface is
  * back: adopted with its original, which the restore puts back. */
@@ -3935,6 +4035,8 @@ int main(void)
 		T(test_backoff_expires),
 		T(test_irq_moved_by_hotplug),
 		T(test_orphan_irq_moved_by_hotplug),
+		T(test_irq_moved_by_hotplug_and_back),
+		T(test_rps_written_offline),
 		T(test_restore_object_gone),
 		T(test_dry_run),
 		T(test_set_dry_run),
@@ -3971,6 +4073,7 @@ int main(void)
 		T(test_fault_managed_irq),
 		T(test_fault_eperm_on_rps),
 		T(test_fault_offline_cpu),
+		T(test_fault_busy),
 		T(test_fault_no_vectors),
 		T(test_fault_vanish),
 		T(test_fault_read_only),
