@@ -49,8 +49,24 @@ expect "--state-dir empty" 2 "--state-dir: expected a directory, got an empty na
 # --interface: the bad name, named
 expect "--interface with a colon" 2 '--interface: "eth0:1" is not an interface name' \
 	--check-config -i eth0 -i eth0:1 -i ens1f0
-expect "--interface too long" 2 '"abcdefghijklmnop" is not an interface name (1-15 characters' \
+expect "--interface too long" 2 '"abcdefghijklmnop" is not an interface name (1-15 bytes' \
 	--check-config -i abcdefghijklmnop
+
+# <N> priorities only where stderr is the journal's stream (JOURNAL_STREAM
+# names its device and inode), not a file of a service's command
+printf '[Daemon]\nIntervalMSec=nope\n' >"$tmp/broken.conf"
+: >"$tmp/err"
+JOURNAL_STREAM=1:1 "$caad" --check-config --config "$tmp/broken.conf" 2>"$tmp/err" && fail=1
+if grep -q '^<' "$tmp/err"; then
+	echo "FAIL: <N> priorities on a stderr that is not the journal's: $(cat "$tmp/err")"
+	fail=1
+fi
+JOURNAL_STREAM=$(stat -c '%d:%i' "$tmp/err") "$caad" --check-config --config "$tmp/broken.conf" 2>"$tmp/err" && fail=1
+if ! grep -q "^<3>$tmp/broken.conf:2: Invalid IntervalMSec=" "$tmp/err"; then
+	echo "FAIL: no <3> priority on the journal's stream: $(cat "$tmp/err")"
+	fail=1
+fi
+echo "ok: <N> priorities on the journal's stream only"
 
 # --check-config
 printf '[Daemon]\nInterfaces=eth0 eth1\n[Placement]\nRateThreshold=5G\n' >"$tmp/good.conf"

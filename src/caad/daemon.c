@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -453,6 +454,35 @@ static void log_decisions(struct daemon *d, const struct caad_flow *flows, const
 	d->next_decision_logs = logs;
 }
 
+/* A scan's STATUS= line (systemctl status), with the last reload's
+ * failure after it until a reload succeeds: else the next scan's line
+ * hides it, and `systemctl reload` itself does not wait to hear it. */
+_printf_(2, 3) static void notify_scan_status(struct daemon *d, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	sd_notifyf(false, "STATUS=%s%s%s", line, d->reload_note ? "; " : "", d->reload_note ?: "");
+}
+
+/* A reload's outcome worth STATUS= until the next reload succeeds. */
+_printf_(2, 3) static void notify_reload_note(struct daemon *d, const char *fmt, ...)
+{
+	char *note = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&note, fmt, ap) < 0)
+		note = NULL;
+	va_end(ap);
+	free(d->reload_note);
+	d->reload_note = note;
+	sd_notifyf(false, "READY=1\nSTATUS=%s", note ?: "Reload failed");
+}
+
 /* The STATUS= line of systemctl status, after every scan. */
 static void notify_status(struct daemon *d, size_t n_flows, const struct caad_plan *plan)
 {
@@ -460,9 +490,9 @@ static void notify_status(struct daemon *d, size_t n_flows, const struct caad_pl
 
 	for (size_t k = 0; plan && k < plan->n_decisions; k++)
 		steered += plan->decisions[k].steer_cpu >= 0;
-	sd_notifyf(false, "STATUS=%s%s: %zu flows, %zu heavy, %zu steered, %u values changed",
-	           caad_mode_to_string(d->config.mode), d->paused ? " (paused)" : "", n_flows,
-	           plan ? plan->n_decisions : 0, steered, caad_actuator_n_changed(d->actuator));
+	notify_scan_status(d, "%s%s: %zu flows, %zu heavy, %zu steered, %u values changed",
+	                   caad_mode_to_string(d->config.mode), d->paused ? " (paused)" : "", n_flows,
+	                   plan ? plan->n_decisions : 0, steered, caad_actuator_n_changed(d->actuator));
 }
 
 /* Keep the scan's flows and plan for the D-Bus API, until the next scan.
@@ -784,8 +814,8 @@ static int scan(struct daemon *d)
 		 * the next one holds its flows by it (hysteresis, dwell), and it
 		 * is what D-Bus and the metrics show meanwhile; the flows are
 		 * none until they are readable again */
-		sd_notifyf(false, "STATUS=%s: flows unreadable for %u scans (caad's log says why); steering kept",
-		           caad_mode_to_string(d->config.mode), caad_observer_snapshot_fails(d->observer));
+		notify_scan_status(d, "%s: flows unreadable for %u scans (caad's log says why); steering kept",
+		                   caad_mode_to_string(d->config.mode), caad_observer_snapshot_fails(d->observer));
 		/* a trial's turn would go on unmeasured, and the next sample
 		 * span the gap, credited to whichever turn was on */
 		closed_loop_abort(d, "the flows could not be read");
@@ -813,7 +843,7 @@ static int scan(struct daemon *d)
 		d->inventory_lost = r < 0;
 	}
 	if (d->inventory_lost) {
-		sd_notifyf(false, "STATUS=%s: %zu flows, managed queues unknown", caad_mode_to_string(d->config.mode), n);
+		notify_scan_status(d, "%s: %zu flows, managed queues unknown", caad_mode_to_string(d->config.mode), n);
 		closed_loop_abort(d, "the managed interfaces' queues are unknown");
 		keep_scan_no_plan(d, &flows, n, &plan, "the managed interfaces' queues are unknown");
 		return 0;
@@ -1162,7 +1192,7 @@ static int reload_refused(struct daemon *d, int error, const char *why, int log_
 	caad_log_set_max_level(log_level);
 	d->reload_failures++;
 	log_error("Reload failed: %s; keeping the running configuration", why);
-	sd_notifyf(false, "READY=1\nSTATUS=Reload failed, running configuration kept: %s", why);
+	notify_reload_note(d, "Reload failed, running configuration kept: %s", why);
 	if (ret_error)
 		*ret_error = strdup(why);
 	return error < 0 ? error : -EINVAL;
@@ -1209,8 +1239,7 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	if (r < 0) {
 		d->reload_failures++;
 		log_error("Reload failed: keeping the running configuration");
-		sd_notifyf(false, "READY=1\nSTATUS=Reload failed, running configuration kept: %s",
-		           c.error ? c.error : "see the log");
+		notify_reload_note(d, "Reload failed, running configuration kept: %s", c.error ? c.error : "see the log");
 		if (ret_error)
 			*ret_error = TAKE_PTR(c.error);
 		caad_config_done(&c);
@@ -1293,8 +1322,8 @@ int daemon_reload(struct daemon *d, char **ret_error)
 	if (r < 0) {
 		/* reloaded all the same: the caller hears what is left */
 		log_error_errno(r, "Mode %s: values caad wrote could not all be restored: %m", caad_mode_to_string(c.mode));
-		sd_notifyf(false, "READY=1\nSTATUS=Reloaded, mode %s, but values caad wrote could not all be restored",
-		           caad_mode_to_string(c.mode));
+		notify_reload_note(d, "Reloaded, mode %s, but values caad wrote could not all be restored",
+		                   caad_mode_to_string(c.mode));
 		if (ret_error && asprintf(ret_error, "reloaded (mode %s), but values caad wrote could not all be restored: "
 		                                     "see caad's log",
 		                          caad_mode_to_string(c.mode)) < 0)
@@ -1302,6 +1331,8 @@ int daemon_reload(struct daemon *d, char **ret_error)
 		caad_bus_sync_properties(d->bus);
 		return 1;
 	}
+	free(d->reload_note);
+	d->reload_note = NULL;
 	sd_notify(false, "READY=1");
 	caad_bus_sync_properties(d->bus);
 	return 0;
@@ -1627,6 +1658,7 @@ void daemon_done(struct daemon *d)
 	free(d->state_path);
 	free(d->metrics_written);
 	free(d->metrics_failing);
+	free(d->reload_note);
 }
 
 int daemon_print_topology(const struct args *a, const struct caad_config *c)

@@ -88,6 +88,7 @@ struct daemon {
 	bool scan_is_early;        /* the timer's next scan is an early one */
 	uint64_t errors;           /* failed plans (the actuator counts its own) */
 	uint64_t reloads, reload_failures;
+	char *reload_note;         /* the last reload's failure, in STATUS= until one succeeds: NULL none */
 	struct closed_loop loop;   /* Placement=measure */
 	char *metrics_written;     /* the MetricsFile= written last (removed at exit) */
 	/* what the observer could not do, as its kernel counters last said

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "caad/log.h"
 #include "caad/utf8.h"
@@ -45,6 +47,23 @@ int caad_log_parse_level(const char *s)
 	return -EINVAL;
 }
 
+/* Whether stderr is the journal's stream that systemd gave the service:
+ * JOURNAL_STREAM names its device and inode ("DEV:INO"). Set, but stderr
+ * another file (caad --check-config 2>file from a service), the lines go
+ * without the <N> priorities that only the journal reads. */
+static bool stderr_is_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	int n = 0;
+
+	if (!e || sscanf(e, "%llu:%llu%n", &dev, &ino, &n) != 2 || e[n] != '\0')
+		return false;
+	return fstat(STDERR_FILENO, &st) == 0 && (unsigned long long)st.st_dev == dev &&
+	       (unsigned long long)st.st_ino == ino;
+}
+
 int caad_log_internal(int level, int error, const char *fmt, ...)
 {
 	int e = error < 0 ? -error : error;
@@ -55,7 +74,7 @@ int caad_log_internal(int level, int error, const char *fmt, ...)
 		static int journal = -1;
 
 		if (journal < 0)
-			journal = getenv("JOURNAL_STREAM") != NULL;
+			journal = stderr_is_journal();
 
 		errno = e; /* for %m */
 		va_start(ap, fmt);

@@ -494,8 +494,24 @@ echo "$out2" | grep -q "^Error org.caad1.Error.InvalidConfig: interface nosuch0 
 	fail "reload with a missing interface: $out2"
 sleep 0.5
 iface_lo && rps_is 0 1 || fail "the reload with a missing interface changed the running configuration: $(prop Interfaces)"
+# systemctl status keeps saying it after the scans that follow (their
+# STATUS= lines end with it), until a reload succeeds
+scan_status_with() { grep -q "^STATUS=enforce: [0-9]* flows, .* values changed; Reload failed, running configuration kept: interface nosuch0" "$TMP/notify.log"; }
+wait_for 3 scan_status_with || fail "the failed reload went from STATUS= at the next scan: $(tail -3 "$TMP/notify.log")"
 rm "$CAAD_CONF_ROOT$CONFD/60-nosuch.conf"
-info "Reload: drop-in applied (Interfaces vb lo) with steering kept; broken one refused: ${out#Error }; one naming a missing interface refused"
+n_reloading=$(grep -c "^RELOADING=1" "$TMP/notify.log")
+call Reload >/dev/null || fail "Reload after the failed ones failed"
+# the lines since that reload's RELOADING=1 (no scan runs within a reload)
+since_reload() {
+	[ "$(grep -c "^RELOADING=1" "$TMP/notify.log")" -gt "$n_reloading" ] &&
+		tail -n +"$(grep -n "^RELOADING=1" "$TMP/notify.log" | tail -1 | cut -d: -f1)" "$TMP/notify.log"
+}
+scan_status_clean() { since_reload | grep -Eq "^STATUS=enforce: [0-9]* flows, .* values changed$"; }
+wait_for 3 scan_status_clean || fail "STATUS= still says the failed reload after one that succeeded: $(tail -3 "$TMP/notify.log")"
+if since_reload | grep -q "Reload failed"; then
+	fail "a STATUS= line after the successful reload says the failed one: $(since_reload)"
+fi
+info "Reload: drop-in applied (Interfaces vb lo) with steering kept; broken one refused: ${out#Error }; one naming a missing interface refused, said in STATUS= until a reload succeeds"
 
 # 11. The bus goes away and comes back: caad runs on and takes the name again.
 kill "$BUS_PID"; BUS_PID=
@@ -555,7 +571,7 @@ for fields in lines:
     status += "STATUS" in kv
     watchdog += kv.get("WATCHDOG") == "1"
 got = " ".join(seq)
-want = "R L R L R L R L R L R L R L R S"  # start, MinFlowBytes=0, Reload after the back-off, SIGHUP, Reload twice, broken Reload, missing interface, stop
+want = "R L R L R L R L R L R L R L R L R S"  # start, MinFlowBytes=0, Reload after the back-off, SIGHUP, Reload twice, broken Reload, missing interface, Reload, stop
 assert got == want, f"sequence {got!r}, wanted {want!r}"
 assert any(lo <= t <= hi for t in stamps), f"no MONOTONIC_USEC of the D-Bus Reload in [{lo}, {hi}]: {stamps}"
 assert status >= 10, f"only {status} STATUS= lines"

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -182,7 +183,12 @@ static void test_log_one_line(void **state)
 	(void)state;
 	assert_non_null(tmp);
 	assert_true(saved >= 0);
-	assert_int_equal(setenv("JOURNAL_STREAM", "8:1", 1), 0); /* read at the first record */
+	struct stat st;
+	char stream[64];
+
+	assert_int_equal(fstat(fileno(tmp), &st), 0);
+	snprintf(stream, sizeof(stream), "%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	assert_int_equal(setenv("JOURNAL_STREAM", stream, 1), 0); /* stderr's: read at the first record */
 	fflush(stderr);
 	assert_true(dup2(fileno(tmp), STDERR_FILENO) >= 0);
 	log_info("flow read by %s on CPU %d", "x\n<0>FAKE\x1b[2J\r", 3);
