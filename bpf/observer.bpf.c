@@ -29,6 +29,7 @@
 #define SOCK_STREAM 1
 #define NET_RX_SOFTIRQ 3
 #define MSG_PEEK 2
+#define MSG_ERRQUEUE 0x2000
 #define TCP_CLOSE 7
 #define BPF_F_NO_PREALLOC_ 1
 #define TID_CHECK_SHIFT 20 /* sock_recv_length asks for the thread every 1 MiB */
@@ -402,8 +403,24 @@ static __always_inline void publish_flow(const struct sock *sk, struct caad_flow
 	 * side marks "closed" before it reads "listed", with an atomic between
 	 * them, so one of the two sides sees the other's mark.
 	 */
-	if ((s->closed != 0) != r.closed || s->proc_cpu != r.proc_cpu || s->consumer_cpu != r.consumer_cpu ||
-	    s->rx_queue != r.rx_queue || s->napi_id != r.napi_id || s->rx_ifindex != r.rx_ifindex) {
+	/* And again after that update: a close between this side's re-read
+	 * and its second update would have its record replaced by an open
+	 * one (a ghost, listed until the next full pass). "closed" only goes
+	 * to 1: a re-read after each update ends it, within three (moves
+	 * that go on longer are handed over at the next scan_gen). */
+	for (int i = 0; i < 3; i++) {
+		if ((s->closed != 0) == r.closed && s->proc_cpu == r.proc_cpu && s->consumer_cpu == r.consumer_cpu &&
+		    s->rx_queue == r.rx_queue && s->napi_id == r.napi_id && s->rx_ifindex == r.rx_ifindex)
+			return;
+		fill_record(&r, sk, s);
+		r.at_us = now_us();
+		if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY)) {
+			count(CAAD_COUNTER_PUBLISH_FAILED);
+			return;
+		}
+	}
+	/* past three: the close, at least, is the last word */
+	if (s->closed && !r.closed) {
 		fill_record(&r, sk, s);
 		r.at_us = now_us();
 		if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY))
@@ -551,7 +568,10 @@ static __always_inline int recv_length(struct sock *sk, int ret, int flags)
 	__u32 cpu, tid, zero = 0, gen;
 	bool moved, ask, force = false, left = false;
 
-	if (ret <= 0 || (flags & MSG_PEEK))
+	/* a peek reads nothing; the error queue's bytes (timestamps, zero-copy
+	 * completions) are none of the stream's, and whoever reaps them may
+	 * be another thread than the reader */
+	if (ret <= 0 || (flags & (MSG_PEEK | MSG_ERRQUEUE)))
 		return 0;
 
 	/* this CPU read it last, and its entry: nothing to tell, but every

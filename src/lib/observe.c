@@ -492,7 +492,8 @@ int caad_observer_open(const struct caad_observer_options *opts, struct caad_obs
 
 	r = caad_observer_bpf__load(o->skel);
 	if (r < 0)
-		return log_error_errno(r, "Failed to load BPF observer (is BTF available and are we privileged?): %m");
+		return log_error_errno(r, "Failed to load BPF observer (it needs the kernel's BTF, root, and the BPF "
+		                          "helpers of Linux 5.19: bpf_map_lookup_percpu_elem(), bpf_get_func_ret()): %m");
 	r = caad_observer_bpf__attach(o->skel);
 	if (r < 0)
 		return log_error_errno(r, "Failed to attach BPF observer to its tracepoints: %m");
