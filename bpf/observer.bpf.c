@@ -354,6 +354,19 @@ static __always_inline __u32 now_us(void)
 	return us ? us : 1;
 }
 
+/* One record of the entry as it is now, into "recent": false (counted)
+ * where the update failed. */
+static __always_inline bool hand_over(const struct sock *sk, struct caad_flow_stats *s, struct caad_flow_record *r)
+{
+	fill_record(r, sk, s);
+	r->at_us = now_us();
+	if (bpf_map_update_elem(&recent, &r->sk, r, BPF_ANY)) {
+		count(CAAD_COUNTER_PUBLISH_FAILED);
+		return false;
+	}
+	return true;
+}
+
 /*
  * Hand the flow over into "recent" (publish only): once per scan_gen
  * (gen, as the caller read it), or now (force: it closed or moved). The
@@ -388,12 +401,8 @@ static __always_inline void publish_flow(const struct sock *sk, struct caad_flow
 
 		barrier_var(was);
 	}
-	fill_record(&r, sk, s);
-	r.at_us = now_us();
-	if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY)) {
-		count(CAAD_COUNTER_PUBLISH_FAILED);
+	if (!hand_over(sk, s, &r))
 		return;
-	}
 	/*
 	 * Another CPU may have changed the entry as this one filled its
 	 * record, and handed it over before this update replaced its record:
@@ -412,20 +421,12 @@ static __always_inline void publish_flow(const struct sock *sk, struct caad_flow
 		if ((s->closed != 0) == r.closed && s->proc_cpu == r.proc_cpu && s->consumer_cpu == r.consumer_cpu &&
 		    s->rx_queue == r.rx_queue && s->napi_id == r.napi_id && s->rx_ifindex == r.rx_ifindex)
 			return;
-		fill_record(&r, sk, s);
-		r.at_us = now_us();
-		if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY)) {
-			count(CAAD_COUNTER_PUBLISH_FAILED);
+		if (!hand_over(sk, s, &r))
 			return;
-		}
 	}
 	/* past three: the close, at least, is the last word */
-	if (s->closed && !r.closed) {
-		fill_record(&r, sk, s);
-		r.at_us = now_us();
-		if (bpf_map_update_elem(&recent, &r.sk, &r, BPF_ANY))
-			count(CAAD_COUNTER_PUBLISH_FAILED);
-	}
+	if (s->closed && !r.closed)
+		(void)hand_over(sk, s, &r);
 }
 
 /* The closed loop's trial watches one thread (watch_tid, below). */
