@@ -1309,7 +1309,7 @@ static int by_hotplug(const char *sysroot, enum caad_setting_kind kind, const st
                       const struct caad_cpumask *cur)
 {
 	_cleanup_free_ char *path = NULL, *text = NULL;
-	struct caad_cpumask online, both, all;
+	struct caad_cpumask online, both, shared, all;
 
 	if (kind != CAAD_SETTING_IRQ_AFFINITY && kind != CAAD_SETTING_KTHREAD_AFFINITY && kind != CAAD_SETTING_RPS_CPUS)
 		return HOTPLUG_NO;
@@ -1324,10 +1324,10 @@ static int by_hotplug(const char *sysroot, enum caad_setting_kind kind, const st
 	if (kind == CAAD_SETTING_KTHREAD_AFFINITY && caad_cpumask_equal(cur, &both))
 		return HOTPLUG_SEEN;
 	if (kind == CAAD_SETTING_IRQ_AFFINITY) {
-		caad_cpumask_and(&both, cur, written);
+		caad_cpumask_and(&shared, cur, written);
 		caad_cpumask_or(&all, cur, written);
 		/* one CPU: as likely someone's move (the other CPU of two) */
-		return caad_cpumask_empty(&both) && caad_cpumask_equal(&all, &online) && caad_cpumask_count(cur) > 1
+		return caad_cpumask_empty(&shared) && caad_cpumask_equal(&all, &online) && caad_cpumask_count(cur) > 1
 		               ? HOTPLUG_MOVED
 		               : HOTPLUG_NO;
 	}

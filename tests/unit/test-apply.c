@@ -1097,6 +1097,20 @@ static void test_irq_moved_by_hotplug(void **state)
 	assert_int_equal(unlink(online), 0);
 }
 
+/* plan's one value applied by a new actuator, then path written as theirs
+ * by someone else: caad backs off from it and its restore leaves it so. */
+static void assert_theirs(struct fixture *fx, const struct caad_plan *plan, const char *path, const char *theirs)
+{
+	_cleanup_(caad_actuator_freep) struct caad_actuator *b = actuator(fx->root, fx->journal, false);
+
+	assert_int_equal(caad_actuator_apply(b, fx->inv, plan), 1);
+	write_file(fx->root, path, theirs);
+	assert_int_equal(caad_actuator_apply(b, fx->inv, plan), 0);
+	assert_int_equal(caad_actuator_n_backed_off(b), 1);
+	assert_int_equal(caad_actuator_restore(b), 0);
+	assert_content(fx->root, path, theirs);
+}
+
 /*
  * The CPU caad gave an IRQ went offline and came back (between two scans,
  * or while caad was down): the IRQ reads the CPUs online then, none of
@@ -1131,15 +1145,8 @@ static void test_irq_moved_by_hotplug_and_back(void **state)
 	/* one CPU, or not all the others: someone else's */
 	const char *theirs[] = { "2\n", "0,2\n" };
 	for (size_t i = 0; i < ARRAY_SIZE(theirs); i++) {
-		_cleanup_(caad_actuator_freep) struct caad_actuator *b = actuator(fx->root, fx->journal, false);
-
 		write_file(fx->root, IRQ101, "0-3\n");
-		assert_int_equal(caad_actuator_apply(b, fx->inv, &plan), 1);
-		write_file(fx->root, IRQ101, theirs[i]);
-		assert_int_equal(caad_actuator_apply(b, fx->inv, &plan), 0);
-		assert_int_equal(caad_actuator_n_backed_off(b), 1);
-		assert_int_equal(caad_actuator_restore(b), 0);
-		assert_content(fx->root, IRQ101, theirs[i]);
+		assert_theirs(fx, &plan, IRQ101, theirs[i]);
 	}
 	assert_int_equal(unlink(online), 0);
 }
@@ -1166,14 +1173,8 @@ static void test_rps_written_offline(void **state)
 	assert_int_equal(caad_actuator_restore(a), 0);
 	assert_content(fx->root, RX0, "3\n");
 
-	_cleanup_(caad_actuator_freep) struct caad_actuator *b = actuator(fx->root, fx->journal, false);
 	write_file(fx->root, "sys/devices/system/cpu/online", "0-1\n");
-	assert_int_equal(caad_actuator_apply(b, fx->inv, &plan), 1);
-	write_file(fx->root, RX0, "0\n");
-	assert_int_equal(caad_actuator_apply(b, fx->inv, &plan), 0);
-	assert_int_equal(caad_actuator_n_backed_off(b), 1);
-	assert_int_equal(caad_actuator_restore(b), 0);
-	assert_content(fx->root, RX0, "0\n");
+	assert_theirs(fx, &plan, RX0, "0\n");
 	assert_int_equal(unlink(online), 0);
 }
 
